@@ -1,0 +1,29 @@
+# Every target builds its own virtual environment (.venv) on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test bench corpus clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/toolbridge demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/toolbridge bench
+
+# Conformance against ../shared/corpus (skipped when absent); DIALECT=hermes narrows it.
+corpus: $(STAMP)
+	$(BIN)/python -m tests.corpus_run $(if $(DIALECT),--dialect $(DIALECT))
+
+clean:
+	rm -rf $(VENV)

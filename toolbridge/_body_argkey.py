@@ -1,0 +1,185 @@
+"""Body kind: a name then ``<arg_key>K</arg_key><arg_value>V</arg_value>`` pairs (GLM).
+
+    <tool_call>get_weather
+    <arg_key>city</arg_key>
+    <arg_value>Paris</arg_value>
+    </tool_call>
+
+The name is everything up to the first tag, trimmed; it must look like one name (no spaces), so
+prose after a literal ``<tool_call>`` is rejected at its first space. Values are raw text typed by
+the schema and kept exactly as written, whitespace included. A key may not contain a tag: a key
+that runs into another delimiter fails the block rather than swallowing the next pair.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from dataclasses import dataclass, field
+
+from ._markers import MarkerSet, match_at
+from ._rawvalue import RawValue
+from .dialect import UNCLOSED_AT_END, CallSink, Outcome
+
+_WS = re.compile(r"[ \t\n\r]*")
+_NAME_RUN = re.compile(r"[^<\s]*")
+_LIMIT = 256
+
+
+@dataclass(frozen=True)
+class ArgKeyTags:
+    key: tuple[str, str] = ("<arg_key>", "</arg_key>")
+    value: tuple[str, str] = ("<arg_value>", "</arg_value>")
+    block_close: str = "</tool_call>"
+    value_ends: MarkerSet = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "value_ends", MarkerSet((self.value[1], self.block_close)))
+
+
+class _S(enum.Enum):
+    NAME = 0
+    PAIRS = 1  # between pairs
+    KEY = 2
+    VALUE_OPEN = 3  # between a key and its value tag
+    VALUE = 4
+
+
+class ArgKeyBody:
+    """Read one GLM call; see the module docstring."""
+
+    def __init__(self, sink: CallSink, opened_by: str, *, tags: ArgKeyTags) -> None:
+        self.reason = ""
+        self._sink = sink
+        self._tags = tags
+        self._state = _S.NAME
+        self._name: list[str] = []
+        self._name_done = False  # whitespace after the name was seen
+        self._key: list[str] = []
+        self._params = 0
+        self._value: RawValue | None = None
+
+    def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
+        while True:
+            state = self._state
+            if state is _S.NAME:
+                pos, outcome = self._read_name(buf, pos, final)
+            elif state is _S.KEY:
+                pos, outcome = self._read_key(buf, pos, final)
+            elif state is _S.VALUE:
+                pos, outcome = self._read_value(buf, pos, final)
+            else:
+                pos, outcome = self._tag(buf, _WS.match(buf, pos).end(), final)
+            if outcome is not None:
+                return pos, outcome
+
+    def _read_name(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        while pos < len(buf):
+            ws_end = _WS.match(buf, pos).end()
+            if ws_end > pos:
+                self._name_done = self._name_done or bool(self._name)
+                pos = ws_end
+                continue
+            if buf[pos] == "<":
+                if not self._name:
+                    return pos, self._fail("call without a name")
+                self._state = _S.PAIRS  # the call begins once the next tag confirms it
+                return pos, None
+            if self._name_done:
+                return pos, self._fail("not a call: text after the name")
+            run = _NAME_RUN.match(buf, pos).end()
+            self._name.append(buf[pos:run])
+            pos = run
+            if sum(map(len, self._name)) > _LIMIT:
+                return pos, self._fail("not a call: name too long")
+        return pos, (self._fail("truncated") if final else Outcome.MORE)
+
+    def _begin(self) -> Outcome | None:
+        """Begin the call once its name is confirmed by a following tag."""
+        if not self._name:
+            return None
+        why = self._sink.begin("".join(self._name))
+        self._name = []
+        return self._fail(why) if why else None
+
+    def _tag(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        tags = self._tags
+        if self._state is _S.PAIRS:
+            options: tuple[str, ...] = (tags.key[0], tags.block_close)
+        else:
+            options = (tags.value[0],)
+        found = match_at(buf, pos, options) if pos < len(buf) else ""
+        if found == "":
+            if not final:
+                return pos, Outcome.MORE
+            return len(buf), self._at_end()
+        if found is None:
+            return pos, self._fail("unexpected text in a call block")
+        outcome = self._begin()
+        if outcome is not None:
+            return pos, outcome
+        pos += len(found)
+        if found == tags.key[0]:
+            self._state, self._key = _S.KEY, []
+        elif found == tags.value[0]:
+            key = "".join(self._key)
+            self._sink.args(("{" if not self._params else ", ") + json.dumps(key, ensure_ascii=False) + ": ")
+            self._params += 1
+            self._value = RawValue(self._sink, key, tags.value_ends, trim_newline=False)
+            self._state = _S.VALUE
+        else:
+            return pos, self._end_call()
+        return pos, None
+
+    def _read_key(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        close = self._tags.key[1]
+        end = buf.find(close, pos)
+        stop = end if end != -1 else len(buf) - _held(buf, pos, close)
+        piece = buf[pos:stop]
+        self._key.append(piece)
+        if "<" in piece or sum(map(len, self._key)) > _LIMIT:
+            return pos, self._fail("malformed argument key")
+        if end == -1:
+            return stop, (self._fail("truncated") if final else Outcome.MORE)
+        self._state = _S.VALUE_OPEN
+        return end + len(close), None
+
+    def _read_value(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        assert self._value is not None
+        pos, end = self._value.feed(buf, pos, final)
+        if end is None:
+            return pos, Outcome.MORE if not final else self._fail("truncated")
+        self._value = None
+        if end.group() == self._tags.value[1]:
+            self._state = _S.PAIRS
+            return pos, None
+        self._sink.repaired(f"missing {self._tags.value[1]}")
+        return pos, self._end_call()
+
+    def _end_call(self) -> Outcome:
+        if self._params:
+            self._sink.args("}")
+        self._sink.end()
+        return Outcome.DONE
+
+    def _at_end(self) -> Outcome:
+        if self._state is _S.PAIRS:
+            outcome = self._begin()
+            if outcome is not None:
+                return outcome
+            self._sink.repaired(UNCLOSED_AT_END)
+            return self._end_call()
+        return self._fail("truncated")
+
+    def _fail(self, why: str) -> Outcome:
+        self.reason = why
+        return Outcome.FAIL
+
+
+def _held(buf: str, pos: int, marker: str) -> int:
+    """How much of the tail of ``buf[pos:]`` could begin ``marker``."""
+    for k in range(min(len(marker) - 1, len(buf) - pos), 0, -1):
+        if marker.startswith(buf[len(buf) - k :]):
+            return k
+    return 0

@@ -1,0 +1,206 @@
+"""Body kind: a JSON envelope ``{"name": NAME, "arguments": {...}}`` then a close marker.
+
+Used by hermes and every dialect that wraps one JSON object per call. The envelope's own
+punctuation is read here; each key and value inside it is read by a JsonScanner, so the object
+is bounded by JSON structure, not by searching for the close marker (a literal ``</tool_call>``
+inside a string is string content). The arguments object streams as slices of the model's own
+text once the name has been accepted; when the model writes the arguments before the name, or
+as a JSON string, they are held and sent whole when the name is known.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+
+from ._jsonscan import ERROR, JsonScanner
+from .dialect import UNCLOSED_AT_END, CallSink, Outcome
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+class _S(enum.Enum):
+    LEAD = 0  # before the opening brace
+    KEY = 1  # expecting a key (or ``}`` right after ``{``)
+    KEY_TEXT = 2  # scanning a key string
+    COLON = 3
+    VALUE = 4  # scanning a value
+    NEXT = 5  # expecting ``,`` or ``}``
+    TAIL = 6  # after the object, expecting the close marker
+
+
+class JsonEnvelopeBody:
+    """Read one JSON envelope; see the module docstring."""
+
+    def __init__(
+        self,
+        sink: CallSink,
+        opened_by: str,
+        *,
+        close: str,
+        name_keys: tuple[str, ...] = ("name",),
+        args_keys: tuple[str, ...] = ("arguments", "parameters"),
+    ) -> None:
+        self.reason = ""
+        self._sink = sink
+        self._close = close
+        self._name_keys = name_keys
+        self._args_keys = args_keys
+        self._state = _S.LEAD
+        self._scanner = JsonScanner()
+        self._key = ""
+        self._keys_seen = 0
+        self._begun = False
+        self._held_args = ""  # arguments written before the name, sent once it is accepted
+        self._value: list[str] = []
+        self._streaming = False
+
+    def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
+        while True:
+            if self._state is _S.KEY_TEXT or self._state is _S.VALUE:
+                pos, outcome = self._scan(buf, pos, final)
+            else:
+                pos = _WS.match(buf, pos).end()
+                if pos >= len(buf):
+                    return pos, self._at_end(final)
+                if self._state is _S.TAIL:
+                    return self._tail(buf, pos, final)
+                outcome = self._punctuation(buf[pos])
+                pos += outcome is None
+            if outcome is not None:
+                return pos, outcome
+
+    # ---------------------------------------------------------------- envelope punctuation
+
+    def _punctuation(self, ch: str) -> Outcome | None:
+        """Handle one structural character; an Outcome ends the block."""
+        state = self._state
+        if state is _S.LEAD:
+            if ch != "{":
+                return self._fail("not a JSON object")
+            self._state = _S.KEY
+        elif state is _S.KEY:
+            if ch == "}" and not self._keys_seen:
+                return self._finish()
+            if ch != '"':
+                return self._fail("expected a key in the call object")
+            self._start(_S.KEY_TEXT)
+            self._scanner.feed(ch, 0)
+            self._scanner.take()
+            self._value = ['"']
+        elif state is _S.COLON:
+            if ch != ":":
+                return self._fail("expected ':' in the call object")
+            self._start(_S.VALUE)
+        elif ch == ",":  # NEXT
+            self._state = _S.KEY
+        elif ch == "}":
+            return self._finish()
+        else:
+            return self._fail("expected ',' or '}' in the call object")
+        return None
+
+    def _start(self, state: _S) -> None:
+        self._state = state
+        self._scanner = JsonScanner()
+        self._value = []
+        self._streaming = False
+
+    # ---------------------------------------------------------------- keys and values
+
+    def _scan(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        scanner = self._scanner
+        if self._state is _S.VALUE and not scanner.started and self._key in self._args_keys:
+            pos = _WS.match(buf, pos).end()
+            if pos >= len(buf):
+                return pos, self._at_end(final)
+            if buf[pos] not in '{"':
+                return pos, self._fail("arguments are not a JSON object")
+            self._streaming = self._begun and buf[pos] == "{"
+        pos = scanner.feed(buf, pos, final)
+        piece = scanner.take()
+        if self._streaming:
+            self._sink.args(piece)
+        else:
+            self._value.append(piece)
+        if scanner.state == ERROR:
+            why = scanner.error
+            return pos, self._fail(why if why == "truncated" else "malformed JSON: " + why)
+        if not scanner.done:
+            return pos, Outcome.MORE
+        if scanner.repaired:
+            self._sink.repaired("raw control character escaped in a JSON string")
+        text = "".join(self._value)
+        if self._state is _S.KEY_TEXT:
+            self._key, self._state = json.loads(text), _S.COLON
+            self._keys_seen += 1
+            return pos, None
+        self._state = _S.NEXT
+        if self._key in self._name_keys and not self._begun:
+            return pos, self._accept_name(text)
+        if self._key in self._args_keys and not self._streaming:
+            return pos, self._accept_held_args(text)
+        return pos, None
+
+    def _accept_name(self, text: str) -> Outcome | None:
+        name = json.loads(text)
+        if not isinstance(name, str):
+            return self._fail("the call's name is not a string")
+        why = self._sink.begin(name)
+        if why:
+            return self._fail(why)
+        self._begun = True
+        if self._held_args:
+            self._sink.args(self._held_args)
+        return None
+
+    def _accept_held_args(self, text: str) -> Outcome | None:
+        value = json.loads(text)
+        if isinstance(value, str):  # arguments written as a JSON string
+            try:
+                value = json.loads(value)
+            except ValueError:
+                return self._fail("arguments string is not JSON")
+            if not isinstance(value, dict):
+                return self._fail("arguments are not a JSON object")
+            text = json.dumps(value, ensure_ascii=False)
+            self._sink.repaired("arguments given as a JSON string")
+        if self._begun:
+            self._sink.args(text)
+        else:
+            self._held_args = text
+        return None
+
+    # ---------------------------------------------------------------- the end of the block
+
+    def _finish(self) -> Outcome | None:
+        if not self._begun:
+            return self._fail("the call object has no name")
+        self._sink.end()
+        self._state = _S.TAIL
+        return None
+
+    def _tail(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
+        close = self._close
+        if buf.startswith(close, pos):
+            return pos + len(close), Outcome.DONE
+        if close.startswith(buf[pos:]):
+            if not final:
+                return pos, Outcome.MORE
+            self._sink.repaired(UNCLOSED_AT_END)
+            return len(buf), Outcome.DONE
+        self._sink.repaired(f"missing {close} after the call")
+        return pos, Outcome.DONE
+
+    def _at_end(self, final: bool) -> Outcome:
+        if not final:
+            return Outcome.MORE
+        if self._state is _S.TAIL:
+            self._sink.repaired(UNCLOSED_AT_END)
+            return Outcome.DONE
+        return self._fail("truncated")
+
+    def _fail(self, why: str) -> Outcome:
+        self.reason = why
+        return Outcome.FAIL

@@ -1,0 +1,80 @@
+"""Finding literal markers in streamed text, and holding back what may still become one.
+
+Strategy: one compiled alternation finds the earliest marker from a cursor (longest spelling
+first, so ``</tool_call>`` wins over ``</tool``); a set of every proper prefix of every marker
+tells how much of the buffer's tail could still grow into a marker. Only the tail is examined,
+from the last occurrences of the markers' first characters, so the cost per call is
+O(new text + longest marker) however long the output already is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class MarkerSet:
+    """A fixed set of literal markers to search for."""
+
+    markers: tuple[str, ...]
+    _pattern: re.Pattern[str] = field(init=False, repr=False)
+    _prefixes: frozenset[str] = field(init=False, repr=False)
+    _firsts: str = field(init=False, repr=False)
+    _longest: int = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        ordered = sorted(set(self.markers), key=len, reverse=True)
+        pattern = "|".join(re.escape(m) for m in ordered) if ordered else r"(?!)"
+        prefixes = {m[:k] for m in ordered for k in range(1, len(m))}
+        object.__setattr__(self, "_pattern", re.compile(pattern))
+        object.__setattr__(self, "_prefixes", frozenset(prefixes))
+        object.__setattr__(self, "_firsts", "".join(sorted({m[0] for m in ordered})))
+        object.__setattr__(self, "_longest", max((len(m) for m in ordered), default=0))
+
+    def search(self, buf: str, pos: int) -> re.Match[str] | None:
+        """The earliest marker at or after ``pos``."""
+        return self._pattern.search(buf, pos)
+
+    def holdback(self, buf: str, pos: int) -> int:
+        """Length of the longest tail of ``buf[pos:]`` that is a proper prefix of a marker."""
+        start = max(pos, len(buf) - self._longest + 1)
+        best = len(buf)
+        prefixes = self._prefixes
+        for first in self._firsts:
+            i = buf.find(first, start)
+            while i != -1 and i < best:
+                if buf[i:] in prefixes:
+                    best = i
+                    break
+                i = buf.find(first, i + 1)
+        return len(buf) - best
+
+
+def match_at(buf: str, pos: int, options: tuple[str, ...]) -> str | None:
+    """The option that ``buf`` starts with at ``pos``; "" when the rest of ``buf`` is a proper
+    prefix of an option (more text is needed); None when nothing can match."""
+    rest = buf[pos : pos + max(map(len, options))]
+    for option in options:
+        if rest.startswith(option):
+            return option
+    for option in options:
+        if option.startswith(rest):
+            return ""
+    return None
+
+
+def read_label(buf: str, pos: int, stop: str, limit: int = 256) -> tuple[str, int, bool | None]:
+    """Read a short label (a name or key) up to the ``stop`` character.
+
+    Returns the text read, the position after it, and True when ``stop`` was reached (the
+    position is then past it), None when more text is needed, False when the label is
+    implausible (too long, or crosses a line break or a tag).
+    """
+    end = buf.find(stop, pos, pos + limit + 1)
+    text = buf[pos : end if end != -1 else pos + limit + 1]
+    if "<" in text or "\n" in text.strip("\n"):
+        return text, pos, False
+    if end != -1:
+        return text, end + len(stop), True
+    return text, pos, None if len(text) <= limit else False

@@ -1,0 +1,112 @@
+"""Dialects as declarations: markers, a body kind, aliases, reasoning convention, a sample.
+
+A dialect says which markers open a call block and which body kind reads what follows. Body kinds
+(``toolbridge/_body_*.py``) are small sans-I/O readers shared by every dialect whose calls have
+that shape: a JSON envelope (hermes), XML function/parameter elements (qwen3_coder), key/value
+tag pairs (glm). A body reads from a buffer and reports calls through a ``CallSink`` that the
+StreamParser provides; it returns how far it consumed and whether the block is finished.
+
+Importing ``toolbridge.dialects`` registers every dialect.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .errors import ConfigError, DialectError
+
+
+UNCLOSED_AT_END = "call not closed at end of output"
+"""What a body reports when it completes a call whose close marker never came."""
+
+
+class Outcome(enum.Enum):
+    """What a body's ``feed`` concluded."""
+
+    MORE = "more"  # everything usable was consumed; the rest may still grow into a marker
+    DONE = "done"  # the block is finished; content resumes at the returned position
+    FAIL = "fail"  # the block is not (or no longer) a call; ``body.reason`` says why
+
+
+class CallSink(Protocol):
+    """What a body reports calls to (implemented by the StreamParser)."""
+
+    def begin(self, written_name: str) -> bool:
+        """Start a call; False when the name is not an offered tool (the block is rejected)."""
+
+    def args(self, text: str) -> None:
+        """Emit a fragment of the current call's JSON arguments."""
+
+    def end(self) -> None:
+        """Finish the current call."""
+
+    def repaired(self, what: str) -> None:
+        """Record a tolerated deviation."""
+
+    def param_schema(self, key: str) -> dict[str, Any] | None:
+        """The current call's parameter schema (None when unknown or no tools were given)."""
+
+    def coerce(self, key: str, raw: str) -> Any:
+        """Type a raw-text value of the current call by its schema."""
+
+
+class Body(Protocol):
+    """A call block reader."""
+
+    reason: str
+
+    def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]: ...
+
+
+BodyFactory = Callable[[CallSink, str], Body]
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One model family's tool-call format."""
+
+    name: str
+    call_start: tuple[str, ...]
+    body: BodyFactory
+    aliases: tuple[str, ...] = ()
+    reasoning: tuple[str, str] | None = ("<think>", "</think>")
+    sample: str = field(default="", repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.call_start:
+            raise DialectError(f"dialect {self.name!r} declares no call-start marker")
+
+
+_REGISTRY: dict[str, Dialect] = {}
+
+
+def register(dialect: Dialect) -> Dialect:
+    """Add a dialect under its name and aliases."""
+    for key in (dialect.name, *dialect.aliases):
+        if key in _REGISTRY and _REGISTRY[key] is not dialect:
+            raise DialectError(f"dialect name {key!r} is registered twice")
+        _REGISTRY[key] = dialect
+    return dialect
+
+
+def get_dialect(name: str | Dialect) -> Dialect:
+    """Look up a dialect by registry name or alias."""
+    if isinstance(name, Dialect):
+        return name
+    from . import dialects  # noqa: F401  (registers the built-in dialects)
+
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY))
+        raise ConfigError(f"unknown dialect {name!r}; known: {known}") from None
+
+
+def dialect_names() -> list[str]:
+    """Every registry name and alias, sorted."""
+    from . import dialects  # noqa: F401
+
+    return sorted(_REGISTRY)

@@ -1,0 +1,294 @@
+"""StreamParser: model output text in, events out; sans-I/O, one instance per response.
+
+Strategy (after h11): one phase (CONTENT, REASONING or CALL) plus a buffer that holds only text
+not yet consumed. In CONTENT and REASONING the parser searches the buffer for the phase's
+markers; text before a marker is emitted at once, and only a tail that could still grow into a
+marker is held back. A call-start marker hands the buffer to the dialect's body reader, which
+consumes as far as it can and reports calls through this object's CallSink methods. Nothing
+consumed is ever scanned again, so each ``feed`` costs O(len(text) + longest marker).
+
+Invariants:
+- every character fed comes out exactly once: as Text, as Reasoning, as part of a call block,
+  or (for a block that did not become a call) as Text after a CallRejected/CallAborted event;
+- a call is begun only for a name that resolves to an offered tool (any plausible name when no
+  tools were given), and ends only with arguments that parse as a JSON object;
+- ``parse(text)`` is ``feed(text) + close()`` on a fresh parser: there is no other path.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._markers import MarkerSet
+from .dialect import Body, Dialect, Outcome, get_dialect
+from .errors import ConfigError
+from .events import (
+    ArgumentsDelta,
+    CallAborted,
+    CallRejected,
+    Event,
+    Invalid,
+    Reasoning,
+    Repaired,
+    Text,
+    ToolCallBegin,
+    ToolCallEnd,
+)
+from .tools import Toolset, coerce
+
+_PLAUSIBLE_NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")
+
+
+class Phase(enum.Enum):
+    CONTENT = "content"
+    REASONING = "reasoning"
+    CALL = "call"
+
+
+@dataclass
+class _Call:
+    index: int
+    name: str
+    fragments: list[str] = field(default_factory=list)
+
+
+def random_call_id(index: int) -> str:
+    """An OpenAI-style call id: ``call_`` and 24 random hex digits."""
+    return "call_" + secrets.token_hex(12)
+
+
+class StreamParser:
+    """Parse one response's output incrementally.
+
+    Args:
+        dialect: a registry name or alias (``hermes``, ``qwen3_coder``, ``glm45``...) or a Dialect.
+        tools: the request's OpenAI ``tools`` list (or a Toolset); None accepts any plausible name
+            and types raw values that parse as JSON.
+        reasoning: split ``<think>...</think>`` (the dialect's convention) out as Reasoning.
+        in_reasoning: the output starts inside reasoning (the prompt ended with the opener).
+        validate: check each call's arguments against its tool's schema (Invalid events).
+        reject_invalid: with tools, hold each call until it ends and turn a call whose arguments
+            fail the schema into content (CallRejected) instead of emitting it.
+        call_id: makes the id of call ``index``; random ``call_...`` ids by default.
+
+    Raises:
+        ConfigError: unknown dialect or malformed tools.
+    """
+
+    def __init__(
+        self,
+        dialect: str | Dialect,
+        tools: list[dict[str, Any]] | Toolset | None = None,
+        *,
+        reasoning: bool = False,
+        in_reasoning: bool = False,
+        validate: bool = True,
+        reject_invalid: bool = False,
+        call_id: Callable[[int], str] = random_call_id,
+    ) -> None:
+        self.dialect = get_dialect(dialect)
+        self._tools = tools if isinstance(tools, Toolset) or tools is None else Toolset(tools)
+        think = self.dialect.reasoning if reasoning else None
+        starts = self.dialect.call_start
+        self._think = think
+        self._scan = {
+            Phase.CONTENT: MarkerSet(starts + ((think[0],) if think else ())),
+            Phase.REASONING: MarkerSet(starts + ((think[1],) if think else ())),
+        }
+        self._phase = Phase.REASONING if think and in_reasoning else Phase.CONTENT
+        self._resume = self._phase  # where a rejected block's text goes back to
+        self._validate = validate and self._tools is not None
+        self._hold = reject_invalid and self._tools is not None
+        self._call_id = call_id
+        self._buf = ""
+        self._out: list[Event] = []
+        self._held: list[Event] | None = None
+        self._body: Body | None = None
+        self._raw: list[str] = []
+        self._call: _Call | None = None
+        self._block_rejection = ""
+        self._next_index = 0
+        self._last_index: int | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ public API
+
+    def feed(self, text: str) -> list[Event]:
+        """Consume the next piece of output; return the events it completes."""
+        if self._closed:
+            raise ConfigError("feed() called after close()")
+        return self._run(self._buf + text if self._buf else text, final=False)
+
+    def close(self) -> list[Event]:
+        """Signal the end of output; flush held text and settle an unfinished call."""
+        if self._closed:
+            return []
+        self._closed = True
+        return self._run(self._buf, final=True)
+
+    # ------------------------------------------------------------------ phases
+
+    def _run(self, buf: str, final: bool) -> list[Event]:
+        self._out = []
+        pos, more = 0, True
+        while more:
+            step = self._in_call if self._phase is Phase.CALL else self._in_text
+            pos, more = step(buf, pos, final)
+        self._buf = buf[pos:]
+        return self._out
+
+    def _in_text(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
+        scan = self._scan[self._phase]
+        m = scan.search(buf, pos)
+        if m is None:
+            end = len(buf) if final else len(buf) - scan.holdback(buf, pos)
+            self._emit_text(buf[pos:end])
+            return end, False
+        self._emit_text(buf[pos : m.start()])
+        marker = m.group()
+        if self._think and marker == self._think[0]:
+            self._phase = Phase.REASONING
+        elif self._think and marker == self._think[1]:
+            self._phase = Phase.CONTENT
+        else:
+            self._resume, self._phase = self._phase, Phase.CALL
+            self._raw = [marker]
+            self._body = self.dialect.body(self, marker)
+        return m.end(), True
+
+    def _in_call(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
+        assert self._body is not None
+        end, outcome = self._body.feed(buf, pos, final)
+        self._raw.append(buf[pos:end])
+        if outcome is Outcome.MORE:
+            assert not final, "a body must settle at the end of output"
+            return end, False
+        reason = self._body.reason if outcome is Outcome.FAIL else self._block_rejection
+        if reason:
+            self._fail_block(reason)
+        else:
+            self._phase = Phase.CONTENT
+        self._body, self._raw, self._block_rejection = None, [], ""
+        return end, True
+
+    def _fail_block(self, reason: str) -> None:
+        raw = "".join(self._raw)
+        if self._call is not None and self._held is None:
+            self._out.append(CallAborted(self._call.index, reason))
+        else:
+            if self._call is not None:  # a held call never reached the caller
+                self._next_index = self._call.index
+            self._out.append(CallRejected(reason, raw))
+        self._call, self._held = None, None
+        self._phase = self._resume
+        self._emit_text(raw)
+
+    def _emit_text(self, text: str) -> None:
+        if text:
+            self._out.append(Reasoning(text) if self._phase is Phase.REASONING else Text(text))
+
+    def _emit(self, event: Event) -> None:
+        (self._held if self._held is not None else self._out).append(event)
+
+    # ------------------------------------------------------------------ CallSink
+
+    def begin(self, written_name: str) -> str | None:
+        """Start a call; return None, or why the name cannot be a call."""
+        name, how = self._resolve(written_name.strip())
+        if name is None:
+            return f"{how} tool {written_name.strip()!r}"
+        index = self._next_index
+        self._next_index += 1
+        self._call = _Call(index, name)
+        if self._hold:
+            self._held = []
+        self._emit(ToolCallBegin(index, self._call_id(index), name))
+        if how != "exact":
+            self._emit(Repaired(index, f"name {written_name.strip()!r} resolved to {name!r}"))
+        return None
+
+    def args(self, text: str) -> None:
+        call = self._call
+        if text and call is not None:
+            call.fragments.append(text)
+            self._emit(ArgumentsDelta(call.index, text))
+
+    def end(self) -> None:
+        call = self._call
+        assert call is not None, "end() without begin()"
+        if not call.fragments:
+            self.args("{}")
+        arguments = "".join(call.fragments)
+        errors = self._check(call.name, arguments)
+        if errors:
+            self._emit(Invalid(call.index, errors))
+            if self._held is not None:
+                self._block_rejection = "arguments do not match the schema: " + "; ".join(errors)
+                return  # _fail_block settles the held call once the body hands back
+        self._emit(ToolCallEnd(call.index, arguments))
+        if self._held is not None:
+            self._out.extend(self._held)
+            self._held = None
+        self._call, self._last_index = None, call.index
+
+    def repaired(self, what: str) -> None:
+        self._emit(Repaired(self._call.index if self._call else self._last_index, what))
+
+    def param_schema(self, key: str) -> dict[str, Any] | None:
+        if self._tools is None or self._call is None:
+            return None
+        return self._tools.param_schema(self._call.name, key)
+
+    def coerce(self, key: str, raw: str) -> Any:
+        if self._tools is None or self._call is None:
+            return coerce(raw, None)
+        root = self._tools.root_schema(self._call.name)
+        return coerce(raw, self._tools.param_schema(self._call.name, key), root)
+
+    def _resolve(self, written: str) -> tuple[str | None, str]:
+        if self._tools is None:
+            ok = _PLAUSIBLE_NAME.fullmatch(written) is not None
+            return (written, "exact") if ok else (None, "implausible")
+        found = self._tools.resolve(written)
+        return found.name, found.how
+
+    def _check(self, name: str, arguments: str) -> tuple[str, ...]:
+        value = json.loads(arguments)  # bodies only ever produce JSON objects
+        if not isinstance(value, dict):
+            return ("arguments are not a JSON object",)
+        return self._tools.validate(name, value) if self._validate and self._tools else ()
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """The outcome of ``parse``: the OpenAI assistant message, the report, the events."""
+
+    message: dict[str, Any]
+    report: Any
+    events: list[Event]
+    finish_reason: str
+
+
+def parse(
+    text: str,
+    dialect: str | Dialect,
+    tools: list[dict[str, Any]] | Toolset | None = None,
+    **options: Any,
+) -> ParseResult:
+    """Parse a whole output: exactly ``feed(text)`` then ``close()`` on a new StreamParser.
+
+    Options are those of StreamParser. Raises ConfigError for an unknown dialect or bad tools.
+    """
+    from .openai import MessageBuilder
+
+    parser = StreamParser(dialect, tools, **options)
+    events = parser.feed(text) + parser.close()
+    builder = MessageBuilder(parser.dialect.name)
+    builder.add(events)
+    return ParseResult(builder.message, builder.report, events, builder.finish_reason)
