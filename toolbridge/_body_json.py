@@ -15,6 +15,7 @@ import json
 import re
 
 from ._jsonscan import ERROR, JsonScanner
+from ._markers import read_label
 from .dialect import UNCLOSED_AT_END, CallSink, Outcome
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -135,6 +136,8 @@ class JsonEnvelopeBody:
         if self._state is _S.KEY_TEXT:
             self._key, self._state = json.loads(text), _S.COLON
             self._keys_seen += 1
+            if self._keys_seen == 1 and self._key not in self._name_keys + self._args_keys:
+                return pos, self._fail("not a call object")  # a JSON sample, not a call
             return pos, None
         self._state = _S.NEXT
         if self._key in self._name_keys and not self._begun:
@@ -182,16 +185,7 @@ class JsonEnvelopeBody:
         return None
 
     def _tail(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
-        close = self._close
-        if buf.startswith(close, pos):
-            return pos + len(close), Outcome.DONE
-        if close.startswith(buf[pos:]):
-            if not final:
-                return pos, Outcome.MORE
-            self._sink.repaired(UNCLOSED_AT_END)
-            return len(buf), Outcome.DONE
-        self._sink.repaired(f"missing {close} after the call")
-        return pos, Outcome.DONE
+        return close_tail(self._sink, buf, pos, final, self._close)
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:
@@ -200,6 +194,92 @@ class JsonEnvelopeBody:
             self._sink.repaired(UNCLOSED_AT_END)
             return Outcome.DONE
         return self._fail("truncated")
+
+    def _fail(self, why: str) -> Outcome:
+        self.reason = why
+        return Outcome.FAIL
+
+
+def close_tail(sink: CallSink, buf: str, pos: int, final: bool, close: str) -> tuple[int, Outcome]:
+    """After a complete call: consume its close marker (``pos`` is past whitespace).
+
+    A close marker cut off by the end of output is consumed; any other text ends the block
+    without one (reported), and content resumes there.
+    """
+    if buf.startswith(close, pos):
+        return pos + len(close), Outcome.DONE
+    if close.startswith(buf[pos:]):
+        if not final:
+            return pos, Outcome.MORE
+        sink.repaired(UNCLOSED_AT_END)
+        return len(buf), Outcome.DONE
+    sink.repaired(f"missing {close} after the call")
+    return pos, Outcome.DONE
+
+
+class _N(enum.Enum):
+    NAME = 0
+    ARGS = 1
+    TAIL = 2
+
+
+class NameJsonBody:
+    """Body kind: ``NAME`` + a name terminator + ``{json}`` + a close marker.
+
+    Functionary v3.1 and Hermes-family models write ``<function=NAME>{"a": 1}</function>``. The call
+    begins when the ``{`` after the name confirms it (so prose mentioning the tag is not a call) and
+    the arguments stream as slices of the model's text.
+    """
+
+    def __init__(self, sink: CallSink, opened_by: str, *, name_end: str, close: str) -> None:
+        self.reason = ""
+        self._sink = sink
+        self._name_end = name_end
+        self._close = close
+        self._state = _N.NAME
+        self._name = ""
+        self._scanner = JsonScanner()
+
+    def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
+        if self._state is _N.NAME:
+            self._name, pos, complete = read_label(buf, pos, self._name_end)
+            if not complete:
+                why = "truncated" if complete is None and final else "malformed call name"
+                return pos, Outcome.MORE if complete is None and not final else self._fail(why)
+            self._state = _N.ARGS
+        if self._state is _N.ARGS:
+            pos, outcome = self._args(buf, pos, final)
+            if outcome is not None:
+                return pos, outcome
+        pos = _WS.match(buf, pos).end()
+        if pos >= len(buf) and final:
+            self._sink.repaired(UNCLOSED_AT_END)
+            return pos, Outcome.DONE
+        return close_tail(self._sink, buf, pos, final, self._close) if pos < len(buf) else (pos, Outcome.MORE)
+
+    def _args(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        scanner = self._scanner
+        if not scanner.started:
+            pos = _WS.match(buf, pos).end()
+            if pos >= len(buf):
+                return pos, self._fail("truncated") if final else Outcome.MORE
+            if buf[pos] != "{":
+                return pos, self._fail("arguments are not a JSON object")
+            why = self._sink.begin(self._name)
+            if why:
+                return pos, self._fail(why)
+        pos = scanner.feed(buf, pos, final)
+        self._sink.args(scanner.take())
+        if scanner.state == ERROR:
+            why = scanner.error
+            return pos, self._fail(why if why == "truncated" else "malformed JSON: " + why)
+        if not scanner.done:
+            return pos, Outcome.MORE
+        if scanner.repaired:
+            self._sink.repaired("raw control character escaped in a JSON string")
+        self._sink.end()
+        self._state = _N.TAIL
+        return pos, None
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why

@@ -125,6 +125,8 @@ class XmlBody:
             return (pos, Outcome.MORE) if not final else (pos, self._fail("truncated"))
         if complete is False:
             return pos, self._fail("malformed tag in a call block")
+        if not text.strip():
+            return pos, self._fail("empty name in a call block")
         if self._state is _S.NAME:
             self._name, self._params = text.strip(), 0
             self._state = _S.PARAMS

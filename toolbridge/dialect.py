@@ -73,6 +73,9 @@ class Dialect:
     body: BodyFactory
     aliases: tuple[str, ...] = ()
     reasoning: tuple[str, str] | None = ("<think>", "</think>")
+    # Openers recognised only where the answer starts (after whitespace, and after reasoning);
+    # they are not consumed: the body reads them (a bare JSON call object starts with "{").
+    bare_start: tuple[str, ...] = ()
     sample: str = field(default="", repr=False)
 
     def __post_init__(self) -> None:

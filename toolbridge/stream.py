@@ -46,6 +46,7 @@ _PLAUSIBLE_NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")
 
 
 class Phase(enum.Enum):
+    START = "start"  # the answer has not begun: whitespace only so far
     CONTENT = "content"
     REASONING = "reasoning"
     CALL = "call"
@@ -97,11 +98,14 @@ class StreamParser:
         think = self.dialect.reasoning if reasoning else None
         starts = self.dialect.call_start
         self._think = think
+        content = MarkerSet(starts + ((think[0],) if think else ()))
         self._scan = {
-            Phase.CONTENT: MarkerSet(starts + ((think[0],) if think else ())),
+            Phase.START: content,
+            Phase.CONTENT: content,
             Phase.REASONING: MarkerSet(starts + ((think[1],) if think else ())),
         }
-        self._phase = Phase.REASONING if think and in_reasoning else Phase.CONTENT
+        self._answer = Phase.START if self.dialect.bare_start else Phase.CONTENT
+        self._phase = Phase.REASONING if think and in_reasoning else self._answer
         self._resume = self._phase  # where a rejected block's text goes back to
         self._validate = validate and self._tools is not None
         self._hold = reject_invalid and self._tools is not None
@@ -144,6 +148,8 @@ class StreamParser:
         return self._out
 
     def _in_text(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
+        if self._phase is Phase.START:
+            return self._at_start(buf, pos, final)
         scan = self._scan[self._phase]
         m = scan.search(buf, pos)
         if m is None:
@@ -155,12 +161,32 @@ class StreamParser:
         if self._think and marker == self._think[0]:
             self._phase = Phase.REASONING
         elif self._think and marker == self._think[1]:
-            self._phase = Phase.CONTENT
+            self._phase = self._answer
         else:
-            self._resume, self._phase = self._phase, Phase.CALL
-            self._raw = [marker]
-            self._body = self.dialect.body(self, marker)
+            self._open_block(marker, marker)
         return m.end(), True
+
+    def _at_start(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
+        """Before the answer's first non-space character, a bare opener may start a call."""
+        start = len(buf) - len(buf[pos:].lstrip())
+        if start == len(buf):
+            if final:
+                self._emit_text(buf[pos:])
+            return (len(buf) if final else pos), False
+        for opener in self.dialect.bare_start:
+            if buf.startswith(opener, start):
+                self._emit_text(buf[pos:start])
+                self._open_block(opener, "")
+                return start, True
+            if opener.startswith(buf[start:]) and not final:
+                return pos, False
+        self._phase = Phase.CONTENT
+        return pos, True
+
+    def _open_block(self, opener: str, consumed: str) -> None:
+        self._resume, self._phase = self._phase, Phase.CALL
+        self._raw = [consumed]
+        self._body = self.dialect.body(self, opener)
 
     def _in_call(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
         assert self._body is not None
@@ -186,7 +212,7 @@ class StreamParser:
                 self._next_index = self._call.index
             self._out.append(CallRejected(reason, raw))
         self._call, self._held = None, None
-        self._phase = self._resume
+        self._phase = Phase.CONTENT if self._resume is Phase.START else self._resume
         self._emit_text(raw)
 
     def _emit_text(self, text: str) -> None:

@@ -124,15 +124,45 @@ def _index(schemas: dict[str, Any], key: Any) -> tuple[Any, dict[str, tuple[str,
     return key, table
 
 
+class _NoValidator:
+    """Stands in for a schema that is not valid JSON Schema: nothing can be checked against it."""
+
+    def iter_errors(self, instance: Any) -> list[Any]:
+        return []
+
+
 def _make_validator(schema: dict[str, Any]) -> Any:
     import jsonschema  # validation lives outside the stdlib-only parsing path
 
+    schema = _standard_types(schema)
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         cls.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        raise ConfigError(f"invalid JSON schema: {exc.message}") from exc
+    except jsonschema.SchemaError:
+        return _NoValidator()
     return cls(schema)
+
+
+def _standard_types(schema: Any) -> Any:
+    """A copy of ``schema`` with Python type names (``float``, ``str``...) made JSON Schema's."""
+    if isinstance(schema, list):
+        return [_standard_types(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _standard_types(v) for k, v in schema.items()}
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        out["type"] = _TYPE_NAMES.get(declared, declared)
+    elif isinstance(declared, list):
+        out["type"] = [_TYPE_NAMES.get(t, t) if isinstance(t, str) else t for t in declared]
+    return out
+
+
+# Type names that tool authors write by mistake, and what they mean.
+_TYPE_NAMES = {
+    "str": "string", "int": "integer", "float": "number", "double": "number", "bool": "boolean",
+    "dict": "object", "list": "array", "none": "null", "NoneType": "null",
+}
 
 
 # ---------------------------------------------------------------- schema-driven coercion
@@ -165,9 +195,9 @@ def _types(schema: dict[str, Any], root: dict[str, Any]) -> set[str]:
     schema = deref(schema, root)
     declared = schema.get("type")
     if isinstance(declared, str):
-        return {declared}
+        return {_TYPE_NAMES.get(declared, declared)}
     if isinstance(declared, list):
-        return {t for t in declared if isinstance(t, str)}
+        return {_TYPE_NAMES.get(t, t) for t in declared if isinstance(t, str)}
     if "enum" in schema and isinstance(schema["enum"], list):
         return {_json_type(v) for v in schema["enum"]}
     if "const" in schema:
@@ -219,6 +249,8 @@ def _parse_typed(raw: str, types: set[str]) -> Any:
     text = raw.strip()
     value = _parse_json(text)
     if value is _FAIL and types & {"array", "object"}:
+        value = _parse_escaped_json(text)
+    if value is _FAIL and types & {"array", "object"}:
         value = _parse_python(text)
     if value is _FAIL:
         value = _WORDS.get(text.lower(), _FAIL) if types & {"boolean", "null"} else _FAIL
@@ -244,6 +276,14 @@ def _parse_json(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         return _FAIL
+
+
+def _parse_escaped_json(text: str) -> Any:
+    """JSON written with its quotes escaped (``[{\\"id\\": 1}]``), as some models do."""
+    if '\\"' not in text:
+        return _FAIL
+    inner = _parse_json('"' + text + '"')
+    return _parse_json(inner) if isinstance(inner, str) else _FAIL
 
 
 def _parse_python(text: str) -> Any:

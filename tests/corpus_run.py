@@ -1,0 +1,158 @@
+"""Conformance run over the shared corpus of peers' parse cases (../shared/corpus/parse_cases.jsonl).
+
+Each case is parsed with our dialect of the same name (the corpus's own labels; ``ALIASES`` maps
+the few that differ), with the case's tools and llama.cpp's reasoning settings, and compared with
+the peer's expectation: the same calls (names and parsed arguments), the same content and
+reasoning after trimming surrounding whitespace (``null`` and ``""`` alike). Cases that expect a
+mid-output partial snapshot are set aside, as the issue says.
+
+    python -m tests.corpus_run [--dialect NAME ...] [--list] [--corpus PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolbridge import ConfigError, Toolset, parse
+
+DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "parse_cases.jsonl"
+ALIASES: dict[str, str] = {}
+_PROMPT_TAIL = re.compile(r"the rendered prompt ends with (['\"])(.*?)\1; model_output", re.S)
+_ASSISTANT_HEADERS = ("<|im_start|>assistant\n", "<|assistant|>")
+_BODY_WRAP = {"glm45": "<tool_call>{}</tool_call>", "glm47": "<tool_call>{}</tool_call>"}
+
+
+@dataclass
+class Verdict:
+    case: dict[str, Any]
+    ok: bool
+    why: str = ""
+
+
+def load(path: Path, dialects: set[str] | None = None) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as f:
+        cases = [json.loads(line) for line in f if line.strip()]
+    return [c for c in cases if dialects is None or c["dialect"] in dialects]
+
+
+def is_partial_snapshot(case: dict[str, Any]) -> bool:
+    notes = case.get("notes", "")
+    return bool(case.get("is_partial")) or "partial snapshot" in notes or "stops mid-call" in notes
+
+
+def options_for(case: dict[str, Any]) -> dict[str, Any]:
+    reasoning = case.get("reasoning_format") in ("AUTO", "DEEPSEEK")
+    forced_open = "thinking_forced_open=true" in case.get("notes", "")
+    return {"reasoning": reasoning, "in_reasoning": reasoning and forced_open}
+
+
+def prefill(case: dict[str, Any]) -> str:
+    """What the prompt already wrote of the assistant turn (llama.cpp cases quote the prompt's
+    tail): a prefilled ``<think>`` or a continued message. The model's output continues it."""
+    found = _PROMPT_TAIL.search(case.get("notes", ""))
+    if not found:
+        return ""
+    tail = found.group(2).encode().decode("unicode_escape").encode("latin-1").decode("utf-8")
+    starts = [tail.rfind(h) + len(h) for h in _ASSISTANT_HEADERS if h in tail]
+    written = tail[max(starts):] if starts else ""
+    if "continuation test" in case["notes"] or written.rstrip().endswith("<think>"):
+        return written  # a continued message, or reasoning the template opened
+    return ""  # e.g. an empty think block the template closed: not part of the output
+
+
+def text_for(case: dict[str, Any]) -> str:
+    text = case["model_output"]
+    if case.get("input_scope") == "call_body":
+        text = _BODY_WRAP.get(case["dialect"], "<tool_call>\n{}\n</tool_call>").format(text)
+    return prefill(case) + text
+
+
+def offered(case: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The case's tools, or None where the peer called tools it was not offered.
+
+    Several peers' tests hand the parser a tool list unrelated to the calls, and their parsers
+    do not check names. toolbridge never emits a call to a tool that was not offered (a promise),
+    so such a case is compared as library use without tools, which still tests the reading of
+    the format; ``unoffered`` counts them.
+    """
+    tools = case.get("tools")
+    if not tools:
+        return tools
+    toolset = Toolset(tools)
+    names = [c["name"] for c in case["expected_tool_calls"]]
+    return tools if all(toolset.resolve(n).name for n in names) else None
+
+
+def judge(case: dict[str, Any]) -> Verdict:
+    dialect = ALIASES.get(case["dialect"], case["dialect"])
+    try:
+        result = parse(text_for(case), dialect, offered(case), **options_for(case))
+    except ConfigError as exc:
+        return Verdict(case, False, f"error: {exc}")
+    msg = result.message
+    got = [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in msg.get("tool_calls", [])]
+    want = [(c["name"], c["arguments"]) for c in case["expected_tool_calls"]]
+    if got != want:
+        return Verdict(case, False, f"calls {got!r} != expected {want!r}")
+    expected_content = case.get("expected_content")  # null: the peer's test did not assert it
+    if expected_content is not None and _norm(msg["content"]) != _norm(expected_content):
+        return Verdict(case, False, f"content {msg['content']!r} != expected {expected_content!r}")
+    if "expected_reasoning" in case:
+        if _norm(msg.get("reasoning_content")) != _norm(case["expected_reasoning"]):
+            return Verdict(case, False, f"reasoning {msg.get('reasoning_content')!r} != expected {case['expected_reasoning']!r}")
+    return Verdict(case, True)
+
+
+def _norm(text: str | None) -> str:
+    return (text or "").strip()
+
+
+def run(path: Path, dialects: set[str] | None) -> dict[str, list[Verdict]]:
+    by_dialect: dict[str, list[Verdict]] = {}
+    for case in load(path, dialects):
+        if is_partial_snapshot(case):
+            continue
+        by_dialect.setdefault(case["dialect"], []).append(judge(case))
+    return by_dialect
+
+
+def report(by_dialect: dict[str, list[Verdict]], listing: bool, out: Any = sys.stdout) -> float:
+    total, agreed = Counter(), Counter()
+    for dialect, verdicts in sorted(by_dialect.items()):
+        total[dialect] = len(verdicts)
+        agreed[dialect] = sum(v.ok for v in verdicts)
+        print(f"{dialect:24s} {agreed[dialect]:4d}/{total[dialect]:<4d} {100 * agreed[dialect] / total[dialect]:6.1f}%", file=out)
+        if listing:
+            for v in verdicts:
+                if not v.ok:
+                    print(f"    {v.case['id']}\n        {v.why[:400]}", file=out)
+    unoffered = sum(1 for vs in by_dialect.values() for v in vs if offered(v.case) is None and v.case.get("tools"))
+    print(f"(compared without tools because the peer called unoffered tools: {unoffered} cases)", file=out)
+    n, k = sum(total.values()), sum(agreed.values())
+    share = k / n if n else 1.0
+    print(f"{'overall':24s} {k:4d}/{n:<4d} {100 * share:6.1f}%", file=out)
+    return share
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dialect", action="append", help="only this corpus dialect (repeatable)")
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    ap.add_argument("--list", action="store_true", help="list every disagreement")
+    args = ap.parse_args(argv)
+    if not args.corpus.exists():
+        print(f"corpus not found at {args.corpus}; nothing to run", file=sys.stderr)
+        return 0
+    report(run(args.corpus, set(args.dialect) if args.dialect else None), args.list)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,290 @@
+"""``toolbridge parse``: one text, or a JSON-lines file of texts, through a StreamParser.
+
+Every run goes through ``run_text``: feed the text (whole, or ``--chunk`` characters at a time),
+close, fold the events into a message and a report, and with ``--stream`` also into chunk
+deltas whose assembly is the message reported. Flags, the tools file and the input file are
+checked before anything is parsed; a problem with any of them stops the run with exit code 2.
+In ``--jsonl`` mode lines are read, parsed and written one at a time (memory stays flat however
+long the file); a bad line yields an error object in its place and a message on stderr, and the
+run goes on (exit code 1 at the end).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, ExitStack, nullcontext
+from dataclasses import dataclass
+from typing import IO, Any, TextIO
+
+from ._cli_progress import Progress
+from .dialect import Dialect, get_dialect
+from .errors import ConfigError, ToolBridgeError
+from .openai import ChunkEncoder, Delta, MessageBuilder, assemble
+from .stream import StreamParser, random_call_id
+from .tools import Toolset
+
+EXIT_OK, EXIT_LINES_FAILED, EXIT_USAGE = 0, 1, 2
+_FLUSH_EVERY = 1000  # output lines between flushes in --jsonl mode
+_TOOLS_CACHE_SIZE = 64
+
+
+class RunError(Exception):
+    """The run cannot go on (exit code 2); the message names the flag or file at fault."""
+
+
+class BadLine(ValueError):
+    """One --jsonl input line cannot be parsed."""
+
+
+def index_call_id(index: int) -> str:
+    return f"call_{index}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The parse options shared by every text of a run."""
+
+    dialect: Dialect | None
+    tools: Toolset | None
+    stream: bool
+    chunk: int | None
+    options: dict[str, Any]  # StreamParser keyword options
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One parsed text: the message (assembled from ``deltas`` when streaming) and the report."""
+
+    message: dict[str, Any]
+    report: dict[str, Any]
+    finish_reason: str
+    deltas: list[Delta]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"message": self.message, "report": self.report, "finish_reason": self.finish_reason}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``toolbridge parse`` with parsed arguments; return the exit code."""
+    try:
+        with ExitStack() as files:
+            settings = settings_from(args)
+            source = files.enter_context(_open_input(args.input))
+            out = files.enter_context(_open_output(args.output))
+            if args.jsonl:
+                return run_jsonl(source, out, settings, Progress.for_stderr())
+            return _run_single(source, args.input, out, settings)
+    except RunError as exc:
+        print(f"toolbridge parse: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    """Check the dialect and tools flags once, before any input is read."""
+    if args.dialect is None and not args.jsonl:
+        raise RunError("--dialect is required (see `toolbridge dialects`)")
+    try:
+        dialect = get_dialect(args.dialect) if args.dialect is not None else None
+    except ConfigError as exc:
+        raise RunError(f"--dialect: {exc}") from None
+    tools = load_tools_file(args.tools, args.validate) if args.tools else None
+    options = {
+        "reasoning": args.reasoning or args.in_reasoning,
+        "in_reasoning": args.in_reasoning,
+        "validate": args.validate,
+        "reject_invalid": args.reject_invalid,
+        "call_id": index_call_id if args.call_ids == "index" else random_call_id,
+    }
+    return Settings(dialect, tools, args.stream, args.chunk, options)
+
+
+def load_tools_file(path: str, validate: bool) -> Toolset:
+    try:
+        with open(path, "rb") as f:
+            value = json.load(f)
+    except OSError as exc:
+        raise RunError(f"--tools {path}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise RunError(f"--tools {path}: invalid JSON: {exc}") from None
+    try:
+        return make_toolset(value, validate)
+    except ConfigError as exc:
+        raise RunError(f"--tools {path}: {exc}") from None
+
+
+def make_toolset(value: Any, validate: bool) -> Toolset:
+    """A Toolset from a tools list or ``{"tools": [...]}``, schemas checked up front."""
+    if isinstance(value, dict) and "tools" in value:
+        value = value["tools"]
+    toolset = Toolset(value)
+    if validate:
+        for name in toolset.schemas:  # builds each validator now: a bad schema fails here
+            toolset.validate(name, {})
+    return toolset
+
+
+def run_text(text: str, dialect: Dialect, tools: Toolset | None, settings: Settings) -> Outcome:
+    """Parse one text as configured (see the module docstring)."""
+    parser = StreamParser(dialect, tools, **settings.options)
+    builder = MessageBuilder(dialect.name)
+    encoder = ChunkEncoder() if settings.stream else None
+    deltas: list[Delta] = []
+    for piece in _pieces(text, settings.chunk):
+        events = parser.feed(piece)
+        builder.add(events)
+        if encoder is not None:
+            deltas += encoder.encode(events)
+    events = parser.close()
+    builder.add(events)
+    if encoder is not None:
+        deltas += encoder.encode(events) + encoder.finish()
+    message = assemble(deltas) if encoder is not None else builder.message
+    return Outcome(message, builder.report.to_dict(), builder.finish_reason, deltas)
+
+
+def _pieces(text: str, chunk: int | None) -> Iterator[str]:
+    if chunk is None or chunk >= len(text):
+        yield text
+        return
+    for start in range(0, len(text), chunk):
+        yield text[start : start + chunk]
+
+
+# ---------------------------------------------------------------- one text
+
+
+def _run_single(source: IO[bytes], name: str, out: TextIO, settings: Settings) -> int:
+    assert settings.dialect is not None
+    try:
+        text = source.read().decode("utf-8")
+    except (OSError, ValueError) as exc:
+        raise RunError(f"cannot read {'stdin' if name == '-' else name}: {exc}") from None
+    try:
+        outcome = run_text(text, settings.dialect, settings.tools, settings)
+    except ToolBridgeError as exc:
+        raise RunError(str(exc)) from None
+    if settings.stream:
+        for delta in outcome.deltas:
+            out.write(json.dumps(delta) + "\n")
+        out.write(json.dumps({"finish_reason": outcome.finish_reason}) + "\n")
+    else:
+        out.write(json.dumps(outcome.as_dict(), indent=2) + "\n")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- JSON lines
+
+
+class ToolsCache:
+    """Toolsets by their JSON text, so recurring per-line tools are checked once."""
+
+    def __init__(self, validate: bool) -> None:
+        self._validate = validate
+        self._cache: dict[str, Toolset] = {}
+
+    def get(self, value: Any) -> Toolset:
+        key = json.dumps(value, sort_keys=True)
+        toolset = self._cache.get(key)
+        if toolset is None:
+            toolset = make_toolset(value, self._validate)
+            if len(self._cache) >= _TOOLS_CACHE_SIZE:
+                del self._cache[next(iter(self._cache))]
+            self._cache[key] = toolset
+        return toolset
+
+
+def run_jsonl(source: IO[bytes], out: TextIO, settings: Settings, progress: Progress) -> int:
+    """Parse each line of ``source`` into one line of ``out``; 1 when any line failed."""
+    cache = ToolsCache(settings.options["validate"])
+    done = failed = 0
+    try:
+        for number, raw in enumerate(source, 1):
+            if not raw.strip():
+                continue
+            result = _process_line(raw, number, settings, cache)
+            out.write(json.dumps(result, separators=(",", ":")) + "\n")
+            done += 1
+            if "error" in result:
+                failed += 1
+                progress.note(f"line {number}: {result['error']}")
+            if done % _FLUSH_EVERY == 0:
+                out.flush()
+            progress.tick(done, failed)
+    finally:
+        out.flush()
+        progress.close()
+    return EXIT_LINES_FAILED if failed else EXIT_OK
+
+
+def _process_line(raw: bytes, number: int, settings: Settings, cache: ToolsCache) -> dict[str, Any]:
+    ident: Any = None
+    try:
+        record = _decode_line(raw)
+        ident = record.get("id")
+        text, dialect, tools = _line_fields(record, settings, cache)
+        outcome = run_text(text, dialect, tools, settings)
+    except (BadLine, ToolBridgeError) as exc:
+        return {"id": ident, "line": number, "error": str(exc)}
+    return {"id": ident, **outcome.as_dict()}
+
+
+def _decode_line(raw: bytes) -> dict[str, Any]:
+    try:
+        record = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise BadLine(f"invalid JSON at column {exc.colno}: {exc.msg}") from None
+    except UnicodeDecodeError as exc:
+        raise BadLine(f"not UTF-8 at byte {exc.start}") from None
+    except RecursionError:
+        raise BadLine("JSON nested too deeply") from None
+    if not isinstance(record, dict):
+        raise BadLine("not a JSON object")
+    return record
+
+
+def _line_fields(
+    record: dict[str, Any], settings: Settings, cache: ToolsCache
+) -> tuple[str, Dialect, Toolset | None]:
+    text = record.get("text")
+    if not isinstance(text, str):
+        raise BadLine('"text" is missing or not a string')
+    name = record.get("dialect")
+    if name is None:
+        if settings.dialect is None:
+            raise BadLine('no dialect: give --dialect or a "dialect" field')
+        dialect = settings.dialect
+    elif isinstance(name, str):
+        dialect = get_dialect(name)
+    else:
+        raise BadLine('"dialect" is not a string')
+    tools = record.get("tools")
+    if tools is None:
+        return text, dialect, settings.tools
+    try:
+        return text, dialect, cache.get(tools)
+    except ConfigError as exc:
+        raise BadLine(f"tools: {exc}") from None
+
+
+# ---------------------------------------------------------------- files
+
+
+def _open_input(path: str) -> AbstractContextManager[IO[bytes]]:
+    if path == "-":
+        return nullcontext(sys.stdin.buffer)
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise RunError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _open_output(path: str) -> AbstractContextManager[TextIO]:
+    if path == "-":
+        return nullcontext(sys.stdout)
+    try:
+        return open(path, "w", encoding="utf-8", newline="\n")
+    except OSError as exc:
+        raise RunError(f"--output {path}: cannot write: {exc.strerror or exc}") from None

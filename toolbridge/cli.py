@@ -1,0 +1,132 @@
+"""The ``toolbridge`` command line: argument parsing and dispatch only.
+
+Each subcommand's logic lives in its own module (``_cli_parse`` for ``parse``, ``demo``,
+``bench``); this module builds the argparse tree and turns expected failures into exit codes:
+0 success, 1 some input lines failed, 2 the run could not start (bad flag, file or dialect).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from .dialect import dialect_names, get_dialect
+
+EXIT_OK = 0
+EXIT_LINES_FAILED = 1
+EXIT_USAGE = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["bench"]:  # bench owns its flags, argparse must not touch them
+        return _bench(args_list[1:])
+    args = build_parser().parse_args(args_list)
+    try:
+        return int(args.handler(args))
+    except BrokenPipeError:  # the reader went away (``| head``): stop quietly
+        _silence_stdout()
+        return EXIT_LINES_FAILED
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="toolbridge",
+        description="Native OpenAI tool calls from open-weight models' own tool-call dialects.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_parse(commands)
+    listing = commands.add_parser("dialects", help="list the registered dialects and aliases")
+    listing.set_defaults(handler=_dialects)
+    demo = commands.add_parser("demo", help="parse bundled sample outputs, whole and streamed")
+    demo.set_defaults(handler=_demo)
+    commands.add_parser("bench", help="run the benchmarks (flags: toolbridge bench --help)")
+    return parser
+
+
+def _add_parse(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = commands.add_parser(
+        "parse",
+        help="model output in, OpenAI message JSON out",
+        description="Parse model output text into an OpenAI assistant message and a report.",
+    )
+    p.add_argument("input", nargs="?", default="-", metavar="FILE",
+                   help="model output text (or JSON lines with --jsonl); '-' or omitted: stdin")
+    p.add_argument("--dialect", metavar="NAME",
+                   help="tool-call dialect (see `toolbridge dialects`); required unless every "
+                        "--jsonl line names its own")
+    p.add_argument("--tools", metavar="FILE",
+                   help="JSON file with the OpenAI tools list (or an object with a 'tools' key)")
+    p.add_argument("--reasoning", action="store_true",
+                   help="split <think>...</think> out as reasoning_content")
+    p.add_argument("--in-reasoning", action="store_true",
+                   help="the output starts inside reasoning (the prompt ended with <think>); "
+                        "implies --reasoning")
+    p.add_argument("--reject-invalid", action="store_true",
+                   help="with --tools, turn calls whose arguments fail the schema into content")
+    p.add_argument("--no-validate", dest="validate", action="store_false",
+                   help="do not check arguments against the tools' schemas")
+    p.add_argument("--call-ids", choices=("random", "index"), default="random",
+                   help="random call_... ids (default) or call_0, call_1, ... for diffable runs")
+    p.add_argument("--stream", action="store_true",
+                   help="print OpenAI chunk deltas, one JSON object a line, then the finish "
+                        "reason; with --jsonl, each message is assembled from the deltas")
+    p.add_argument("--chunk", type=_positive_int, metavar="N",
+                   help="feed the parser N characters at a time")
+    p.add_argument("--jsonl", action="store_true",
+                   help='input is JSON lines {"id", "text", "dialect"?, "tools"?}; '
+                        'output one {"id", "message", "report", "finish_reason"} line each')
+    p.add_argument("--output", "-o", metavar="FILE", default="-",
+                   help="write here instead of stdout")
+    p.set_defaults(handler=_parse)
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return number
+
+
+def _parse(args: argparse.Namespace) -> int:
+    from ._cli_parse import run
+
+    return run(args)
+
+
+def _dialects(args: argparse.Namespace) -> int:
+    names = dialect_names()
+    for name in names:
+        dialect = get_dialect(name)
+        if dialect.name == name:
+            aliases = ", ".join(dialect.aliases)
+            print(f"{name:<14}{'aliases: ' + aliases if aliases else ''}".rstrip())
+    return EXIT_OK
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import main as demo_main
+
+    return demo_main()
+
+
+def _bench(argv: list[str]) -> int:
+    from .bench import main as bench_main  # written separately; imported only when asked for
+
+    return int(bench_main(argv) or 0)
+
+
+def _silence_stdout() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout has no file descriptor (captured in tests)
+        pass
+    finally:
+        os.close(devnull)
