@@ -6,7 +6,8 @@
     </tool_call>
 
 The name is everything up to the first tag, trimmed; it must look like one name (no spaces), so
-prose after a literal ``<tool_call>`` is rejected at its first space. Values are raw text typed by
+prose after a literal ``<tool_call>`` is rejected at its first space. A block whose body is a
+JSON object (GLM models sometimes fall back to the Hermes form) is read as one. Values are raw text typed by
 the schema and kept exactly as written, whitespace included. A key may not contain a tag: a key
 that runs into another delimiter fails the block rather than swallowing the next pair.
 """
@@ -18,12 +19,14 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from ._body_json import JsonEnvelopeBody
 from ._markers import MarkerSet, match_at
 from ._rawvalue import RawValue
 from .dialect import UNCLOSED_AT_END, CallSink, Outcome
 
-_WS = re.compile(r"[ \t\n\r]*")
-_NAME_RUN = re.compile(r"[^<\s]*")
+# Whitespace between tags; a literal backslash-n counts too (output that was escaped twice).
+_WS = re.compile(r"(?:[ \t\n\r]|\\n)*")
+_NAME_RUN = re.compile(r"(?:[^<\s\\]|\\(?!n))*")
 _LIMIT = 256
 
 
@@ -59,10 +62,18 @@ class ArgKeyBody:
         self._key: list[str] = []
         self._params = 0
         self._value: RawValue | None = None
+        self._json: JsonEnvelopeBody | None = None
+        self._opened_by = opened_by
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
+        if self._json is not None:
+            pos, outcome = self._json.feed(buf, pos, final)
+            self.reason = self._json.reason
+            return pos, outcome
         while True:
             state = self._state
+            if self._json is not None:
+                return self.feed(buf, pos, final)
             if state is _S.NAME:
                 pos, outcome = self._read_name(buf, pos, final)
             elif state is _S.KEY:
@@ -81,6 +92,9 @@ class ArgKeyBody:
                 self._name_done = self._name_done or bool(self._name)
                 pos = ws_end
                 continue
+            if buf[pos] == "{" and not self._name:
+                self._json = JsonEnvelopeBody(self._sink, self._opened_by, close=self._tags.block_close)
+                return pos, None
             if buf[pos] == "<":
                 if not self._name:
                     return pos, self._fail("call without a name")

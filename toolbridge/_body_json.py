@@ -15,7 +15,7 @@ import json
 import re
 
 from ._jsonscan import ERROR, JsonScanner
-from ._markers import read_label
+from ._markers import match_at, read_label
 from .dialect import UNCLOSED_AT_END, CallSink, Outcome
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -42,10 +42,12 @@ class JsonEnvelopeBody:
         close: str,
         name_keys: tuple[str, ...] = ("name",),
         args_keys: tuple[str, ...] = ("arguments", "parameters"),
+        inner: dict[str, str] | None = None,
     ) -> None:
         self.reason = ""
         self._sink = sink
-        self._close = close
+        self._closes = [close]  # still to be read after the object, in order
+        self._inner = inner or {}  # one more wrapper that may sit inside this one
         self._name_keys = name_keys
         self._args_keys = args_keys
         self._state = _S.LEAD
@@ -66,9 +68,15 @@ class JsonEnvelopeBody:
                 if pos >= len(buf):
                     return pos, self._at_end(final)
                 if self._state is _S.TAIL:
-                    return self._tail(buf, pos, final)
-                outcome = self._punctuation(buf[pos])
-                pos += outcome is None
+                    pos, outcome = self._tail(buf, pos, final)
+                    if outcome is not Outcome.DONE or not self._closes:
+                        return pos, outcome
+                    continue
+                if self._state is _S.LEAD and buf[pos] != "{" and self._inner:
+                    pos, outcome = self._inner_wrapper(buf, pos, final)
+                else:
+                    outcome = self._punctuation(buf[pos])
+                    pos += outcome is None
             if outcome is not None:
                 return pos, outcome
 
@@ -185,13 +193,27 @@ class JsonEnvelopeBody:
         return None
 
     def _tail(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
-        return close_tail(self._sink, buf, pos, final, self._close)
+        end, outcome = close_tail(self._sink, buf, pos, final, self._closes[0])
+        if outcome is Outcome.DONE:
+            self._closes = self._closes[1:] if buf.startswith(self._closes[0], pos) else []
+        return end, outcome
+
+    def _inner_wrapper(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        found = match_at(buf, pos, tuple(self._inner))
+        if found == "":
+            return pos, self._at_end(final)
+        if found is None:
+            return pos, self._fail("not a JSON object")
+        self._closes.insert(0, self._inner[found])
+        self._inner = {}
+        return pos + len(found), None
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:
             return Outcome.MORE
         if self._state is _S.TAIL:
             self._sink.repaired(UNCLOSED_AT_END)
+            self._closes = []
             return Outcome.DONE
         return self._fail("truncated")
 

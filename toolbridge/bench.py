@@ -410,8 +410,8 @@ def _format_compare(results: list[DialectResult]) -> list[str]:
         return []
     first = rows[0].compare
     assert first is not None
-    lines = [f"== one call with a {first.case[4:]}-char string argument (~{first.deltas} deltas or"
-             " tokens): total ms against the figures quoted in issue 2 =="]
+    lines = [f"== one call with a {first.case[4:]}-char string argument (4-char deltas, about as"
+             " many tokens): total ms against the figures quoted in issue 2 =="]
     for result in rows:
         row = result.compare
         assert row is not None
@@ -421,7 +421,7 @@ def _format_compare(results: list[DialectResult]) -> list[str]:
         f = row.figures()
         refs = "  ".join(f"{who} {ms:g} ms" for who, ms in REFERENCES_MS[result.name].items())
         goal = f"goal {row.goal_us:g} us/delta {_verdict(f['goal_met'])}" if row.goal_us else ""
-        lines.append(f"  {result.name:<12} toolbridge {f['total_ms']:.1f} ms"
+        lines.append(f"  {result.name:<12} toolbridge {f['total_ms']:.1f} ms for {row.deltas} deltas"
                      f" ({f['us_per_delta']:.2f} us/delta, {goal})  |  {refs}")
     return lines
 
