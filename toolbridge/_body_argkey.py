@@ -65,6 +65,10 @@ class ArgKeyBody:
         self._json: JsonEnvelopeBody | None = None
         self._opened_by = opened_by
 
+    def fast(self, text: str) -> str | None:
+        """The arguments fragment for ``text`` when it only continues a streamed string value."""
+        return self._value.fast(text) if self._value is not None else None
+
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         if self._json is not None:
             pos, outcome = self._json.feed(buf, pos, final)

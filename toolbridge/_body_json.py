@@ -59,6 +59,10 @@ class JsonEnvelopeBody:
         self._value: list[str] = []
         self._streaming = False
 
+    def fast(self, text: str) -> str | None:
+        """The arguments fragment for ``text`` when it only continues a streamed string."""
+        return text if self._streaming and self._scanner.in_plain_string(text) else None
+
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         while True:
             if self._state is _S.KEY_TEXT or self._state is _S.VALUE:
@@ -261,6 +265,9 @@ class NameJsonBody:
         self._state = _N.NAME
         self._name = ""
         self._scanner = JsonScanner()
+
+    def fast(self, text: str) -> str | None:
+        return text if self._state is _N.ARGS and self._scanner.in_plain_string(text) else None
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         if self._state is _N.NAME:

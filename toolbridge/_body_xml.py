@@ -71,6 +71,10 @@ class XmlBody:
         self._params = 0
         self._value: RawValue | None = None
 
+    def fast(self, text: str) -> str | None:
+        """The arguments fragment for ``text`` when it only continues a streamed string value."""
+        return self._value.fast(text) if self._value is not None else None
+
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         while True:
             state = self._state

@@ -50,6 +50,10 @@ class JsonScanner:
     def started(self) -> bool:
         return self.state != VALUE or bool(self._stack)
 
+    def in_plain_string(self, text: str) -> bool:
+        """True when ``text`` continues the current string and ends nothing (the fast path)."""
+        return self.state == STRING and _STRING_STOP.search(text) is None
+
     def take(self) -> str:
         """The output produced since the last call."""
         out = "".join(self._out)

@@ -21,6 +21,7 @@ class MarkerSet:
     _pattern: re.Pattern[str] = field(init=False, repr=False)
     _prefixes: frozenset[str] = field(init=False, repr=False)
     _firsts: str = field(init=False, repr=False)
+    _first_re: re.Pattern[str] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -29,12 +30,19 @@ class MarkerSet:
         prefixes = {m[:k] for m in ordered for k in range(1, len(m))}
         object.__setattr__(self, "_pattern", re.compile(pattern))
         object.__setattr__(self, "_prefixes", frozenset(prefixes))
-        object.__setattr__(self, "_firsts", "".join(sorted({m[0] for m in ordered})))
+        firsts = "".join(sorted({m[0] for m in ordered}))
+        object.__setattr__(self, "_firsts", firsts)
+        first_re = "[" + "".join(re.escape(c) for c in firsts) + "]" if firsts else r"(?!)"
+        object.__setattr__(self, "_first_re", re.compile(first_re))
         object.__setattr__(self, "_longest", max((len(m) for m in ordered), default=0))
 
     def search(self, buf: str, pos: int) -> re.Match[str] | None:
         """The earliest marker at or after ``pos``."""
         return self._pattern.search(buf, pos)
+
+    def clear(self, text: str) -> bool:
+        """True when ``text`` holds no character that can begin a marker (the common case)."""
+        return self._first_re.search(text) is None
 
     def holdback(self, buf: str, pos: int) -> int:
         """Length of the longest tail of ``buf[pos:]`` that is a proper prefix of a marker."""

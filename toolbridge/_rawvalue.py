@@ -61,6 +61,14 @@ class RawValue:
         self._take(text, last=False)
         return end, None
 
+    def fast(self, text: str) -> str | None:
+        """The fragment for ``text`` when it simply continues a streaming string value."""
+        if not self._stream or not self._held or not self._ends.clear(text):
+            return None
+        if self._trim and text.endswith("\n"):
+            return None
+        return _encode(text)[1:-1]
+
     def _take(self, text: str, last: bool) -> None:
         if self._stream is None and (text or last):
             self._stream = bool(text) and text[0] not in _JSON_START and not self._held

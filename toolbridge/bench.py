@@ -1,19 +1,19 @@
 """``toolbridge bench``: how fast StreamParser streams each registered dialect.
 
 Strategy: for every dialect (primary names only) build model outputs in the dialect's own syntax
-(a per-body-kind renderer writes the call), pre-split each into 4-character deltas, and time only
+(a renderer per body kind writes the call), pre-split each into 4-character deltas, and time only
 the loop that feeds the deltas and closes the parser, with every feature on: tools with JSON
-schemas, ``reasoning=True`` (the output opens with a short ``<think>`` block when the dialect has
-one) and ``validate=True``. The same deltas are fed to a do-nothing parser as a floor.
+schemas, ``reasoning=True`` (outputs open with a short ``<think>`` block when the dialect has
+one) and ``validate=True``. The same deltas go through a do-nothing parser as a floor.
 
 Invariants:
 - nothing but ``feed``/``close`` is timed: splitting, parser construction and checking are not;
 - every output is parsed once, untimed, and must give exactly the expected call, content and
   reasoning before it is timed, so a failing parse cannot pass for a fast one;
-- each figure is the median of several runs with the garbage collector disabled; a run feeds at
-  least ``Sizes.sample`` characters (several responses for short outputs).
+- a figure is the median of several runs with the garbage collector disabled; one run feeds at
+  least ``Sizes.sample`` characters (several responses when the output is short).
 
-Exit status: 0, or 1 when an output did not parse as expected or a dialect has no renderer.
+Exit status: 0, or 1 when an output did not parse as expected or a body kind has no renderer.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ SLOW_REPEAT = 3
 PROSE_GOAL_US = 1.5
 GOALS_US = {"hermes": 2.0, "glm45": 2.0, "glm47": 2.0, "qwen3_coder": 4.0}
 LINEARITY_LIMIT = 1.5
-# Total ms for an ~8k-token single-argument call, as quoted in issue 2.
+# Total ms for one call with an ~8k-token argument, as quoted in issue 2.
 REFERENCES_MS = {
     "hermes": {"vLLM": 720.0, "SGLang": 35000.0, "simple incremental": 12.5},
     "qwen3_coder": {"vLLM": 316.0, "SGLang": 165.0, "simple incremental": 31.0},
@@ -57,13 +57,13 @@ REFERENCES_MS = {
 @dataclass(frozen=True)
 class Sizes:
     prose: int  # characters of plain prose
-    args: tuple[int, ...]  # lengths of the single string argument
-    compare: int  # argument length of the ~8k-token call compared with REFERENCES_MS
-    sample: int  # each timed run feeds at least this many characters
+    args: tuple[int, ...]  # lengths of the single string argument, shortest first
+    compare: int  # the argument length compared with REFERENCES_MS (one of ``args``)
+    sample: int  # one timed run feeds at least this many characters
 
 
-FULL = Sizes(prose=65536, args=(4096, 16384, 65536, 262144), compare=33000, sample=65536)
-QUICK = Sizes(prose=2048, args=(512, 2048), compare=2048, sample=2048)
+FULL = Sizes(65536, (4096, 16384, 33000, 65536, 262144), compare=33000, sample=65536)
+QUICK = Sizes(2048, (512, 2048), compare=2048, sample=2048)
 
 # ---------------------------------------------------------------- the outputs
 
@@ -109,34 +109,54 @@ class Output:
 
 
 def _cycle(pieces: Sequence[str], length: int) -> str:
-    text, i = [], 0
-    while sum(map(len, text)) < length:
-        text.append(pieces[i % len(pieces)])
-        i += 1
-    return "".join(text)[:length].rstrip() + "."
+    """``pieces`` repeated up to ``length`` characters, ending with a full stop."""
+    whole = "".join(pieces)
+    return (whole * (length // len(whole) + 1))[: length - 1].rstrip() + "."
 
 
 def _raw(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def _body(dialect: Dialect) -> Any:
-    """The body the dialect builds for its first call-start marker.
+def _call_start(d: Dialect) -> str:
+    """The call-start marker the dialect's sample uses (the first declared one if none)."""
+    found = [(d.sample.find(m), m) for m in d.call_start if m in d.sample]
+    return min(found)[1] if found else d.call_start[0]
 
-    A dialect's body factory may be a function choosing among body kinds by marker, so the kind
-    (and its tag spellings) is read from the body it builds, not from the factory.
+
+def _body(d: Dialect) -> Any:
+    """The body the dialect builds for the sample's call-start marker.
+
+    A body factory may be a function that picks a body kind by marker, so the kind is read from
+    the body it builds, not from the factory.
     """
-    return dialect.body(StreamParser(dialect), dialect.call_start[0])
+    sink: Any = StreamParser(d)
+    return d.body(sink, _call_start(d))
+
+
+def _json_shape(d: Dialect, start: str) -> tuple[str, str, str]:
+    """The name key, arguments key and close marker of the sample's JSON envelope."""
+    at = d.sample.find(start) + len(start)
+    at += len(d.sample[at:]) - len(d.sample[at:].lstrip())
+    try:
+        envelope, end = json.JSONDecoder().raw_decode(d.sample, at)
+    except ValueError:
+        return "name", "arguments", ""
+    keys = {type(v): k for k, v in envelope.items()}
+    close = d.sample[end:].split()
+    return keys.get(str, "name"), keys.get(dict, "arguments"), close[0] if close else ""
 
 
 def _render_json(d: Dialect, body: Any, name: str, args: dict[str, Any]) -> str:
-    envelope = json.dumps({body._name_keys[0]: name, body._args_keys[0]: args}, ensure_ascii=False)
-    return f"{d.call_start[0]}\n{envelope}\n{body._close}"
+    start = _call_start(d)
+    name_key, args_key, close = _json_shape(d, start)
+    envelope = json.dumps({name_key: name, args_key: args}, ensure_ascii=False)
+    return f"{start}\n{envelope}\n{close}"
 
 
 def _render_xml(d: Dialect, body: Any, name: str, args: dict[str, Any]) -> str:
-    tags: XmlTags = body._tags
-    wrapper = [m for m in d.call_start[:1] if m != tags.function[0]]
+    tags: XmlTags = getattr(body, "_tags", XmlTags())
+    wrapper = [m for m in (_call_start(d),) if m != tags.function[0]]
     nl = "\n" if tags.trim_newline else ""
     params = [
         f"{tags.parameter[0]}{k}{tags.parameter[1]}{nl}{_raw(v)}{nl}{tags.parameter_close}"
@@ -147,17 +167,19 @@ def _render_xml(d: Dialect, body: Any, name: str, args: dict[str, Any]) -> str:
 
 
 def _render_argkey(d: Dialect, body: Any, name: str, args: dict[str, Any]) -> str:
-    tags: ArgKeyTags = body._tags
+    tags: ArgKeyTags = getattr(body, "_tags", ArgKeyTags())
     nl = "\n" if "\n" in d.sample else ""  # glm45 writes a newline between elements, glm47 not
     pairs = "".join(
         f"{tags.key[0]}{k}{tags.key[1]}{nl}{tags.value[0]}{_raw(v)}{tags.value[1]}{nl}"
         for k, v in args.items()
     )
-    return f"{d.call_start[0]}{name}{nl}{pairs}{tags.block_close}"
+    return f"{_call_start(d)}{name}{nl}{pairs}{tags.block_close}"
 
 
-Renderer = Callable[[Dialect, Any, str, dict[str, Any]], str]
-RENDERERS: dict[Any, Renderer] = {
+# The renderers write each body kind's syntax; tag spellings come from the body (the default
+# spelling when it keeps none) and the JSON envelope's shape from the sample. A wrong rendering
+# cannot go unnoticed: every output must parse into its call before it is timed.
+RENDERERS: dict[type, Callable[[Dialect, Any, str, dict[str, Any]], str]] = {
     JsonEnvelopeBody: _render_json,
     XmlBody: _render_xml,
     ArgKeyBody: _render_argkey,
@@ -165,7 +187,7 @@ RENDERERS: dict[Any, Renderer] = {
 
 
 def _output(d: Dialect, case: str, content: str, call: tuple[str, dict[str, Any]] | None) -> Output:
-    """An output: a short reasoning block (when the dialect has one), content, then the call."""
+    """A short reasoning block (when the dialect has one), the content, then the call."""
     think = f"{d.reasoning[0]}\n{THOUGHT}\n{d.reasoning[1]}\n\n" if d.reasoning else ""
     body = _body(d)
     text = think + content + (RENDERERS[type(body)](d, body, *call) if call else "")
@@ -178,18 +200,20 @@ def _outputs(d: Dialect, sizes: Sizes) -> list[Output]:
         _output(d, "prose", _cycle(PROSE, sizes.prose), None),
     ]
     for n in sizes.args:
-        outputs.append(_output(d, f"arg {_size(n)}", "", ("write_file", {"content": _cycle(CODE, n)})))
+        call = ("write_file", {"content": _cycle(CODE, n)})
+        outputs.append(_output(d, _arg_case(n), "", call))
     return outputs
 
 
-def _size(n: int) -> str:
-    return f"{n // 1024}k" if n % 1024 == 0 else str(n)
+def _arg_case(n: int) -> str:
+    return f"arg {n // 1024}k" if n % 1024 == 0 else f"arg {n}"
 
 
 def _check(events: list[Any], output: Output) -> str | None:
     """Why the events are not exactly the expected parse (None when they are)."""
     names = {e.index: e.name for e in events if isinstance(e, ToolCallBegin)}
-    calls = [(names.get(e.index), json.loads(e.arguments)) for e in events if isinstance(e, ToolCallEnd)]
+    ends = [e for e in events if isinstance(e, ToolCallEnd)]
+    calls = [(names.get(e.index), json.loads(e.arguments)) for e in ends]
     if calls != output.calls:
         got = [(n, sorted(a)) for n, a in calls]
         return f"parsed calls {got}, expected {[(n, sorted(a)) for n, a in output.calls]}"
@@ -222,10 +246,6 @@ class Floor:
         return []
 
 
-def _split(text: str) -> list[str]:
-    return [text[i : i + DELTA] for i in range(0, len(text), DELTA)]
-
-
 def _run(make: Callable[[], Feeder], deltas: list[str]) -> list[Any]:
     parser = make()
     events = [e for delta in deltas for e in parser.feed(delta)]
@@ -254,13 +274,9 @@ def _timed_run(make: Callable[[], Feeder], deltas: list[str], copies: int) -> in
     return elapsed // copies
 
 
-def _median_ns(make: Callable[[], Feeder], deltas: list[str], copies: int, repeat: int) -> int:
-    return int(statistics.median(_timed_run(make, deltas, copies) for _ in range(repeat)))
-
-
 @dataclass
 class Row:
-    """The figures of one output in one dialect (ns are per response, medians)."""
+    """The figures of one output in one dialect (ns per response, medians)."""
 
     case: str
     chars: int
@@ -268,40 +284,40 @@ class Row:
     goal_us: float | None
     ns: int = 0
     floor_ns: int = 0
-    repeat: int = 0
+    runs: int = 0
     problem: str | None = None
 
     def figures(self) -> dict[str, Any]:
-        ns = max(self.ns, 1)
         us = self.ns / self.deltas / 1000
         return {
             "total_ms": self.ns / 1e6,
             "us_per_delta": us,
             "floor_us_per_delta": self.floor_ns / self.deltas / 1000,
-            "mb_per_s": self.chars * 1000 / ns,
+            "mb_per_s": self.chars * 1000 / max(self.ns, 1),
             "ns_per_char": self.ns / self.chars,
             "goal_met": None if self.goal_us is None else us <= self.goal_us,
         }
 
 
-def _measure(make: Callable[[], Feeder], output: Output, goal: float | None, repeat: int, sizes: Sizes) -> Row:
+def _measure(make: Callable[[], Feeder], output: Output, goal: float | None,
+             repeat: int, sizes: Sizes) -> Row:
     """Check one output's parse, then time it and the floor on the same deltas."""
-    deltas = _split(output.text)
+    deltas = [output.text[i : i + DELTA] for i in range(0, len(output.text), DELTA)]
     row = Row(output.case, len(output.text.encode()), len(deltas), goal)
     start = time.perf_counter_ns()
-    events = _run(make, deltas)
-    slow = time.perf_counter_ns() - start > SLOW_NS
-    row.problem = _check(events, output)
+    row.problem = _check(_run(make, deltas), output)
     if row.problem is None:
-        row.repeat = min(repeat, SLOW_REPEAT) if slow else repeat
+        slow = time.perf_counter_ns() - start > SLOW_NS
+        row.runs = min(repeat, SLOW_REPEAT) if slow else repeat
         copies = max(1, sizes.sample // len(output.text))
-        row.ns = _median_ns(make, deltas, copies, row.repeat)
-        row.floor_ns = _median_ns(Floor, deltas, copies, row.repeat)
+        row.ns = int(statistics.median(_timed_run(make, deltas, copies) for _ in range(row.runs)))
+        row.floor_ns = int(statistics.median(
+            _timed_run(Floor, deltas, copies) for _ in range(row.runs)))
     return row
 
 
 def _setup_us(d: Dialect, repeat: int) -> float:
-    """Per-response cost outside the feed loop: a Toolset, a parser, the first schema check."""
+    """Per-response cost outside the loop: a Toolset, a parser, the first schema check."""
     def once() -> int:
         start = time.perf_counter_ns()
         tools = Toolset(TOOLS)
@@ -312,16 +328,12 @@ def _setup_us(d: Dialect, repeat: int) -> float:
     return statistics.median(once() for _ in range(repeat)) / 1000
 
 
-# ---------------------------------------------------------------- one dialect
-
-
 @dataclass
 class DialectResult:
     name: str
     rows: list[Row] = field(default_factory=list)
     setup_us: float = 0.0
     linearity: float | None = None  # ns/char at the longest argument over the shortest
-    compare: Row | None = None  # the ~8k-token call, for dialects in REFERENCES_MS
     problem: str | None = None
 
 
@@ -334,25 +346,14 @@ def bench_dialect(d: Dialect, repeat: int, sizes: Sizes) -> DialectResult:
         return result
     tools = Toolset(TOOLS)  # shared by the runs, so its schema validator is built once
     make = partial(StreamParser, d, tools, reasoning=True, validate=True)
-    goal = GOALS_US.get(d.name)
     for output in _outputs(d, sizes):
-        row_goal = PROSE_GOAL_US if output.case == "prose" else goal
-        result.rows.append(_measure(make, output, row_goal, repeat, sizes))
+        goal = PROSE_GOAL_US if output.case == "prose" else GOALS_US.get(d.name)
+        result.rows.append(_measure(make, output, goal, repeat, sizes))
     longs = [r for r in result.rows if r.case.startswith("arg ") and r.problem is None]
     if len(longs) >= 2:
         result.linearity = (longs[-1].ns / longs[-1].chars) / (longs[0].ns / longs[0].chars)
-    if d.name in REFERENCES_MS:
-        args = {"content": _cycle(CODE, sizes.compare)}
-        output = _output(d, f"arg {_size(sizes.compare)}", "", ("write_file", args))
-        result.compare = _measure(make, output, goal, repeat, sizes)
     result.setup_us = _setup_us(d, repeat)
     return result
-
-
-def _problems(result: DialectResult) -> list[str]:
-    rows = result.rows + ([result.compare] if result.compare else [])
-    found = [f"{result.name}: {result.problem}"] if result.problem else []
-    return found + [f"{result.name} {r.case}: {r.problem}" for r in rows if r.problem]
 
 
 # ---------------------------------------------------------------- reporting
@@ -376,80 +377,78 @@ def _verdict(ok: bool | None) -> str:
 
 
 def _format_row(row: Row) -> str:
-    head = f"  {row.case:<10}{row.chars:>8}{row.deltas:>8}"
+    head = f"  {row.case:<10}{row.chars:>8}{row.deltas:>7}"
     if row.problem:
         return f"{head}  PARSE FAILED: {row.problem}"
     f = row.figures()
-    goal = f"{row.goal_us:>5.1f} {_verdict(f['goal_met'])}" if row.goal_us is not None else "    -"
+    goal = f"{row.goal_us:>4.1f} {_verdict(f['goal_met'])}" if row.goal_us is not None else "   -"
     return (
-        f"{head}{f['total_ms']:>10.3f}{f['us_per_delta']:>9.2f}{f['floor_us_per_delta']:>8.2f}"
-        f"{f['mb_per_s']:>8.2f}{f['ns_per_char']:>9.1f}   {goal}"
+        f"{head}{f['total_ms']:>10.3f}{f['us_per_delta']:>9.2f}{f['floor_us_per_delta']:>7.2f}"
+        f"{f['mb_per_s']:>7.2f}{f['ns_per_char']:>9.1f}   {goal}"
     )
 
 
 def _format_dialect(result: DialectResult) -> list[str]:
-    lines = [f"== {result.name} =="]
     if result.problem:
-        return lines + [f"  SKIPPED: {result.problem}", ""]
-    lines.append(f"  {'case':<10}{'chars':>8}{'deltas':>8}{'total ms':>10}{'us/delta':>9}"
-                 f"{'floor':>8}{'MB/s':>8}{'ns/char':>9}   goal us/delta")
-    lines += [_format_row(row) for row in result.rows]
+        return [f"== {result.name} ==", f"  SKIPPED: {result.problem}", ""]
+    lines = [
+        f"== {result.name} ==",
+        f"  {'case':<10}{'chars':>8}{'deltas':>7}{'total ms':>10}{'us/delta':>9}{'floor':>7}"
+        f"{'MB/s':>7}{'ns/char':>9}   goal us/delta",
+        *map(_format_row, result.rows),
+    ]
     if result.linearity is not None:
         longs = [r.case[4:] for r in result.rows if r.case.startswith("arg ")]
         ok = result.linearity <= LINEARITY_LIMIT
-        lines.append(f"  linearity: ns/char at {longs[-1]} / at {longs[0]} = {result.linearity:.2f}"
-                     f" (limit {LINEARITY_LIMIT}) {_verdict(ok)}")
-    lines.append(f"  per-response setup outside the loop (Toolset, StreamParser, first schema"
+        lines.append(f"  linearity: ns/char at {longs[-1]} / at {longs[0]} ="
+                     f" {result.linearity:.2f} (limit {LINEARITY_LIMIT}) {_verdict(ok)}")
+    lines.append("  per-response setup outside the loop (Toolset, StreamParser, first schema"
                  f" check): {result.setup_us:.0f} us")
     return lines + [""]
 
 
-def _format_compare(results: list[DialectResult]) -> list[str]:
-    rows = [r for r in results if r.compare is not None]
-    if not rows:
-        return []
-    first = rows[0].compare
-    assert first is not None
-    lines = [f"== one call with a {first.case[4:]}-char string argument (4-char deltas, about as"
-             " many tokens): total ms against the figures quoted in issue 2 =="]
-    for result in rows:
-        row = result.compare
-        assert row is not None
-        if row.problem:
-            lines.append(f"  {result.name:<12} PARSE FAILED: {row.problem}")
-            continue
-        f = row.figures()
-        refs = "  ".join(f"{who} {ms:g} ms" for who, ms in REFERENCES_MS[result.name].items())
-        goal = f"goal {row.goal_us:g} us/delta {_verdict(f['goal_met'])}" if row.goal_us else ""
-        lines.append(f"  {result.name:<12} toolbridge {f['total_ms']:.1f} ms for {row.deltas} deltas"
-                     f" ({f['us_per_delta']:.2f} us/delta, {goal})  |  {refs}")
-    return lines
+def _format_compare(results: list[DialectResult], sizes: Sizes) -> list[str]:
+    case = _arg_case(sizes.compare)
+    lines = [f"== one call, a {sizes.compare}-char string argument ({DELTA}-char deltas, about"
+             " as many tokens): total ms against the figures quoted in issue 2 =="]
+    for result in results:
+        for row in (r for r in result.rows if r.case == case and result.name in REFERENCES_MS):
+            if row.problem:
+                lines.append(f"  {result.name:<12} PARSE FAILED: {row.problem}")
+                continue
+            f = row.figures()
+            refs = "  ".join(f"{k} {ms:g} ms" for k, ms in REFERENCES_MS[result.name].items())
+            lines.append(
+                f"  {result.name:<12} toolbridge {f['total_ms']:.1f} ms, {row.deltas} deltas,"
+                f" {f['us_per_delta']:.2f} us/delta (goal {row.goal_us:g} {_verdict(f['goal_met'])})"
+                f"  |  {refs}"
+            )
+    return lines if len(lines) > 1 else []
 
 
-def _report_text(header: dict[str, Any], results: list[DialectResult]) -> str:
-    quick = "  QUICK SIZES: figures are not comparable" if header["quick"] else ""
+def _report_text(header: dict[str, Any], results: list[DialectResult], sizes: Sizes) -> str:
+    quick = "  QUICK SIZES: not comparable figures" if header["quick"] else ""
     lines = [
         f"toolbridge bench  {header['date']}  {header['python']}  {header['machine']}"
         f"  ({header['uname']}){quick}",
         f"method: {DELTA}-char deltas split before timing; only feed()/close() timed"
         f" (perf_counter_ns); GC disabled during timed runs; median of {header['repeat']} runs"
-        f" ({SLOW_REPEAT} when a run exceeds {SLOW_NS // 10**9} s); floor = do-nothing parser"
-        " us/delta on the same deltas",
-        "features: tools with JSON schemas, reasoning=True (outputs open with a <think> block),"
-        " validate=True; ns/char and MB/s count every character of the output",
+        f" ({SLOW_REPEAT} when one run exceeds {SLOW_NS // 10**9} s)",
+        "features: tools with JSON schemas, reasoning=True (a <think> block first), validate=True."
+        " floor: a do-nothing parser on the same deltas; MB/s and ns/char: output characters",
         "",
     ]
     for result in results:
         lines += _format_dialect(result)
-    return "\n".join(lines + _format_compare(results))
+    return "\n".join(lines + _format_compare(results, sizes))
 
 
 def _report_json(header: dict[str, Any], results: list[DialectResult]) -> str:
-    def row(r: Row | None) -> dict[str, Any] | None:
-        return None if r is None else {**asdict(r), **({} if r.problem else r.figures())}
-
-    dialects = [{**asdict(res), "rows": [row(r) for r in res.rows], "compare": row(res.compare),
-                 "references_ms": REFERENCES_MS.get(res.name)} for res in results]
+    dialects = [
+        {**asdict(res), "references_ms": REFERENCES_MS.get(res.name),
+         "rows": [{**asdict(r), **({} if r.problem else r.figures())} for r in res.rows]}
+        for res in results
+    ]
     return json.dumps({"header": header, "dialects": dialects}, indent=2)
 
 
@@ -458,19 +457,17 @@ def _report_json(header: dict[str, Any], results: list[DialectResult]) -> str:
 
 def _dialects(names: list[str] | None) -> list[Dialect]:
     """The distinct dialects, by primary name; ``names`` (names or aliases) narrows them."""
-    found: dict[str, Dialect] = {}
-    for name in names or dialect_names():
-        d = get_dialect(name)
-        found[d.name] = d
+    found = {d.name: d for d in map(get_dialect, names or dialect_names())}
     return [found[n] for n in sorted(found)]
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="toolbridge bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--dialect", action="append", metavar="NAME", help="only this dialect (repeatable)")
-    parser.add_argument("--repeat", type=int, default=7, metavar="N", help="runs per figure (median)")
-    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke test)")
-    parser.add_argument("--json", action="store_true", help="print machine-readable results")
+    add = parser.add_argument
+    add("--dialect", action="append", metavar="NAME", help="only this dialect (repeatable)")
+    add("--repeat", type=int, default=7, metavar="N", help="runs per figure; the median is shown")
+    add("--quick", action="store_true", help="small sizes, for a smoke test")
+    add("--json", action="store_true", help="print machine-readable results")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -482,13 +479,18 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark and print the figures; 1 when an output did not parse as expected."""
+    """Run the benchmark and print the figures.
+
+    Returns 0, or 1 when an output did not parse as expected or a body kind has no renderer.
+    """
     args = _arguments(argv)
     sizes = QUICK if args.quick else FULL
     header = _header(args.repeat, sizes)
     results = [bench_dialect(d, args.repeat, sizes) for d in args.dialects]
-    print(_report_json(header, results) if args.json else _report_text(header, results))
-    problems = [p for result in results for p in _problems(result)]
+    print(_report_json(header, results) if args.json else _report_text(header, results, sizes))
+    problems = [f"{res.name}: {res.problem}" for res in results if res.problem] + [
+        f"{res.name} {row.case}: {row.problem}" for res in results for row in res.rows if row.problem
+    ]
     for problem in problems:
         print(f"toolbridge bench: {problem}", file=sys.stderr)
     return 1 if problems else 0

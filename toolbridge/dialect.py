@@ -60,6 +60,10 @@ class Body(Protocol):
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]: ...
 
+    def fast(self, text: str) -> str | None:
+        """The arguments fragment for ``text`` when the body is streaming a value and ``text``
+        only continues it (no marker, nothing to hold back); None to take the general path."""
+
 
 BodyFactory = Callable[[CallSink, str], Body]
 

@@ -127,6 +127,17 @@ class StreamParser:
         """Consume the next piece of output; return the events it completes."""
         if self._closed:
             raise ConfigError("feed() called after close()")
+        if not self._buf and text:  # fast paths for the two common cases
+            phase = self._phase
+            if phase is Phase.CALL:
+                fragment = self._body.fast(text)  # type: ignore[union-attr]
+                if fragment is not None:
+                    self._raw.append(text)
+                    self._out = []
+                    self.args(fragment)
+                    return self._out
+            elif phase is not Phase.START and self._scan[phase].clear(text):
+                return [Text(text) if phase is Phase.CONTENT else Reasoning(text)]
         return self._run(self._buf + text if self._buf else text, final=False)
 
     def close(self) -> list[Event]:
