@@ -58,6 +58,8 @@ class JsonEnvelopeBody:
         self._held_args = ""  # arguments written before the name, sent once it is accepted
         self._value: list[str] = []
         self._streaming = False
+        # A bare object (no wrapper) is a call only once its arguments key confirms it.
+        self._pending_name = None if opened_by != "{" else ""
 
     def fast(self, text: str) -> str | None:
         """The arguments fragment for ``text`` when it only continues a streamed string."""
@@ -130,6 +132,10 @@ class JsonEnvelopeBody:
                 return pos, self._at_end(final)
             if buf[pos] not in '{"':
                 return pos, self._fail("arguments are not a JSON object")
+            if self._pending_name:
+                outcome = self._begin(self._pending_name)
+                if outcome is not None:
+                    return pos, outcome
             self._streaming = self._begun and buf[pos] == "{"
         pos = scanner.feed(buf, pos, final)
         piece = scanner.take()
@@ -162,6 +168,13 @@ class JsonEnvelopeBody:
         name = json.loads(text)
         if not isinstance(name, str):
             return self._fail("the call's name is not a string")
+        if self._pending_name is not None and not self._held_args:
+            self._pending_name = name  # wait for the arguments key
+            return None
+        return self._begin(name)
+
+    def _begin(self, name: str) -> Outcome | None:
+        self._pending_name = ""
         why = self._sink.begin(name)
         if why:
             return self._fail(why)
@@ -191,7 +204,7 @@ class JsonEnvelopeBody:
 
     def _finish(self) -> Outcome | None:
         if not self._begun:
-            return self._fail("the call object has no name")
+            return self._fail("not a call object" if self._pending_name is not None else "the call object has no name")
         self._sink.end()
         self._state = _S.TAIL
         return None
