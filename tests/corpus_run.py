@@ -24,7 +24,7 @@ from toolbridge import ConfigError, Toolset, parse
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "parse_cases.jsonl"
 ALIASES: dict[str, str] = {}
-_PROMPT_TAIL = re.compile(r"the rendered prompt ends with (['\"])(.*?)\1; model_output", re.S)
+_PROMPT_TAIL = re.compile(r"the rendered prompt ends with (['\"])(.*?)\1; model_output", re.DOTALL)
 _ASSISTANT_HEADERS = ("<|im_start|>assistant\n", "<|assistant|>")
 _BODY_WRAP = {"glm45": "<tool_call>{}</tool_call>", "glm47": "<tool_call>{}</tool_call>"}
 

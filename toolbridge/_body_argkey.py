@@ -71,9 +71,10 @@ class ArgKeyBody:
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         if self._json is not None:
-            pos, outcome = self._json.feed(buf, pos, final)
+            end, settled = self._json.feed(buf, pos, final)
             self.reason = self._json.reason
-            return pos, outcome
+            return end, settled
+        outcome: Outcome | None
         while True:
             state = self._state
             if self._json is not None:
@@ -85,13 +86,13 @@ class ArgKeyBody:
             elif state is _S.VALUE:
                 pos, outcome = self._read_value(buf, pos, final)
             else:
-                pos, outcome = self._tag(buf, _WS.match(buf, pos).end(), final)
+                pos, outcome = self._tag(buf, _skip(buf, pos), final)
             if outcome is not None:
                 return pos, outcome
 
     def _read_name(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         while pos < len(buf):
-            ws_end = _WS.match(buf, pos).end()
+            ws_end = _skip(buf, pos)
             if ws_end > pos:
                 self._name_done = self._name_done or bool(self._name)
                 pos = ws_end
@@ -106,7 +107,7 @@ class ArgKeyBody:
                 return pos, None
             if self._name_done:
                 return pos, self._fail("not a call: text after the name")
-            run = _NAME_RUN.match(buf, pos).end()
+            run = _NAME_RUN.match(buf, pos).end()  # type: ignore[union-attr]
             self._name.append(buf[pos:run])
             pos = run
             if sum(map(len, self._name)) > _LIMIT:
@@ -193,6 +194,10 @@ class ArgKeyBody:
     def _fail(self, why: str) -> Outcome:
         self.reason = why
         return Outcome.FAIL
+
+
+def _skip(buf: str, pos: int) -> int:
+    return _WS.match(buf, pos).end()  # type: ignore[union-attr]  # a starred pattern always matches
 
 
 def _held(buf: str, pos: int, marker: str) -> int:

@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import enum
 import json
-import re
 
 from ._jsonscan import ERROR, JsonScanner
-from ._markers import match_at, read_label
+from ._markers import match_at, read_label, skip_ws
 from .dialect import UNCLOSED_AT_END, CallSink, Outcome
-
-_WS = re.compile(r"[ \t\n\r]*")
 
 
 class _S(enum.Enum):
@@ -70,7 +67,7 @@ class JsonEnvelopeBody:
             if self._state is _S.KEY_TEXT or self._state is _S.VALUE:
                 pos, outcome = self._scan(buf, pos, final)
             else:
-                pos = _WS.match(buf, pos).end()
+                pos = skip_ws(buf, pos)
                 if pos >= len(buf):
                     return pos, self._at_end(final)
                 if self._state is _S.TAIL:
@@ -127,7 +124,7 @@ class JsonEnvelopeBody:
     def _scan(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         scanner = self._scanner
         if self._state is _S.VALUE and not scanner.started and self._key in self._args_keys:
-            pos = _WS.match(buf, pos).end()
+            pos = skip_ws(buf, pos)
             if pos >= len(buf):
                 return pos, self._at_end(final)
             if buf[pos] not in '{"':
@@ -293,7 +290,7 @@ class NameJsonBody:
             pos, outcome = self._args(buf, pos, final)
             if outcome is not None:
                 return pos, outcome
-        pos = _WS.match(buf, pos).end()
+        pos = skip_ws(buf, pos)
         if pos >= len(buf) and final:
             self._sink.repaired(UNCLOSED_AT_END)
             return pos, Outcome.DONE
@@ -302,7 +299,7 @@ class NameJsonBody:
     def _args(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         scanner = self._scanner
         if not scanner.started:
-            pos = _WS.match(buf, pos).end()
+            pos = skip_ws(buf, pos)
             if pos >= len(buf):
                 return pos, self._fail("truncated") if final else Outcome.MORE
             if buf[pos] != "{":

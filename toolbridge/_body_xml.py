@@ -21,14 +21,11 @@ from __future__ import annotations
 
 import enum
 import json
-import re
 from dataclasses import dataclass, field
 
-from ._markers import MarkerSet, match_at, read_label
+from ._markers import MarkerSet, match_at, read_label, skip_ws
 from ._rawvalue import RawValue
 from .dialect import UNCLOSED_AT_END, CallSink, Outcome
-
-_WS = re.compile(r"[ \t\n\r]*")
 
 
 @dataclass(frozen=True)
@@ -83,7 +80,7 @@ class XmlBody:
             elif state is _S.NAME or state is _S.KEY:
                 pos, outcome = self._read_label(buf, pos, final)
             else:
-                pos = _WS.match(buf, pos).end()
+                pos = skip_ws(buf, pos)
                 pos, outcome = self._tag(buf, pos, final)
             if outcome is not None:
                 return pos, outcome

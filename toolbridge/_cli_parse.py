@@ -80,6 +80,11 @@ def run(args: argparse.Namespace) -> int:
     except RunError as exc:
         print(f"toolbridge parse: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        raise  # the reader went away; the command line ends quietly
+    except OSError as exc:  # reading or writing failed midway; what was written is flushed
+        print(f"toolbridge parse: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
@@ -90,7 +95,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         dialect = get_dialect(args.dialect) if args.dialect is not None else None
     except ConfigError as exc:
         raise RunError(f"--dialect: {exc}") from None
-    tools = load_tools_file(args.tools, args.validate) if args.tools else None
+    tools = load_tools_file(args.tools) if args.tools else None
     options = {
         "reasoning": args.reasoning or args.in_reasoning,
         "in_reasoning": args.in_reasoning,
@@ -101,7 +106,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     return Settings(dialect, tools, args.stream, args.chunk, options)
 
 
-def load_tools_file(path: str, validate: bool) -> Toolset:
+def load_tools_file(path: str) -> Toolset:
     try:
         with open(path, "rb") as f:
             value = json.load(f)
@@ -110,20 +115,16 @@ def load_tools_file(path: str, validate: bool) -> Toolset:
     except ValueError as exc:
         raise RunError(f"--tools {path}: invalid JSON: {exc}") from None
     try:
-        return make_toolset(value, validate)
+        return make_toolset(value)
     except ConfigError as exc:
         raise RunError(f"--tools {path}: {exc}") from None
 
 
-def make_toolset(value: Any, validate: bool) -> Toolset:
-    """A Toolset from a tools list or ``{"tools": [...]}``, schemas checked up front."""
+def make_toolset(value: Any) -> Toolset:
+    """A Toolset from a tools list or ``{"tools": [...]}``."""
     if isinstance(value, dict) and "tools" in value:
         value = value["tools"]
-    toolset = Toolset(value)
-    if validate:
-        for name in toolset.schemas:  # builds each validator now: a bad schema fails here
-            toolset.validate(name, {})
-    return toolset
+    return Toolset(value)
 
 
 def run_text(text: str, dialect: Dialect, tools: Toolset | None, settings: Settings) -> Outcome:
@@ -167,8 +168,7 @@ def _run_single(source: IO[bytes], name: str, out: TextIO, settings: Settings) -
     except ToolBridgeError as exc:
         raise RunError(str(exc)) from None
     if settings.stream:
-        for delta in outcome.deltas:
-            out.write(json.dumps(delta) + "\n")
+        out.writelines(json.dumps(delta) + "\n" for delta in outcome.deltas)
         out.write(json.dumps({"finish_reason": outcome.finish_reason}) + "\n")
     else:
         out.write(json.dumps(outcome.as_dict(), indent=2) + "\n")
@@ -179,17 +179,17 @@ def _run_single(source: IO[bytes], name: str, out: TextIO, settings: Settings) -
 
 
 class ToolsCache:
-    """Toolsets by their JSON text, so recurring per-line tools are checked once."""
+    """Toolsets by their JSON text, so lines that repeat a tools list share one (and its
+    compiled validators)."""
 
-    def __init__(self, validate: bool) -> None:
-        self._validate = validate
+    def __init__(self) -> None:
         self._cache: dict[str, Toolset] = {}
 
     def get(self, value: Any) -> Toolset:
         key = json.dumps(value, sort_keys=True)
         toolset = self._cache.get(key)
         if toolset is None:
-            toolset = make_toolset(value, self._validate)
+            toolset = make_toolset(value)
             if len(self._cache) >= _TOOLS_CACHE_SIZE:
                 del self._cache[next(iter(self._cache))]
             self._cache[key] = toolset
@@ -198,13 +198,15 @@ class ToolsCache:
 
 def run_jsonl(source: IO[bytes], out: TextIO, settings: Settings, progress: Progress) -> int:
     """Parse each line of ``source`` into one line of ``out``; 1 when any line failed."""
-    cache = ToolsCache(settings.options["validate"])
-    done = failed = 0
+    cache = ToolsCache()
+    done = failed = current = 0
     try:
         for number, raw in enumerate(source, 1):
             if not raw.strip():
                 continue
+            current = number
             result = _process_line(raw, number, settings, cache)
+            current = 0
             out.write(json.dumps(result, separators=(",", ":")) + "\n")
             done += 1
             if "error" in result:
@@ -213,8 +215,10 @@ def run_jsonl(source: IO[bytes], out: TextIO, settings: Settings, progress: Prog
             if done % _FLUSH_EVERY == 0:
                 out.flush()
             progress.tick(done, failed)
-    finally:
+    finally:  # also when interrupted or stopped by a bug: keep every result written so far
         out.flush()
+        if current:
+            progress.note(f"line {current}: the run stopped here")
         progress.close()
     return EXIT_LINES_FAILED if failed else EXIT_OK
 

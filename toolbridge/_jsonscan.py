@@ -30,7 +30,7 @@ VALUE, ARR_FIRST, OBJ_FIRST, OBJ_KEY, COLON, AFTER, STRING, ESCAPE, UNICODE, LIT
 class JsonScanner:
     """Scan one JSON value incrementally; see the module docstring."""
 
-    __slots__ = ("state", "error", "repaired", "_stack", "_key", "_hex", "_literal", "_out")
+    __slots__ = ("_hex", "_key", "_literal", "_out", "_stack", "error", "repaired", "state")
 
     def __init__(self) -> None:
         self.state = VALUE
@@ -86,7 +86,7 @@ class JsonScanner:
                     self.state = ESCAPE
                 else:  # a raw control character: escape it so the output stays strict JSON
                     out.append(buf[start:pos])
-                    out.append(_CONTROL.get(ch) or "\\u%04x" % ord(ch))
+                    out.append(_CONTROL.get(ch) or f"\\u{ord(ch):04x}")
                     self.repaired = True
                     pos += 1
                     start = pos
@@ -107,17 +107,16 @@ class JsonScanner:
                 if not self._hex:
                     self.state = STRING
             elif state == LITERAL:
-                m = _LITERAL_RUN.match(buf, pos)
-                self._literal.append(buf[pos : m.end()])
-                pos = m.end()
-                if pos < end:
-                    if not self._end_literal():
-                        return self._fail(buf, start, pos, "invalid literal")
+                run_end = _LITERAL_RUN.match(buf, pos).end()  # type: ignore[union-attr]
+                self._literal.append(buf[pos:run_end])
+                pos = run_end
+                if pos < end and not self._end_literal():
+                    return self._fail(buf, start, pos, "invalid literal")
             else:
-                pos = _WS.match(buf, pos).end()
+                pos = _WS.match(buf, pos).end()  # type: ignore[union-attr]
                 if pos < end:
                     if not self._structural(buf[pos]):
-                        return self._fail(buf, start, pos, "unexpected %r" % buf[pos])
+                        return self._fail(buf, start, pos, f"unexpected {buf[pos]!r}")
                     pos += 1
         if final and self.state == LITERAL and not self._end_literal():
             return self._fail(buf, start, pos, "invalid literal")

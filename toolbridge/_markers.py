@@ -59,6 +59,14 @@ class MarkerSet:
         return len(buf) - best
 
 
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def skip_ws(buf: str, pos: int) -> int:
+    """The position of the first non-whitespace character at or after ``pos``."""
+    return _WS.match(buf, pos).end()  # type: ignore[union-attr]  # a starred pattern always matches
+
+
 def match_at(buf: str, pos: int, options: tuple[str, ...]) -> str | None:
     """The option that ``buf`` starts with at ``pos``; "" when the rest of ``buf`` is a proper
     prefix of an option (more text is needed); None when nothing can match."""

@@ -18,14 +18,14 @@ from ._markers import MarkerSet
 from .dialect import CallSink
 from .tools import is_plain_string
 
-_encode = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_encode = json.encoder.encode_basestring
 _JSON_START = frozenset('-0123456789tfn[{" \t\r\n')
 
 
 class RawValue:
     """Read one raw value; ``feed`` returns the end marker's match once the value is complete."""
 
-    __slots__ = ("_sink", "_key", "_ends", "_trim", "_stream", "_held", "_started", "_pending_nl")
+    __slots__ = ("_ends", "_held", "_key", "_pending_nl", "_sink", "_started", "_stream", "_trim")
 
     def __init__(self, sink: CallSink, key: str, ends: MarkerSet, trim_newline: bool) -> None:
         self._sink = sink

@@ -9,11 +9,10 @@ one) and ``validate=True``. The same deltas go through a do-nothing parser as a 
 Invariants:
 - nothing but ``feed``/``close`` is timed: splitting, parser construction and checking are not;
 - every output is parsed once, untimed, and must give exactly the expected call, content and
-  reasoning before it is timed, so a failing parse cannot pass for a fast one;
+  reasoning before it is timed, so a failing parse (or a wrong rendering) cannot pass for a
+  fast one;
 - a figure is the median of several runs with the garbage collector disabled; one run feeds at
   least ``Sizes.sample`` characters (several responses when the output is short).
-
-Exit status: 0, or 1 when an output did not parse as expected or a body kind has no renderer.
 """
 
 from __future__ import annotations
@@ -27,10 +26,10 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import partial
-from typing import Any, Protocol
+from typing import Any
 
 from ._body_argkey import ArgKeyBody, ArgKeyTags
 from ._body_json import JsonEnvelopeBody
@@ -70,30 +69,34 @@ QUICK = Sizes(2048, (512, 2048), compare=2048, sample=2048)
 THOUGHT = "The user wants the forecast; get_weather takes a city, a unit and a number of days."
 LEAD = "Let me check the weather in Paris for the next three days.\n\n"
 WEATHER_ARGS: dict[str, Any] = {"city": "Paris", "unit": "celsius", "days": 3, "hourly": False}
+WEATHER_SCHEMA = {
+    "type": "object", "required": ["city"], "additionalProperties": False, "properties": {
+        "city": {"type": "string"},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+        "days": {"type": "integer", "minimum": 1, "maximum": 14},
+        "hourly": {"type": "boolean"},
+    },
+}
+FILE_SCHEMA = {
+    "type": "object", "required": ["content"], "properties": {"content": {"type": "string"}},
+}
 TOOLS: list[dict[str, Any]] = [
-    {"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "required": ["city"], "additionalProperties": False, "properties": {
-            "city": {"type": "string"},
-            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-            "days": {"type": "integer", "minimum": 1, "maximum": 14},
-            "hourly": {"type": "boolean"}}}}},
-    {"type": "function", "function": {"name": "write_file", "parameters": {
-        "type": "object", "required": ["content"],
-        "properties": {"content": {"type": "string"}}}}},
+    {"type": "function", "function": {"name": "get_weather", "parameters": WEATHER_SCHEMA}},
+    {"type": "function", "function": {"name": "write_file", "parameters": FILE_SCHEMA}},
 ]
 PROSE = (
-    "The parser keeps a cursor and never scans consumed text again, so x < y holds at each step. ",
-    "In HTML a <b>bold</b> word and a <br> break are just content. ",
-    "When a < b and b < c, then a < c; a <toolbox> element is not a marker.\n",
-    "Streaming four characters per delta is about one token, and 3 < 4 < 5 is true. ",
-    "Arrows like <- and <= appear in code reviews all the time.\n\n",
+    "The parser keeps a cursor and never scans consumed text again, so x < y holds at each step. "
+    "In HTML a <b>bold</b> word and a <br> break are just content. "
+    "When a < b and b < c, then a < c; a <toolbox> element is not a marker.\n"
+    "Streaming four characters per delta is about one token, and 3 < 4 < 5 is true. "
+    "Arrows like <- and <= appear in code reviews all the time.\n\n"
 )
 CODE = (
-    "def total(values: list[int], n: int) -> int:\n",
-    '    """Sum the first n values; "n" may exceed len(values)."""\n',
-    "    return sum(v for i, v in enumerate(values) if i < n)  # keeps i < n\n",
-    '<div class="row"><span>{item}</span></div>\n',
-    '\tpath = "C:\\\\tmp\\\\out.txt"  # a Windows path, backslashes escaped\n',
+    "def total(values: list[int], n: int) -> int:\n"
+    '    """Sum the first n values; "n" may exceed len(values)."""\n'
+    "    return sum(v for i, v in enumerate(values) if i < n)  # keeps i < n\n"
+    '<div class="row"><span>{item}</span></div>\n'
+    '\tpath = "C:\\\\tmp\\\\out.txt"  # a Windows path, backslashes escaped\n'
 )
 
 
@@ -108,10 +111,9 @@ class Output:
     reasoning: str
 
 
-def _cycle(pieces: Sequence[str], length: int) -> str:
-    """``pieces`` repeated up to ``length`` characters, ending with a full stop."""
-    whole = "".join(pieces)
-    return (whole * (length // len(whole) + 1))[: length - 1].rstrip() + "."
+def _cycle(text: str, length: int) -> str:
+    """``text`` repeated up to ``length`` characters, ending with a full stop."""
+    return (text * (length // len(text) + 1))[: length - 1].rstrip() + "."
 
 
 def _raw(value: Any) -> str:
@@ -120,8 +122,8 @@ def _raw(value: Any) -> str:
 
 def _call_start(d: Dialect) -> str:
     """The call-start marker the dialect's sample uses (the first declared one if none)."""
-    found = [(d.sample.find(m), m) for m in d.call_start if m in d.sample]
-    return min(found)[1] if found else d.call_start[0]
+    found = [(d.sample.find(m), -len(m), m) for m in d.call_start if m in d.sample]
+    return min(found)[2] if found else d.call_start[0]
 
 
 def _body(d: Dialect) -> Any:
@@ -176,9 +178,8 @@ def _render_argkey(d: Dialect, body: Any, name: str, args: dict[str, Any]) -> st
     return f"{_call_start(d)}{name}{nl}{pairs}{tags.block_close}"
 
 
-# The renderers write each body kind's syntax; tag spellings come from the body (the default
-# spelling when it keeps none) and the JSON envelope's shape from the sample. A wrong rendering
-# cannot go unnoticed: every output must parse into its call before it is timed.
+# Tag spellings come from the body (the kind's default spelling when it keeps none), the JSON
+# envelope's shape from the sample; a wrong rendering fails the parse check, loudly.
 RENDERERS: dict[type, Callable[[Dialect, Any, str, dict[str, Any]], str]] = {
     JsonEnvelopeBody: _render_json,
     XmlBody: _render_xml,
@@ -230,12 +231,6 @@ def _check(events: list[Any], output: Output) -> str | None:
 # ---------------------------------------------------------------- timing
 
 
-class Feeder(Protocol):
-    def feed(self, text: str) -> list[Any]: ...
-
-    def close(self) -> list[Any]: ...
-
-
 class Floor:
     """A parser that does nothing: the cost of the feeding loop itself."""
 
@@ -246,13 +241,10 @@ class Floor:
         return []
 
 
-def _run(make: Callable[[], Feeder], deltas: list[str]) -> list[Any]:
-    parser = make()
-    events = [e for delta in deltas for e in parser.feed(delta)]
-    return events + parser.close()
+Maker = Callable[[], Any]  # a fresh StreamParser or Floor
 
 
-def _timed_run(make: Callable[[], Feeder], deltas: list[str], copies: int) -> int:
+def _timed_run(make: Maker, deltas: list[str], copies: int) -> int:
     """Feed ``deltas`` to ``copies`` fresh parsers with the GC off; ns per response."""
     parsers = [make() for _ in range(copies)]
     sink: list[Any] = []
@@ -299,25 +291,27 @@ class Row:
         }
 
 
-def _measure(make: Callable[[], Feeder], output: Output, goal: float | None,
-             repeat: int, sizes: Sizes) -> Row:
+def _measure(make: Maker, output: Output, goal: float | None, repeat: int, sizes: Sizes) -> Row:
     """Check one output's parse, then time it and the floor on the same deltas."""
     deltas = [output.text[i : i + DELTA] for i in range(0, len(output.text), DELTA)]
     row = Row(output.case, len(output.text.encode()), len(deltas), goal)
     start = time.perf_counter_ns()
-    row.problem = _check(_run(make, deltas), output)
+    parser = make()
+    events = [e for delta in deltas for e in parser.feed(delta)] + parser.close()
+    row.problem = _check(events, output)
     if row.problem is None:
         slow = time.perf_counter_ns() - start > SLOW_NS
         row.runs = min(repeat, SLOW_REPEAT) if slow else repeat
         copies = max(1, sizes.sample // len(output.text))
         row.ns = int(statistics.median(_timed_run(make, deltas, copies) for _ in range(row.runs)))
-        row.floor_ns = int(statistics.median(
-            _timed_run(Floor, deltas, copies) for _ in range(row.runs)))
+        floor = (_timed_run(Floor, deltas, copies) for _ in range(row.runs))
+        row.floor_ns = int(statistics.median(floor))
     return row
 
 
 def _setup_us(d: Dialect, repeat: int) -> float:
     """Per-response cost outside the loop: a Toolset, a parser, the first schema check."""
+
     def once() -> int:
         start = time.perf_counter_ns()
         tools = Toolset(TOOLS)
@@ -365,7 +359,6 @@ def _header(repeat: int, sizes: Sizes) -> dict[str, Any]:
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs",
         "uname": " ".join(platform.uname()[:3]),
-        "delta_chars": DELTA,
         "repeat": repeat,
         "quick": sizes is QUICK,
         "gc": "disabled during timed runs",
@@ -374,6 +367,10 @@ def _header(repeat: int, sizes: Sizes) -> dict[str, Any]:
 
 def _verdict(ok: bool | None) -> str:
     return "" if ok is None else ("PASS" if ok else "FAIL")
+
+
+COLUMNS = (("chars", 8), ("deltas", 7), ("total ms", 10), ("us/delta", 9), ("floor", 7),
+           ("MB/s", 7), ("ns/char", 9))
 
 
 def _format_row(row: Row) -> str:
@@ -391,53 +388,54 @@ def _format_row(row: Row) -> str:
 def _format_dialect(result: DialectResult) -> list[str]:
     if result.problem:
         return [f"== {result.name} ==", f"  SKIPPED: {result.problem}", ""]
-    lines = [
-        f"== {result.name} ==",
-        f"  {'case':<10}{'chars':>8}{'deltas':>7}{'total ms':>10}{'us/delta':>9}{'floor':>7}"
-        f"{'MB/s':>7}{'ns/char':>9}   goal us/delta",
-        *map(_format_row, result.rows),
-    ]
+    titles = "case".ljust(10) + "".join(t.rjust(w) for t, w in COLUMNS)
+    lines = [f"== {result.name} ==", f"  {titles}   goal us/delta", *map(_format_row, result.rows)]
     if result.linearity is not None:
         longs = [r.case[4:] for r in result.rows if r.case.startswith("arg ")]
-        ok = result.linearity <= LINEARITY_LIMIT
-        lines.append(f"  linearity: ns/char at {longs[-1]} / at {longs[0]} ="
-                     f" {result.linearity:.2f} (limit {LINEARITY_LIMIT}) {_verdict(ok)}")
-    lines.append("  per-response setup outside the loop (Toolset, StreamParser, first schema"
-                 f" check): {result.setup_us:.0f} us")
-    return lines + [""]
+        ok = _verdict(result.linearity <= LINEARITY_LIMIT)
+        lines.append(
+            f"  linearity: ns/char at {longs[-1]} / at {longs[0]} = {result.linearity:.2f}"
+            f" (limit {LINEARITY_LIMIT}) {ok}"
+        )
+    setup = "per-response setup outside the loop (Toolset, StreamParser, first schema check)"
+    return lines + [f"  {setup}: {result.setup_us:.0f} us", ""]
 
 
 def _format_compare(results: list[DialectResult], sizes: Sizes) -> list[str]:
     case = _arg_case(sizes.compare)
-    lines = [f"== one call, a {sizes.compare}-char string argument ({DELTA}-char deltas, about"
-             " as many tokens): total ms against the figures quoted in issue 2 =="]
-    for result in results:
-        for row in (r for r in result.rows if r.case == case and result.name in REFERENCES_MS):
+    title = (
+        f"== one call, a {sizes.compare}-char string argument ({DELTA}-char deltas, about as many"
+        " tokens): total ms against the figures quoted in issue 2 =="
+    )
+    lines = [title]
+    for res in results:
+        for row in (r for r in res.rows if r.case == case and res.name in REFERENCES_MS):
             if row.problem:
-                lines.append(f"  {result.name:<12} PARSE FAILED: {row.problem}")
+                lines.append(f"  {res.name:<12} PARSE FAILED: {row.problem}")
                 continue
             f = row.figures()
-            refs = "  ".join(f"{k} {ms:g} ms" for k, ms in REFERENCES_MS[result.name].items())
+            refs = "  ".join(f"{k} {ms:g} ms" for k, ms in REFERENCES_MS[res.name].items())
             lines.append(
-                f"  {result.name:<12} toolbridge {f['total_ms']:.1f} ms, {row.deltas} deltas,"
-                f" {f['us_per_delta']:.2f} us/delta (goal {row.goal_us:g} {_verdict(f['goal_met'])})"
-                f"  |  {refs}"
+                f"  {res.name:<12} toolbridge {f['total_ms']:.1f} ms, {row.deltas} deltas,"
+                f" {f['us_per_delta']:.2f} us/delta (goal {row.goal_us}"
+                f" {_verdict(f['goal_met'])})  |  {refs}"
             )
     return lines if len(lines) > 1 else []
 
 
 def _report_text(header: dict[str, Any], results: list[DialectResult], sizes: Sizes) -> str:
     quick = "  QUICK SIZES: not comparable figures" if header["quick"] else ""
-    lines = [
-        f"toolbridge bench  {header['date']}  {header['python']}  {header['machine']}"
-        f"  ({header['uname']}){quick}",
+    machine = f"{header['python']}  {header['machine']}  ({header['uname']})"
+    method = (
         f"method: {DELTA}-char deltas split before timing; only feed()/close() timed"
         f" (perf_counter_ns); GC disabled during timed runs; median of {header['repeat']} runs"
-        f" ({SLOW_REPEAT} when one run exceeds {SLOW_NS // 10**9} s)",
+        f" ({SLOW_REPEAT} when one run exceeds {SLOW_NS // 10**9} s)"
+    )
+    features = (
         "features: tools with JSON schemas, reasoning=True (a <think> block first), validate=True."
-        " floor: a do-nothing parser on the same deltas; MB/s and ns/char: output characters",
-        "",
-    ]
+        " floor: a do-nothing parser on the same deltas; MB/s and ns/char: output characters"
+    )
+    lines = [f"toolbridge bench  {header['date']}  {machine}{quick}", method, features, ""]
     for result in results:
         lines += _format_dialect(result)
     return "\n".join(lines + _format_compare(results, sizes))
@@ -445,8 +443,11 @@ def _report_text(header: dict[str, Any], results: list[DialectResult], sizes: Si
 
 def _report_json(header: dict[str, Any], results: list[DialectResult]) -> str:
     dialects = [
-        {**asdict(res), "references_ms": REFERENCES_MS.get(res.name),
-         "rows": [{**asdict(r), **({} if r.problem else r.figures())} for r in res.rows]}
+        {
+            **asdict(res),
+            "references_ms": REFERENCES_MS.get(res.name),
+            "rows": [{**asdict(r), **({} if r.problem else r.figures())} for r in res.rows],
+        }
         for res in results
     ]
     return json.dumps({"header": header, "dialects": dialects}, indent=2)
@@ -488,9 +489,9 @@ def main(argv: list[str] | None = None) -> int:
     header = _header(args.repeat, sizes)
     results = [bench_dialect(d, args.repeat, sizes) for d in args.dialects]
     print(_report_json(header, results) if args.json else _report_text(header, results, sizes))
-    problems = [f"{res.name}: {res.problem}" for res in results if res.problem] + [
-        f"{res.name} {row.case}: {row.problem}" for res in results for row in res.rows if row.problem
-    ]
+    problems = [f"{res.name}: {res.problem}" for res in results if res.problem]
+    problems += [f"{res.name} {r.case}: {r.problem}" for res in results for r in res.rows
+                 if r.problem]
     for problem in problems:
         print(f"toolbridge bench: {problem}", file=sys.stderr)
     return 1 if problems else 0

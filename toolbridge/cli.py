@@ -17,6 +17,7 @@ from .dialect import dialect_names, get_dialect
 EXIT_OK = 0
 EXIT_LINES_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -30,6 +31,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``| head``): stop quietly
         _silence_stdout()
         return EXIT_LINES_FAILED
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,6 +55,8 @@ def _add_parse(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "parse",
         help="model output in, OpenAI message JSON out",
         description="Parse model output text into an OpenAI assistant message and a report.",
+        epilog="exit status: 0 done; 1 some --jsonl lines failed (each has an error line); "
+               "2 bad flag, dialect, tools file, or unreadable input",
     )
     p.add_argument("input", nargs="?", default="-", metavar="FILE",
                    help="model output text (or JSON lines with --jsonl); '-' or omitted: stdin")

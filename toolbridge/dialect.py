@@ -18,7 +18,6 @@ from typing import Any, Protocol
 
 from .errors import ConfigError, DialectError
 
-
 UNCLOSED_AT_END = "call not closed at end of output"
 """What a body reports when it completes a call whose close marker never came."""
 
@@ -34,8 +33,8 @@ class Outcome(enum.Enum):
 class CallSink(Protocol):
     """What a body reports calls to (implemented by the StreamParser)."""
 
-    def begin(self, written_name: str) -> bool:
-        """Start a call; False when the name is not an offered tool (the block is rejected)."""
+    def begin(self, written_name: str) -> str | None:
+        """Start a call; return None, or why the name cannot be a call (the block is rejected)."""
 
     def args(self, text: str) -> None:
         """Emit a fragment of the current call's JSON arguments."""

@@ -72,23 +72,22 @@ class MessageBuilder:
         self._done: list[int] = []
 
     def add(self, events: list[Event]) -> None:
-        report = self.report
         for ev in events:
-            kind = type(ev)
-            if kind is Text:
-                self._text.append(ev.text)  # type: ignore[union-attr]
-            elif kind is Reasoning:
-                self._reasoning.append(ev.text)  # type: ignore[union-attr]
-            elif kind is ToolCallBegin:
-                self._calls[ev.index] = {"id": ev.id, "name": ev.name}  # type: ignore[union-attr]
-            elif kind is ToolCallEnd:
-                self._calls[ev.index]["arguments"] = ev.arguments  # type: ignore[union-attr]
-                self._done.append(ev.index)  # type: ignore[union-attr]
-                report.calls += 1
-            elif kind is ArgumentsDelta:
-                pass
-            else:
-                self._note(ev)
+            match ev:
+                case Text(text=text):
+                    self._text.append(text)
+                case Reasoning(text=text):
+                    self._reasoning.append(text)
+                case ToolCallBegin(index=index, id=call_id, name=name):
+                    self._calls[index] = {"id": call_id, "name": name}
+                case ToolCallEnd(index=index, arguments=arguments):
+                    self._calls[index]["arguments"] = arguments
+                    self._done.append(index)
+                    self.report.calls += 1
+                case ArgumentsDelta():
+                    pass
+                case _:
+                    self._note(ev)
 
     def _note(self, ev: Event) -> None:
         report = self.report
@@ -146,16 +145,16 @@ class ChunkEncoder:
     def encode(self, events: list[Event]) -> list[Delta]:
         deltas: list[Delta] = []
         for ev in events:
-            kind = type(ev)
-            if kind is Text:
-                self._content(ev.text, deltas)  # type: ignore[union-attr]
-            elif kind is ArgumentsDelta:
-                deltas.append({"tool_calls": [{"index": ev.index, "function": {"arguments": ev.text}}]})  # type: ignore[union-attr]
-            elif kind is ToolCallBegin:
-                self._calls = True
-                deltas.append({"tool_calls": [_opening(ev)]})  # type: ignore[arg-type]
-            elif kind is Reasoning:
-                deltas.append({self._reasoning_key: ev.text})  # type: ignore[union-attr]
+            match ev:
+                case Text(text=text):
+                    self._content(text, deltas)
+                case ArgumentsDelta(index=index, text=text):
+                    deltas.append({"tool_calls": [{"index": index, "function": {"arguments": text}}]})
+                case ToolCallBegin():
+                    self._calls = True
+                    deltas.append({"tool_calls": [_opening(ev)]})
+                case Reasoning(text=text):
+                    deltas.append({self._reasoning_key: text})
         return deltas
 
     def finish(self) -> list[Delta]:

@@ -132,7 +132,7 @@ class _NoValidator:
 
 
 def _make_validator(schema: dict[str, Any]) -> Any:
-    import jsonschema  # validation lives outside the stdlib-only parsing path
+    import jsonschema  # type: ignore[import-untyped]  # validation: outside the stdlib-only core
 
     schema = _standard_types(schema)
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)

@@ -21,7 +21,6 @@ not a call object is prose and stays content.
 
 from __future__ import annotations
 
-
 from .._body_json import JsonEnvelopeBody, NameJsonBody
 from ..dialect import Body, CallSink, Dialect, register
 
