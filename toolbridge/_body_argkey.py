@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from ._body_json import JsonEnvelopeBody
-from ._markers import MarkerSet, match_at
+from ._markers import MarkerSet, marker_set, match_at
 from ._rawvalue import RawValue
 from .dialect import UNCLOSED_AT_END, CallSink, Outcome
 
@@ -38,7 +38,7 @@ class ArgKeyTags:
     value_ends: MarkerSet = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "value_ends", MarkerSet((self.value[1], self.block_close)))
+        object.__setattr__(self, "value_ends", marker_set((self.value[1], self.block_close)))
 
 
 class _S(enum.Enum):

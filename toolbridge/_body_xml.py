@@ -23,7 +23,7 @@ import enum
 import json
 from dataclasses import dataclass, field
 
-from ._markers import MarkerSet, match_at, read_label, skip_ws
+from ._markers import MarkerSet, marker_set, match_at, read_label, skip_ws
 from ._rawvalue import RawValue
 from .dialect import UNCLOSED_AT_END, CallSink, Outcome
 
@@ -42,7 +42,7 @@ class XmlTags:
 
     def __post_init__(self) -> None:
         ends = (self.parameter_close, self.parameter[0], self.function_close, self.block_close)
-        object.__setattr__(self, "value_ends", MarkerSet(ends))
+        object.__setattr__(self, "value_ends", marker_set(ends))
 
 
 class _S(enum.Enum):

@@ -17,6 +17,8 @@ import re
 
 _WS = re.compile(r"[ \t\n\r]*")
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')
+# A run of string content that ends nothing: plain characters and complete escapes.
+_STRING_RUN = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*')
 _LITERAL_RUN = re.compile(r"[-+.0-9a-zA-Z]*")
 _LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
 _ESCAPES = frozenset('"\\/bfnrtu')
@@ -52,7 +54,7 @@ class JsonScanner:
 
     def in_plain_string(self, text: str) -> bool:
         """True when ``text`` continues the current string and ends nothing (the fast path)."""
-        return self.state == STRING and _STRING_STOP.search(text) is None
+        return self.state == STRING and _STRING_RUN.fullmatch(text) is not None
 
     def take(self) -> str:
         """The output produced since the last call."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,12 @@ class MarkerSet:
                     break
                 i = buf.find(first, i + 1)
         return len(buf) - best
+
+
+@lru_cache(maxsize=256)
+def marker_set(markers: tuple[str, ...]) -> MarkerSet:
+    """A shared MarkerSet for these markers (building one compiles a regex)."""
+    return MarkerSet(markers)
 
 
 _WS = re.compile(r"[ \t\n\r]*")

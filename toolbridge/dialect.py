@@ -79,6 +79,12 @@ class Dialect:
     # Openers recognised only where the answer starts (after whitespace, and after reasoning);
     # they are not consumed: the body reads them (a bare JSON call object starts with "{").
     bare_start: tuple[str, ...] = ()
+    # The markers are special tokens of the model's tokenizer: a server that detokenises with
+    # skip_special_tokens=true erases them, so a gateway must ask it to keep them.
+    special_markers: bool = False
+    # Other special tokens the family emits (end of turn, role headers) that must not reach
+    # content once special tokens are kept.
+    end_tokens: tuple[str, ...] = ()
     sample: str = field(default="", repr=False)
 
     def __post_init__(self) -> None:

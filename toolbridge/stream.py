@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._markers import MarkerSet
+from ._markers import marker_set
 from .dialect import Body, Dialect, Outcome, get_dialect
 from .errors import ConfigError
 from .events import (
@@ -77,6 +77,8 @@ class StreamParser:
         reject_invalid: with tools, hold each call until it ends and turn a call whose arguments
             fail the schema into content (CallRejected) instead of emitting it.
         call_id: makes the id of call ``index``; random ``call_...`` ids by default.
+        drop_tokens: special tokens to remove from content and reasoning (end-of-turn tokens
+            that arrive when an upstream was asked to keep special tokens).
 
     Raises:
         ConfigError: unknown dialect or malformed tools.
@@ -92,20 +94,23 @@ class StreamParser:
         validate: bool = True,
         reject_invalid: bool = False,
         call_id: Callable[[int], str] = random_call_id,
+        drop_tokens: tuple[str, ...] = (),
     ) -> None:
         self.dialect = get_dialect(dialect)
         self._tools = tools if isinstance(tools, Toolset) or tools is None else Toolset(tools)
         think = self.dialect.reasoning if reasoning else None
         starts = self.dialect.call_start
         self._think = think
-        content = MarkerSet(starts + ((think[0],) if think else ()))
-        self._scan = {
+        content = marker_set(starts + ((think[0],) if think else ()) + drop_tokens)
+        self._scans = {
             Phase.START: content,
             Phase.CONTENT: content,
-            Phase.REASONING: MarkerSet(starts + ((think[1],) if think else ())),
+            Phase.REASONING: marker_set(starts + ((think[1],) if think else ()) + drop_tokens),
+            Phase.CALL: content,
         }
+        self._drop = frozenset(drop_tokens)
         self._answer = Phase.START if self.dialect.bare_start else Phase.CONTENT
-        self._phase = Phase.REASONING if think and in_reasoning else self._answer
+        self.phase = Phase.REASONING if think and in_reasoning else self._answer
         self._resume = self._phase  # where a rejected block's text goes back to
         self._validate = validate and self._tools is not None
         self._hold = reject_invalid and self._tools is not None
@@ -123,6 +128,16 @@ class StreamParser:
 
     # ------------------------------------------------------------------ public API
 
+    @property
+    def phase(self) -> Phase:
+        """Where the parser is: START, CONTENT, REASONING or CALL."""
+        return self._phase
+
+    @phase.setter
+    def phase(self, phase: Phase) -> None:
+        self._phase = phase
+        self._scan = self._scans[phase]  # the markers of the phase, kept at hand for speed
+
     def feed(self, text: str) -> list[Event]:
         """Consume the next piece of output; return the events it completes."""
         if self._closed:
@@ -136,7 +151,7 @@ class StreamParser:
                     self._out = []
                     self.args(fragment)
                     return self._out
-            elif phase is not Phase.START and self._scan[phase].clear(text):
+            elif phase is not Phase.START and self._scan.clear(text):
                 return [Text(text) if phase is Phase.CONTENT else Reasoning(text)]
         return self._run(self._buf + text if self._buf else text, final=False)
 
@@ -161,7 +176,7 @@ class StreamParser:
     def _in_text(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
         if self._phase is Phase.START:
             return self._at_start(buf, pos, final)
-        scan = self._scan[self._phase]
+        scan = self._scan
         m = scan.search(buf, pos)
         if m is None:
             end = len(buf) if final else len(buf) - scan.holdback(buf, pos)
@@ -169,10 +184,12 @@ class StreamParser:
             return end, False
         self._emit_text(buf[pos : m.start()])
         marker = m.group()
-        if self._think and marker == self._think[0]:
-            self._phase = Phase.REASONING
+        if marker in self._drop:
+            pass
+        elif self._think and marker == self._think[0]:
+            self.phase = Phase.REASONING
         elif self._think and marker == self._think[1]:
-            self._phase = self._answer
+            self.phase = self._answer
         else:
             self._open_block(marker, marker)
         return m.end(), True
@@ -191,11 +208,11 @@ class StreamParser:
                 return start, True
             if opener.startswith(buf[start:]) and not final:
                 return pos, False
-        self._phase = Phase.CONTENT
+        self.phase = Phase.CONTENT
         return pos, True
 
     def _open_block(self, opener: str, consumed: str) -> None:
-        self._resume, self._phase = self._phase, Phase.CALL
+        self._resume, self.phase = self._phase, Phase.CALL
         self._raw = [consumed]
         self._body = self.dialect.body(self, opener)
 
@@ -210,7 +227,7 @@ class StreamParser:
         if reason:
             self._fail_block(reason)
         else:
-            self._phase = Phase.CONTENT
+            self.phase = Phase.CONTENT
         self._body, self._raw, self._block_rejection = None, [], ""
         return end, True
 
@@ -223,7 +240,7 @@ class StreamParser:
                 self._next_index = self._call.index
             self._out.append(CallRejected(reason, raw))
         self._call, self._held = None, None
-        self._phase = Phase.CONTENT if self._resume is Phase.START else self._resume
+        self.phase = Phase.CONTENT if self._resume is Phase.START else self._resume
         self._emit_text(raw)
 
     def _emit_text(self, text: str) -> None:

@@ -82,7 +82,7 @@ class Toolset:
         """Schema errors of a call's arguments (empty when valid)."""
         validator = self._validators.get(tool)
         if validator is None:
-            validator = self._validators[tool] = _make_validator(self.root_schema(tool))
+            validator = self._validators[tool] = _validator(self.root_schema(tool))
         return tuple(
             f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
             for e in validator.iter_errors(arguments)
@@ -129,6 +129,25 @@ class _NoValidator:
 
     def iter_errors(self, instance: Any) -> list[Any]:
         return []
+
+
+_VALIDATORS: dict[str, Any] = {}
+_VALIDATOR_CACHE_SIZE = 1024
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    """A validator for ``schema``, shared between requests offering the same tool.
+
+    Checking a schema costs milliseconds, far more than parsing a typical answer; clients send
+    the same tools with every request, so validators are kept, keyed by the schema's text.
+    """
+    key = json.dumps(schema, sort_keys=True, default=str)
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        if len(_VALIDATORS) >= _VALIDATOR_CACHE_SIZE:
+            _VALIDATORS.pop(next(iter(_VALIDATORS)))
+        validator = _VALIDATORS[key] = _make_validator(schema)
+    return validator
 
 
 def _make_validator(schema: dict[str, Any]) -> Any:

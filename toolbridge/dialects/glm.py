@@ -21,6 +21,8 @@ from .._body_argkey import ArgKeyBody, ArgKeyTags
 from ..dialect import Dialect, register
 
 TAGS = ArgKeyTags()
+# <tool_call>, <arg_key>... are special tokens of the GLM tokenizers; so are these.
+END_TOKENS = ("<|endoftext|>", "<|user|>", "<|observation|>", "<|assistant|>", "<|system|>")
 
 GLM45 = register(
     Dialect(
@@ -28,6 +30,8 @@ GLM45 = register(
         aliases=("glm4", "glm4_moe", "glm46"),
         call_start=("<tool_call>",),
         body=partial(ArgKeyBody, tags=TAGS),
+        special_markers=True,
+        end_tokens=END_TOKENS,
         sample="<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
     )
 )
@@ -38,6 +42,8 @@ GLM47 = register(
         aliases=("glm5", "glm4_7"),
         call_start=("<tool_call>",),
         body=partial(ArgKeyBody, tags=TAGS),
+        special_markers=True,
+        end_tokens=END_TOKENS,
         sample="<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>",
     )
 )

@@ -63,6 +63,7 @@ HERMES = register(
         call_start=(*WRAPPERS, *NAMED),
         bare_start=("{",),
         body=body,
+        end_tokens=("<|im_end|>", "<|endoftext|>", "<|im_start|>"),
         sample=SAMPLE,
     )
 )

@@ -38,6 +38,7 @@ QWEN3_CODER = register(
         aliases=("qwen3_xml", "qwen35", "qwen3_5", "qwen36"),
         call_start=("<tool_call>", TAGS.function[0]),
         body=partial(XmlBody, tags=TAGS),
+        end_tokens=("<|im_end|>", "<|endoftext|>", "<|im_start|>"),
         sample=SAMPLE,
     )
 )
