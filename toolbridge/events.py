@@ -101,10 +101,10 @@ class Invalid:
     errors: tuple[str, ...]
 
 
-_set_text_text = Text.text.__set__  # type: ignore[attr-defined]
-_set_reasoning_text = Reasoning.text.__set__  # type: ignore[attr-defined]
-_set_delta_index = ArgumentsDelta.index.__set__  # type: ignore[attr-defined]
-_set_delta_text = ArgumentsDelta.text.__set__  # type: ignore[attr-defined]
+_set_text_text = Text.text.__set__  # type: ignore[attr-defined,misc]
+_set_reasoning_text = Reasoning.text.__set__  # type: ignore[attr-defined,misc]
+_set_delta_index = ArgumentsDelta.index.__set__  # type: ignore[attr-defined,misc]
+_set_delta_text = ArgumentsDelta.text.__set__  # type: ignore[attr-defined,misc]
 
 Event = (
     Text

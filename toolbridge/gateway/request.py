@@ -1,0 +1,163 @@
+"""Validating a client's chat request and planning what to send upstream and how to read it.
+
+A Plan records everything later stages need: the offered tools (restricted to what
+``tool_choice`` allows), whether the answer is parsed for calls at all, whether a call is
+required, and the body to send upstream (with ``skip_special_tokens: false`` when the dialect's
+markers are special tokens and the policy asks for it). Nothing else in the body is changed.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..dialect import Dialect, get_dialect
+from ..errors import ConfigError, ToolBridgeError
+from ..tools import Toolset
+
+KEEP_SPECIAL = ("auto", "always", "never")
+
+
+class RequestError(ToolBridgeError):
+    """A request the gateway refuses; carries the HTTP status and an OpenAI-style error body."""
+
+    def __init__(self, message: str, *, status: int = 400, param: str | None = None,
+                 type: str = "invalid_request_error", code: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.param, self.type, self.code = status, param, type, code
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": str(self), "type": self.type, "param": self.param, "code": self.code}}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the operator configured for translation."""
+
+    dialect: str = "hermes"
+    recover_from_reasoning: bool = False
+    keep_special_tokens: str = "auto"  # auto: when tools are offered and the markers are special
+
+
+@dataclass
+class Plan:
+    """How one request is forwarded and its answer read."""
+
+    body: dict[str, Any]
+    stream: bool
+    include_usage: bool
+    dialect: Dialect
+    tools: Toolset | None  # the tools a call may name (None: do not parse for calls)
+    required: str | None = None  # "any" or a function name when a call must come
+    parallel: bool = True
+    recover_from_reasoning: bool = False
+    drop_tokens: tuple[str, ...] = ()
+    offered: list[str] = field(default_factory=list)
+
+
+def plan_request(body: Any, settings: Settings) -> Plan:
+    """Validate a chat completions request; raises RequestError (400) when it is malformed."""
+    if not isinstance(body, dict):
+        raise RequestError("the request body must be a JSON object")
+    _check_messages(body.get("messages"))
+    if "functions" in body or "function_call" in body:
+        raise RequestError("'functions' and 'function_call' are deprecated; send 'tools' and 'tool_choice'",
+                           param="functions")
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise RequestError("'stream' must be a boolean", param="stream")
+    options = body.get("stream_options") or {}
+    if not isinstance(options, dict):
+        raise RequestError("'stream_options' must be an object", param="stream_options")
+    offered = _toolset(body.get("tools"))
+    mode, named = _tool_choice(body.get("tool_choice"), offered)
+    parallel = body.get("parallel_tool_calls", True)
+    if not isinstance(parallel, bool):
+        raise RequestError("'parallel_tool_calls' must be a boolean", param="parallel_tool_calls")
+    dialect = get_dialect(settings.dialect)
+    parse = offered is not None and mode != "none"
+    tools = _restrict(body["tools"], named) if parse and named else (offered if parse else None)
+    upstream = _upstream_body(body, dialect, settings, parse)
+    required = None
+    if mode == "required" and parse:
+        required = named[0] if len(named) == 1 else "any"
+    return Plan(
+        body=upstream,
+        stream=stream,
+        include_usage=bool(options.get("include_usage")),
+        dialect=dialect,
+        tools=tools,
+        required=required,
+        parallel=parallel,
+        recover_from_reasoning=settings.recover_from_reasoning,
+        drop_tokens=dialect.end_tokens if upstream.get("skip_special_tokens") is False else (),
+        offered=list(offered.schemas) if offered else [],
+    )
+
+
+def _check_messages(messages: Any) -> None:
+    if not isinstance(messages, list) or not messages:
+        raise RequestError("'messages' must be a non-empty array", param="messages")
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise RequestError(f"messages[{i}] must be an object with a 'role'", param=f"messages[{i}]")
+        if message["role"] == "tool" and not isinstance(message.get("tool_call_id"), str):
+            raise RequestError(f"messages[{i}]: a tool message needs 'tool_call_id'", param=f"messages[{i}]")
+
+
+def _toolset(tools: Any) -> Toolset | None:
+    if tools is None:
+        return None
+    if not isinstance(tools, list):
+        raise RequestError("'tools' must be an array", param="tools")
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, dict) or tool.get("type", "function") != "function":
+            kind = tool.get("type") if isinstance(tool, dict) else type(tool).__name__
+            raise RequestError(f"tools[{i}]: only function tools are supported, not {kind!r}", param=f"tools[{i}]")
+    try:
+        return Toolset(tools) if tools else None
+    except ConfigError as exc:
+        raise RequestError(str(exc), param="tools") from exc
+
+
+def _tool_choice(choice: Any, offered: Toolset | None) -> tuple[str, list[str]]:
+    """The mode ("none", "auto", "required") and the names a call is limited to ([] = all)."""
+    if choice is None:
+        return ("auto" if offered else "none"), []
+    if choice in ("none", "auto", "required"):
+        if choice == "required" and offered is None:
+            raise RequestError("tool_choice 'required' needs 'tools'", param="tool_choice")
+        return choice, []
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        name = (choice.get("function") or {}).get("name") if isinstance(choice.get("function"), dict) else None
+        return "required", [_offered_name(name, offered)]
+    if isinstance(choice, dict) and choice.get("type") == "allowed_tools":
+        mode = choice.get("mode", "auto")
+        entries = choice.get("tools")
+        if mode not in ("auto", "required") or not isinstance(entries, list):
+            raise RequestError("tool_choice allowed_tools needs a mode and a tools array", param="tool_choice")
+        names = [_offered_name((e.get("function") or {}).get("name") if isinstance(e, dict) else None, offered)
+                 for e in entries]
+        return mode, names
+    raise RequestError("tool_choice must be 'none', 'auto', 'required' or a function", param="tool_choice")
+
+
+def _offered_name(name: Any, offered: Toolset | None) -> str:
+    if not isinstance(name, str) or offered is None or name not in offered.schemas:
+        raise RequestError(f"tool_choice names {name!r}, which is not among the offered tools", param="tool_choice")
+    return name
+
+
+def _restrict(tools: list[dict[str, Any]], names: list[str]) -> Toolset:
+    keep = [t for t in tools if (t.get("function") or t).get("name") in names]
+    return Toolset(keep)
+
+
+def _upstream_body(body: dict[str, Any], dialect: Dialect, settings: Settings, parse: bool) -> dict[str, Any]:
+    upstream = copy.copy(body)
+    policy = settings.keep_special_tokens
+    if policy == "always" or (policy == "auto" and parse and dialect.special_markers):
+        upstream.setdefault("skip_special_tokens", False)
+        upstream.setdefault("spaces_between_special_tokens", False)
+    return upstream

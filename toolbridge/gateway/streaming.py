@@ -1,0 +1,193 @@
+"""Translating an upstream's stream of chat.completion.chunk objects, chunk by chunk.
+
+Per choice, content deltas go through a StreamParser (calls recovered incrementally, markers
+never leaking), reasoning deltas through a second one when recovery from reasoning is on, and
+native tool-call deltas through NativeStream. All calls share one index sequence. The upstream's
+``finish_reason`` is held back until the parsers are closed, then replaced by ``tool_calls`` or
+``length`` as the calls warrant; the usage chunk, when asked for, comes last.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from ..events import CallAborted, CallRejected, Event, Text, ToolCallBegin, ToolCallEnd
+from ..openai import ChunkEncoder
+from ..stream import StreamParser
+from .native import NativeStream
+from .request import Plan
+from .response import REASONING_KEYS, Provenance, tool_choice_unmet
+
+Delta = dict[str, Any]
+
+
+class _Choice:
+    """The translation state of one choice."""
+
+    def __init__(self, plan: Plan, provenance: Provenance, seen_ids: set[str]) -> None:
+        self._plan = plan
+        self._prov = provenance
+        self._next = itertools.count().__next__
+        self._any_call = False
+        parse = plan.tools is not None
+        self._content = StreamParser(plan.dialect, plan.tools, drop_tokens=plan.drop_tokens) if parse else None
+        self._reasoning = (StreamParser(plan.dialect, plan.tools, drop_tokens=plan.drop_tokens)
+                           if parse and plan.recover_from_reasoning else None)
+        self._encoder = ChunkEncoder()
+        self._native = NativeStream(plan.tools, self._begin, seen_ids)
+        self._index: dict[tuple[str, int], int | None] = {}  # (source, parser index) -> ours
+        self._calls = 0
+        self._truncated = False
+        self.upstream_finish: str | None = None
+
+    def feed(self, delta: dict[str, Any]) -> list[Delta]:
+        out: list[Delta] = []
+        for key, value in delta.items():
+            if key == "content" and isinstance(value, str):
+                out += self._text(value)
+            elif key in REASONING_KEYS and isinstance(value, str):
+                out += self._thoughts(key, value)
+            elif key == "tool_calls" and isinstance(value, list):
+                parts = self._native.feed(value)
+                if parts:
+                    out.append({"tool_calls": parts})
+            elif value is not None and key != "content":
+                out.append({key: value})
+        return [d for d in out if d.get("tool_calls", True)]
+
+    def finish(self) -> tuple[list[Delta], str]:
+        out: list[Delta] = []
+        if self._content is not None:
+            out += self._content_deltas(self._content.close())
+        out += self._encoder.finish()
+        if self._reasoning is not None:
+            out += self._thought_deltas("reasoning_content", self._reasoning.close())
+        good, rejected = self._native.finish()
+        self._prov.native += len(good)
+        self._prov.rejected += len(rejected)
+        if rejected:
+            out.append({"content": "\n".join(rejected)})
+        calls = self._calls + len(good)
+        if self._plan.required and not calls:
+            raise tool_choice_unmet(self._plan.required)
+        reason = "length" if self._truncated else ("tool_calls" if calls else self.upstream_finish or "stop")
+        return [d for d in out if d.get("tool_calls", True)], reason
+
+    # ---------------------------------------------------------------- text and reasoning
+
+    def _text(self, text: str) -> list[Delta]:
+        if self._content is None:
+            return [{"content": text}] if text else []
+        return self._content_deltas(self._content.feed(text))
+
+    def _content_deltas(self, events: list[Event]) -> list[Delta]:
+        self._count(events, "content")
+        deltas = self._encoder.encode(events)
+        for d in deltas:
+            if "tool_calls" in d:
+                d["tool_calls"] = self._remap("content", d["tool_calls"])
+        return deltas
+
+    def _thoughts(self, key: str, text: str) -> list[Delta]:
+        if self._reasoning is None:
+            return [{key: text}]
+        return self._thought_deltas(key, self._reasoning.feed(text))
+
+    def _thought_deltas(self, key: str, events: list[Event]) -> list[Delta]:
+        self._count(events, "reasoning")
+        scratch = ChunkEncoder()
+        out: list[Delta] = []
+        for ev in events:
+            if isinstance(ev, Text):
+                out.append({key: ev.text})
+            else:
+                for d in scratch.encode([ev]):
+                    if "tool_calls" in d:
+                        out.append({"tool_calls": self._remap("reasoning", d["tool_calls"])})
+        return out
+
+    def _count(self, events: list[Event], source: str) -> None:
+        for ev in events:
+            if isinstance(ev, ToolCallBegin):
+                self._index[(source, ev.index)] = self._begin()
+            elif isinstance(ev, ToolCallEnd) and self._index.get((source, ev.index)) is not None:
+                self._calls += 1
+                setattr(self._prov, source, getattr(self._prov, source) + 1)
+            elif isinstance(ev, (CallRejected, CallAborted)):
+                self._prov.rejected += 1
+                self._truncated = self._truncated or ev.reason == "truncated"
+
+    def _begin(self) -> int | None:
+        """Our index for a new call, or None when parallel calls are off and one already came."""
+        if not self._plan.parallel and self._any_call:
+            self._prov.rejected += 1
+            return None
+        self._any_call = True
+        return self._next()
+
+    def _remap(self, source: str, parts: list[Delta]) -> list[Delta]:
+        out = []
+        for part in parts:
+            ours = self._index.get((source, part["index"]))
+            if ours is not None:
+                out.append({**part, "index": ours})
+        return out
+
+
+class StreamTranslator:
+    """Turn upstream chunks into client chunks; see the module docstring."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.provenance = Provenance()
+        self._seen_ids: set[str] = set()
+        self._choices: dict[int, _Choice] = {}
+        self._meta: dict[str, Any] = {}
+        self._usage: Any = None
+        self._role_sent: set[int] = set()
+
+    def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
+        """Client chunks for one upstream chunk (possibly none)."""
+        if not self._meta:
+            self._meta = {k: chunk.get(k) for k in ("id", "created", "model", "system_fingerprint")}
+        if chunk.get("usage"):
+            self._usage = chunk["usage"]
+        out: list[dict[str, Any]] = []
+        for ch in chunk.get("choices") or ():
+            if not isinstance(ch, dict):
+                continue
+            index = ch.get("index", 0)
+            state = self._choices.get(index) or self._choices.setdefault(
+                index, _Choice(self.plan, self.provenance, self._seen_ids))
+            if ch.get("finish_reason"):
+                state.upstream_finish = ch["finish_reason"]
+            delta: dict[str, Any] = ch["delta"] if isinstance(ch.get("delta"), dict) else {}
+            out += [self._chunk(index, d) for d in state.feed(delta)]
+        return out
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The closing chunks: what the parsers still held, each choice's finish, the usage."""
+        out: list[dict[str, Any]] = []
+        for index, state in sorted(self._choices.items()):
+            deltas, reason = state.finish()
+            out += [self._chunk(index, d) for d in deltas]
+            out.append(self._chunk(index, {}, reason))
+        if self.plan.include_usage:
+            out.append({**self._envelope(), "choices": [], "usage": self._usage})
+        return out
+
+    def _chunk(self, index: int, delta: Delta, finish: str | None = None) -> dict[str, Any]:
+        if index not in self._role_sent:
+            self._role_sent.add(index)
+            delta = {"role": "assistant", **delta}
+        chunk = {**self._envelope(), "choices": [{"index": index, "delta": delta, "finish_reason": finish}]}
+        if self.plan.include_usage:
+            chunk["usage"] = None
+        return chunk
+
+    def _envelope(self) -> dict[str, Any]:
+        meta = {k: v for k, v in self._meta.items() if v is not None}
+        return {"id": meta.get("id", "chatcmpl-toolbridge"), "object": "chat.completion.chunk",
+                "created": meta.get("created", 0), "model": meta.get("model", ""),
+                **({"system_fingerprint": meta["system_fingerprint"]} if "system_fingerprint" in meta else {})}
