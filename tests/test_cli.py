@@ -126,7 +126,7 @@ def test_missing_dialect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
         ("{not json", "invalid JSON"),
         ('[{"type": "function", "function": {"parameters": {}}}]', "tools[0] has no function name"),
         ('{"tools": 3}', "tools must be a list"),
-        ('[{"function": {"name": "f", "parameters": {"type": 5}}}]', "invalid JSON schema"),
+        ('[{"function": {"name": "f", "parameters": "x"}}]', "parameters must be a JSON Schema"),
     ],
 )
 def test_invalid_tools_file(
@@ -301,8 +301,13 @@ def test_demo_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_bench_passes_its_arguments_through(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[list[str]] = []
+
+    def fake_main(argv: list[str]) -> int:
+        seen.append(argv)
+        return 0
+
     fake = types.ModuleType("toolbridge.bench")
-    fake.main = lambda argv: seen.append(argv) or 0  # type: ignore[attr-defined]
+    fake.main = fake_main  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "toolbridge.bench", fake)
     assert main(["bench", "--quick", "--json"]) == 0
     assert seen == [["--quick", "--json"]]

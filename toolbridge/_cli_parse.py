@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from typing import IO, Any, TextIO
 
 from ._cli_progress import Progress
+from .cli import EXIT_LINES_FAILED, EXIT_OK, EXIT_USAGE
 from .dialect import Dialect, get_dialect
 from .errors import ConfigError, ToolBridgeError
 from .openai import ChunkEncoder, Delta, MessageBuilder, assemble
 from .stream import StreamParser, random_call_id
 from .tools import Toolset
 
-EXIT_OK, EXIT_LINES_FAILED, EXIT_USAGE = 0, 1, 2
 _FLUSH_EVERY = 1000  # output lines between flushes in --jsonl mode
 _TOOLS_CACHE_SIZE = 64
 
@@ -180,12 +180,16 @@ def _run_single(source: IO[bytes], name: str, out: TextIO, settings: Settings) -
 
 class ToolsCache:
     """Toolsets by their JSON text, so lines that repeat a tools list share one (and its
-    compiled validators)."""
+    compiled validators). The common case, the same list as the line before, is found by
+    comparing values, which costs a fraction of serialising them for the key."""
 
     def __init__(self) -> None:
         self._cache: dict[str, Toolset] = {}
+        self._last: tuple[Any, Toolset] | None = None
 
     def get(self, value: Any) -> Toolset:
+        if self._last is not None and self._last[0] == value:
+            return self._last[1]
         key = json.dumps(value, sort_keys=True)
         toolset = self._cache.get(key)
         if toolset is None:
@@ -193,6 +197,7 @@ class ToolsCache:
             if len(self._cache) >= _TOOLS_CACHE_SIZE:
                 del self._cache[next(iter(self._cache))]
             self._cache[key] = toolset
+        self._last = (value, toolset)
         return toolset
 
 

@@ -66,4 +66,4 @@ class Progress:
 
     def _status(self, done: int, errors: int, now: float) -> str:
         elapsed = max(now - self._start, 1e-9)
-        return f"{done:,} lines  {done / elapsed:,.0f} lines/s  {errors:,} errors  {elapsed:.1f} s"
+        return f"{done:,} lines  {done / elapsed:,.0f} lines/s  errors: {errors:,}  {elapsed:.1f} s"

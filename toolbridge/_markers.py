@@ -41,6 +41,11 @@ class MarkerSet:
         """The earliest marker at or after ``pos``."""
         return self._pattern.search(buf, pos)
 
+    def could_grow(self, buf: str, start: int) -> bool:
+        """True when the marker found at ``start`` runs to the end of ``buf`` and a longer
+        marker begins with it, so that more text could change which marker this is."""
+        return buf[start:] in self._prefixes
+
     def clear(self, text: str) -> bool:
         """True when ``text`` holds no character that can begin a marker (the common case)."""
         return self._first_re.search(text) is None

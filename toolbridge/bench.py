@@ -132,8 +132,7 @@ def _body(d: Dialect) -> Any:
     A body factory may be a function that picks a body kind by marker, so the kind is read from
     the body it builds, not from the factory.
     """
-    sink: Any = StreamParser(d)
-    return d.body(sink, _call_start(d))
+    return d.body(StreamParser(d), _call_start(d))
 
 
 def _json_shape(d: Dialect, start: str) -> tuple[str, str, str]:
@@ -429,7 +428,7 @@ def _report_text(header: dict[str, Any], results: list[DialectResult], sizes: Si
     method = (
         f"method: {DELTA}-char deltas split before timing; only feed()/close() timed"
         f" (perf_counter_ns); GC disabled during timed runs; median of {header['repeat']} runs"
-        f" ({SLOW_REPEAT} when one run exceeds {SLOW_NS // 10**9} s)"
+        f" (at most {SLOW_REPEAT} when one run exceeds {SLOW_NS // 10**9} s)"
     )
     features = (
         "features: tools with JSON schemas, reasoning=True (a <think> block first), validate=True."
@@ -463,7 +462,8 @@ def _dialects(names: list[str] | None) -> list[Dialect]:
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="toolbridge bench", description=__doc__.splitlines()[0])
+    about = "Time StreamParser on every registered dialect and print the figures."
+    parser = argparse.ArgumentParser(prog="toolbridge bench", description=about)
     add = parser.add_argument
     add("--dialect", action="append", metavar="NAME", help="only this dialect (repeatable)")
     add("--repeat", type=int, default=7, metavar="N", help="runs per figure; the median is shown")

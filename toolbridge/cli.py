@@ -21,7 +21,15 @@ EXIT_INTERRUPTED = 130
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code."""
+    """Run the command line.
+
+    Args:
+        argv: the arguments after the program name; ``sys.argv[1:]`` when None.
+
+    Returns:
+        The exit code: 0 done, 1 some ``--jsonl`` lines failed, 2 a bad flag, file or dialect
+        (argparse's own usage errors exit 2 through SystemExit), 130 interrupted.
+    """
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["bench"]:  # bench owns its flags, argparse must not touch them
         return _bench(args_list[1:])

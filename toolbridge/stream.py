@@ -183,6 +183,8 @@ class StreamParser:
             self._emit_text(buf[pos:end])
             return end, False
         self._emit_text(buf[pos : m.start()])
+        if not final and scan.could_grow(buf, m.start()):
+            return m.start(), False  # "```" may still become "```json": wait for more text
         marker = m.group()
         if marker in self._drop:
             pass
