@@ -102,7 +102,7 @@ OPTIONS = [
 # inside another fence (hermes) and inside an escaped newline (glm); whitespace other than space,
 # tab, CR and LF after a GLM call's name makes the parser loop forever.
 _ODD_SPACE = "".join(c for c in map(chr, range(0x3001)) if c.isspace() and c not in " \t\n\r")
-LEFT_OUT = {"hermes": "`", "glm45": "\\" + _ODD_SPACE, "glm47": "\\" + _ODD_SPACE}
+LEFT_OUT: dict[str, str] = {}
 
 # Whole and cut call blocks of every dialect, so that the soup reaches the states inside calls.
 CALL_PIECES = [

@@ -25,8 +25,9 @@ from ._rawvalue import RawValue
 from .dialect import UNCLOSED_AT_END, CallSink, Outcome
 
 # Whitespace between tags; a literal backslash-n counts too (output that was escaped twice).
-_WS = re.compile(r"(?:[ \t\n\r]|\\n)*")
-_NAME_RUN = re.compile(r"(?:[^<\s\\]|\\(?!n))*")
+_WS = re.compile(r"(?:\s|\\n)*")
+_NAME_RUN = re.compile(r"(?:[^<\s\\]|\\(?!n))+")
+_NAME_FIRST = re.compile(r"\w")
 _LIMIT = 256
 
 
@@ -38,6 +39,8 @@ class ArgKeyTags:
     value_ends: MarkerSet = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        # GLM's tags are special tokens, so a </tool_call> inside a value is the model closing
+        # the call without </arg_value>, not text (unlike Qwen3-Coder's plain-text values).
         object.__setattr__(self, "value_ends", marker_set((self.value[1], self.block_close)))
 
 
@@ -105,9 +108,16 @@ class ArgKeyBody:
                     return pos, self._fail("call without a name")
                 self._state = _S.PAIRS  # the call begins once the next tag confirms it
                 return pos, None
+            if buf[pos] == "\\" and pos + 1 == len(buf) and not final:
+                return pos, Outcome.MORE  # a backslash-n (escaped newline) may be arriving
             if self._name_done:
                 return pos, self._fail("not a call: text after the name")
-            run = _NAME_RUN.match(buf, pos).end()  # type: ignore[union-attr]
+            if not self._name and not _NAME_FIRST.match(buf, pos):
+                return pos, self._fail("not a call: no name after the tag")
+            found = _NAME_RUN.match(buf, pos)
+            if found is None:
+                return pos, self._fail("not a call: unexpected character in the name")
+            run = found.end()
             self._name.append(buf[pos:run])
             pos = run
             if sum(map(len, self._name)) > _LIMIT:
@@ -125,10 +135,18 @@ class ArgKeyBody:
     def _tag(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         tags = self._tags
         if self._state is _S.PAIRS:
-            options: tuple[str, ...] = (tags.key[0], tags.block_close)
+            options: tuple[str, ...] = (tags.key[0], tags.block_close, self._opened_by)
         else:
             options = (tags.value[0],)
         found = match_at(buf, pos, options) if pos < len(buf) else ""
+        if found is None and buf[pos:] == "\\" and not final:
+            found = ""  # a backslash-n (escaped newline) may be arriving
+        if found == self._opened_by and self._state is _S.PAIRS:
+            outcome = self._begin()  # the next call starts: this one was not closed
+            if outcome is not None:
+                return pos, outcome
+            self._sink.repaired(f"missing {tags.block_close} before the next call")
+            return pos, self._end_call()
         if found == "":
             if not final:
                 return pos, Outcome.MORE
@@ -156,9 +174,11 @@ class ArgKeyBody:
         end = buf.find(close, pos)
         stop = end if end != -1 else len(buf) - _held(buf, pos, close)
         piece = buf[pos:stop]
+        if "<" in piece:  # a key may not cross a tag (it would swallow the next pair)
+            return pos + piece.index("<"), self._fail("malformed argument key")
         self._key.append(piece)
-        if "<" in piece or sum(map(len, self._key)) > _LIMIT:
-            return pos, self._fail("malformed argument key")
+        if sum(map(len, self._key)) > _LIMIT:
+            return stop, self._fail("malformed argument key")
         if end == -1:
             return stop, (self._fail("truncated") if final else Outcome.MORE)
         self._state = _S.VALUE_OPEN

@@ -40,11 +40,15 @@ class JsonEnvelopeBody:
         name_keys: tuple[str, ...] = ("name",),
         args_keys: tuple[str, ...] = ("arguments", "parameters"),
         inner: dict[str, str] | None = None,
+        lenient: bool = False,
     ) -> None:
         self.reason = ""
         self._sink = sink
         self._closes = [close]  # still to be read after the object, in order
         self._inner = inner or {}  # one more wrapper that may sit inside this one
+        # The opener is not a dedicated call marker (a code fence, <response>...): output that
+        # ends before the object begins was prose, not a call cut short.
+        self._lenient = lenient
         self._name_keys = name_keys
         self._args_keys = args_keys
         self._state = _S.LEAD
@@ -55,6 +59,7 @@ class JsonEnvelopeBody:
         self._held_args = ""  # arguments written before the name, sent once it is accepted
         self._value: list[str] = []
         self._streaming = False
+        self._args_seen = False
         # A bare object (no wrapper) is a call only once its arguments key confirms it.
         self._pending_name = None if opened_by != "{" else ""
 
@@ -157,8 +162,10 @@ class JsonEnvelopeBody:
         self._state = _S.NEXT
         if self._key in self._name_keys and not self._begun:
             return pos, self._accept_name(text)
-        if self._key in self._args_keys and not self._streaming:
-            return pos, self._accept_held_args(text)
+        if self._key in self._args_keys:
+            self._args_seen = True
+            if not self._streaming:
+                return pos, self._accept_held_args(text)
         return pos, None
 
     def _accept_name(self, text: str) -> Outcome | None:
@@ -213,7 +220,7 @@ class JsonEnvelopeBody:
         return end, outcome
 
     def _inner_wrapper(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
-        found = match_at(buf, pos, tuple(self._inner))
+        found = match_at(buf, pos, tuple(self._inner), final)
         if found == "":
             return pos, self._at_end(final)
         if found is None:
@@ -225,10 +232,15 @@ class JsonEnvelopeBody:
     def _at_end(self, final: bool) -> Outcome:
         if not final:
             return Outcome.MORE
+        if self._state is _S.NEXT and self._begun and self._args_seen:
+            self._sink.end()  # the arguments are complete; only the envelope's end is missing
+            self._state = _S.TAIL
         if self._state is _S.TAIL:
             self._sink.repaired(UNCLOSED_AT_END)
             self._closes = []
             return Outcome.DONE
+        if self._lenient and self._state is _S.LEAD:
+            return self._fail("not a call: the wrapper holds no call object")
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:

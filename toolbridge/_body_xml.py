@@ -41,7 +41,9 @@ class XmlTags:
     value_ends: MarkerSet = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        ends = (self.parameter_close, self.parameter[0], self.function_close, self.block_close)
+        # A value may hold a literal </tool_call> (code about tool calls): only the parameter
+        # and function tags end it.
+        ends = (self.parameter_close, self.parameter[0], self.function_close)
         object.__setattr__(self, "value_ends", marker_set(ends))
 
 
@@ -98,6 +100,8 @@ class XmlBody:
             return (pos, Outcome.MORE) if not final else (len(buf), self._at_end())
         if found is None:
             if state is _S.AFTER:
+                if not self._bare:
+                    self._sink.repaired(f"missing {tags.block_close} after the call")
                 return pos, Outcome.DONE  # content resumes after the call
             return pos, self._fail("unexpected text in a call block")
         pos += len(found)
@@ -152,9 +156,8 @@ class XmlBody:
         if marker == tags.parameter[0]:
             self._state = _S.KEY
             return pos, None
-        self._state = _S.AFTER
-        outcome = self._end_call()
-        return pos, outcome or (Outcome.DONE if marker == tags.block_close else None)
+        self._state = _S.AFTER  # </function> ended the value
+        return pos, self._end_call()
 
     def _confirm(self) -> Outcome | None:
         """Begin the call whose name was read, unless it already began."""

@@ -79,17 +79,15 @@ def skip_ws(buf: str, pos: int) -> int:
     return _WS.match(buf, pos).end()  # type: ignore[union-attr]  # a starred pattern always matches
 
 
-def match_at(buf: str, pos: int, options: tuple[str, ...]) -> str | None:
-    """The option that ``buf`` starts with at ``pos``; "" when the rest of ``buf`` is a proper
-    prefix of an option (more text is needed); None when nothing can match."""
+def match_at(buf: str, pos: int, options: tuple[str, ...], final: bool = False) -> str | None:
+    """The option that ``buf`` starts with at ``pos``; "" when more text is needed (the rest of
+    ``buf`` is a proper prefix of an option, or a longer option may still match); None when
+    nothing can match."""
     rest = buf[pos : pos + max(map(len, options))]
-    for option in options:
-        if rest.startswith(option):
-            return option
-    for option in options:
-        if option.startswith(rest):
-            return ""
-    return None
+    found = max((o for o in options if rest.startswith(o)), key=len, default=None)
+    if not final and any(len(o) > len(rest) and o.startswith(rest) for o in options):
+        return ""
+    return found
 
 
 def read_label(buf: str, pos: int, stop: str, limit: int = 256) -> tuple[str, int, bool | None]:

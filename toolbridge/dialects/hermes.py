@@ -53,7 +53,8 @@ def body(sink: CallSink, opened_by: str) -> Body:
     if opened_by in NAMED:
         return NameJsonBody(sink, opened_by, name_end=NAMED[opened_by], close="</function>")
     inner = WRAPPERS if opened_by.startswith("```") else None  # a fence may hold a tagged call
-    return JsonEnvelopeBody(sink, opened_by, close=WRAPPERS[opened_by], inner=inner)
+    lenient = opened_by != "<tool_call>"
+    return JsonEnvelopeBody(sink, opened_by, close=WRAPPERS[opened_by], inner=inner, lenient=lenient)
 
 
 HERMES = register(
