@@ -60,8 +60,11 @@ class JsonEnvelopeBody:
         self._value: list[str] = []
         self._streaming = False
         self._args_seen = False
-        # A bare object (no wrapper) is a call only once its arguments key confirms it.
-        self._pending_name = None if opened_by != "{" else ""
+        # The call begins when its arguments start, not at its name, so that an envelope
+        # broken between the two never begins a call; a bare object (no wrapper) is a call only
+        # if it has arguments at all.
+        self._bare = opened_by == "{"
+        self._pending_name = ""
 
     def fast(self, text: str) -> str | None:
         """The arguments fragment for ``text`` when it only continues a streamed string."""
@@ -172,8 +175,8 @@ class JsonEnvelopeBody:
         name = json.loads(text)
         if not isinstance(name, str):
             return self._fail("the call's name is not a string")
-        if self._pending_name is not None and not self._held_args:
-            self._pending_name = name  # wait for the arguments key
+        if not self._held_args:
+            self._pending_name = name  # wait for the arguments
             return None
         return self._begin(name)
 
@@ -207,8 +210,12 @@ class JsonEnvelopeBody:
     # ---------------------------------------------------------------- the end of the block
 
     def _finish(self) -> Outcome | None:
+        if not self._begun and self._pending_name and not self._bare:
+            outcome = self._begin(self._pending_name)  # a call without arguments
+            if outcome is not None:
+                return outcome
         if not self._begun:
-            return self._fail("not a call object" if self._pending_name is not None else "the call object has no name")
+            return self._fail("not a call object" if self._bare else "the call object has no name")
         self._sink.end()
         self._state = _S.TAIL
         return None

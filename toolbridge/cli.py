@@ -55,7 +55,63 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="parse bundled sample outputs, whole and streamed")
     demo.set_defaults(handler=_demo)
     commands.add_parser("bench", help="run the benchmarks (flags: toolbridge bench --help)")
+    _add_serve(commands)
     return parser
+
+
+def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from .gateway.config import GatewayConfig, env_defaults
+
+    p = commands.add_parser(
+        "serve",
+        help="run the OpenAI-compatible gateway in front of an upstream",
+        description="Every flag has a TOOLBRIDGE_<FLAG> variable (TOOLBRIDGE_UPSTREAM, ...).",
+    )
+    d = GatewayConfig()
+    p.add_argument("--upstream", default=d.upstream, help="upstream base URL, e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--host", default=d.host, help="listen address (default loopback)")
+    p.add_argument("--port", type=int, default=d.port)
+    p.add_argument("--tool-call-parser", default=d.tool_call_parser, help="dialect of the model's output")
+    p.add_argument("--api-key", default=d.api_key, help="key clients must send")
+    p.add_argument("--upstream-api-key", default=d.upstream_api_key,
+                   help="key sent upstream (default: the client's Authorization passes through)")
+    p.add_argument("--recover-from-reasoning", action="store_true", default=d.recover_from_reasoning,
+                   help="also take calls from reasoning_content/reasoning (off by default)")
+    p.add_argument("--keep-special-tokens", choices=("auto", "always", "never"), default=d.keep_special_tokens,
+                   help="ask the upstream for skip_special_tokens=false (auto: when the markers are special)")
+    p.add_argument("--max-body", type=int, default=d.max_body, help="largest request body in bytes (413 above)")
+    p.add_argument("--timeout", type=float, default=d.timeout, help="seconds of upstream silence before 504")
+    p.add_argument("--connect-timeout", type=float, default=d.connect_timeout)
+    p.add_argument("--workers", type=int, default=d.workers, help="processes sharing the port")
+    p.add_argument("--log-level", default=d.log_level)
+    p.set_defaults(handler=_serve, **_env_or_exit(env_defaults))
+
+
+def _env_or_exit(read: object) -> dict[str, object]:
+    from .errors import ConfigError
+
+    try:
+        return read()  # type: ignore[operator,no-any-return]
+    except ConfigError as exc:
+        print(f"toolbridge: {exc}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE) from None
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from dataclasses import fields
+
+    from .errors import ConfigError
+    from .gateway.config import GatewayConfig
+    from .gateway.run import run
+
+    config = GatewayConfig(**{f.name: getattr(args, f.name) for f in fields(GatewayConfig)})
+    if config.api_key == "" and config.host not in ("127.0.0.1", "localhost", "::1"):
+        print("toolbridge: warning: listening beyond loopback without --api-key", file=sys.stderr)
+    try:
+        return run(config)
+    except ConfigError as exc:
+        print(f"toolbridge: {exc}", file=sys.stderr)
+        return EXIT_USAGE
 
 
 def _add_parse(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

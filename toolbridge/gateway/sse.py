@@ -1,45 +1,79 @@
-"""Server-sent events: an incremental decoder for upstream streams and the encoder for clients.
+"""Incremental Server-Sent Events decoder (the framing of OpenAI streamed responses).
 
-The decoder takes bytes as they arrive and returns each complete event's ``data`` (lines joined
-with newlines), ignoring comments and other fields; partial events wait for their blank line.
+``SSEDecoder.feed(data)`` takes raw body bytes as they arrive (already de-chunked) and returns the
+``data`` payloads of the events completed by them, as bytes, in order. It follows the SSE
+specification for the parts an OpenAI stream can use: events end at a blank line; ``\\n``,
+``\\r\\n`` and ``\\r`` line endings; several ``data:`` lines join with ``\\n``; one space after
+the colon is dropped; comment lines (``:``) and the ``event``/``id``/``retry`` fields are ignored;
+an event without data is not dispatched. An incomplete event larger than ``max_event`` bytes
+raises ``SSEError`` so an upstream that never frames its output cannot grow memory without bound.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+import orjson
+
+
+class SSEError(ValueError):
+    pass
+
+
+class SSEDecoder:
+    __slots__ = ("_buf", "max_event")
+
+    def __init__(self, max_event: int = 1 << 20) -> None:
+        self._buf = b""
+        self.max_event = max_event
+
+    def feed(self, data: bytes) -> list[bytes]:
+        buf = self._buf + data if self._buf else data
+        if b"\r" in buf:
+            # Normalise line endings; keep a trailing CR back (its LF may be in the next piece).
+            hold = buf.endswith(b"\r")
+            if hold:
+                buf = buf[:-1]
+            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        else:
+            hold = False
+        out: list[bytes] = []
+        start = 0
+        find = buf.find
+        while True:
+            end = find(b"\n\n", start)
+            if end < 0:
+                break
+            block = buf[start:end]
+            start = end + 2
+            if block.startswith(b"data:") and b"\n" not in block:  # the common case
+                out.append(block[6:] if block[5:6] == b" " else block[5:])
+            else:
+                data_lines = []
+                for line in block.split(b"\n"):
+                    if line.startswith(b"data:"):
+                        data_lines.append(line[6:] if line[5:6] == b" " else line[5:])
+                    elif line == b"data":
+                        data_lines.append(b"")
+                if data_lines:
+                    out.append(b"\n".join(data_lines))
+        rest = buf[start:] if start else buf
+        if hold:
+            rest += b"\r"
+        if len(rest) > self.max_event:
+            raise SSEError(f"SSE event larger than {self.max_event} bytes")
+        self._buf = rest
+        return out
+
+    @property
+    def pending(self) -> bytes:
+        """Bytes of an event not yet terminated by a blank line."""
+        return self._buf
+
 
 DONE = b"data: [DONE]\n\n"
 
 
-class SSEDecoder:
-    """Bytes in, the data of each complete event out."""
-
-    def __init__(self) -> None:
-        self._buf = b""
-
-    def feed(self, data: bytes) -> list[str]:
-        buf = self._buf + data if self._buf else data
-        if b"\r" in buf:
-            buf = buf.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        events = buf.split(b"\n\n")
-        self._buf = events.pop()
-        return [d for d in (_data(e) for e in events) if d is not None]
-
-    def close(self) -> list[str]:
-        """The last event, when the stream ended without its blank line."""
-        rest, self._buf = self._buf, b""
-        found = _data(rest) if rest.strip() else None
-        return [found] if found is not None else []
-
-
-def _data(event: bytes) -> str | None:
-    lines = [line[5:] for line in event.split(b"\n") if line.startswith(b"data:")]
-    if not lines:
-        return None
-    return b"\n".join(line[1:] if line.startswith(b" ") else line for line in lines).decode("utf-8", "replace")
-
-
 def encode(obj: Any) -> bytes:
-    """One SSE event carrying ``obj`` as JSON."""
-    return b"data: " + json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+    """One SSE event carrying ``obj`` as compact JSON."""
+    return b"data: " + orjson.dumps(obj) + b"\n\n"

@@ -16,10 +16,17 @@ from ..events import CallAborted, CallRejected, Event, Text, ToolCallBegin, Tool
 from ..openai import ChunkEncoder
 from ..stream import StreamParser
 from .native import NativeStream
-from .request import Plan
+from .request import Plan, RequestError
 from .response import REASONING_KEYS, Provenance, tool_choice_unmet
 
 Delta = dict[str, Any]
+
+
+def malformed_call(reason: str) -> RequestError:
+    """A call whose opening was already streamed turned out malformed: it cannot be taken back,
+    so the stream ends with this error rather than with a call whose arguments are broken."""
+    return RequestError(f"the model's tool call became malformed after it began streaming ({reason})",
+                        status=502, type="upstream_error", code="malformed_tool_call")
 
 
 class _Choice:
@@ -117,6 +124,8 @@ class _Choice:
             elif isinstance(ev, (CallRejected, CallAborted)):
                 self._prov.rejected += 1
                 self._truncated = self._truncated or ev.reason == "truncated"
+                if isinstance(ev, CallAborted) and ev.reason != "truncated":
+                    raise malformed_call(ev.reason)
 
     def _begin(self) -> int | None:
         """Our index for a new call, or None when parallel calls are off and one already came."""

@@ -1,0 +1,54 @@
+"""Running the gateway: event loop choice, logging, and several worker processes.
+
+Workers share the listening port with SO_REUSEPORT; the kernel spreads connections over them, one
+event loop per process, so the gateway scales across cores. Each worker keeps its own metrics
+(scrape each, or run one worker per container behind the load balancer you already have).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import multiprocessing
+import signal
+import sys
+
+from .config import GatewayConfig
+from .server import serve
+
+
+def run(config: GatewayConfig) -> int:
+    """Serve until interrupted; returns the exit code."""
+    config.check()
+    logging.basicConfig(level=config.log_level.upper(), format="%(asctime)s %(name)s %(message)s",
+                        stream=sys.stderr)
+    if config.workers == 1:
+        _run_one(config, reuse_port=False)
+        return 0
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_run_one, args=(config, True), daemon=True) for _ in range(config.workers)]
+    for p in procs:
+        p.start()
+    try:
+        for p in procs:
+            p.join()
+    except KeyboardInterrupt:
+        for p in procs:
+            p.terminate()
+    return max((p.exitcode or 0) for p in procs)
+
+
+def _run_one(config: GatewayConfig, reuse_port: bool) -> None:
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        _loop_runner()(serve(config, reuse_port=reuse_port))
+    except KeyboardInterrupt:
+        pass
+
+
+def _loop_runner():  # type: ignore[no-untyped-def]
+    try:
+        import uvloop
+    except ImportError:  # uvloop is not available everywhere (Windows): plain asyncio works too
+        return asyncio.run
+    return uvloop.run
