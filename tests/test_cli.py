@@ -292,10 +292,17 @@ def test_dialects_lists_names_with_aliases(capsys: pytest.CaptureFixture[str]) -
     assert any(line.startswith("hermes") and "qwen25" in line for line in lines)
 
 
-def test_demo_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo"]) == 0
+def test_parser_demo_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--parser-only"]) == 0
     out = capsys.readouterr().out
     assert f"{len(SAMPLES)} of {len(SAMPLES)} samples behaved as expected" in out
+
+
+def test_gateway_demo_runs_the_agent_loop_through_the_gateway(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "the client got native tool_calls, whole and streamed" in out
+    assert out.count("tool_call run_tests(") == 6  # three dialects, whole and streamed
     assert "'length'" in out
 
 

@@ -52,7 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_parse(commands)
     listing = commands.add_parser("dialects", help="list the registered dialects and aliases")
     listing.set_defaults(handler=_dialects)
-    demo = commands.add_parser("demo", help="parse bundled sample outputs, whole and streamed")
+    demo = commands.add_parser("demo", help="the gateway in front of a replaying upstream, with the openai SDK")
+    demo.add_argument("--parser-only", action="store_true",
+                      help="only parse bundled sample outputs, whole and streamed (no HTTP)")
     demo.set_defaults(handler=_demo)
     commands.add_parser("bench", help="run the benchmarks (flags: toolbridge bench --help)")
     _add_serve(commands)
@@ -180,9 +182,19 @@ def _dialects(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .demo import main as demo_main
+    if args.parser_only:
+        from .demo import main as parser_demo
 
-    return demo_main()
+        return parser_demo()
+    try:
+        import openai  # noqa: F401  (the demo's client)
+    except ImportError:
+        print("toolbridge: the gateway demo drives it with the openai SDK: pip install 'toolbridge[demo]' "
+              "(or run `toolbridge demo --parser-only`)", file=sys.stderr)
+        return EXIT_USAGE
+    from .demo_gateway import main as gateway_demo
+
+    return gateway_demo()
 
 
 def _bench(argv: list[str]) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 import openai
 import pytest
 
-from tests.gateway.stack import Stack
+from toolbridge.gateway.local import Stack
 from tests.harness import tool
 from toolbridge.gateway.replay import Reply
 

@@ -16,7 +16,7 @@ from functools import lru_cache
 import pytest
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from tests.gateway.stack import Stack
+from toolbridge.gateway.local import Stack
 from tests.harness import tool
 from toolbridge.gateway.replay import Reply
 

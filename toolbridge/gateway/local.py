@@ -1,4 +1,4 @@
-"""A running gateway in front of a replaying upstream, on loopback, for end-to-end tests.
+"""A running gateway in front of a replaying upstream, on loopback (tests, demo, benchmark).
 
 Both servers run on an event loop in a background thread; the tests drive them with the
 official ``openai`` SDK (synchronous client) over real HTTP.
@@ -10,8 +10,6 @@ import asyncio
 import threading
 from dataclasses import replace
 from typing import Any
-
-import openai
 
 from toolbridge.gateway.config import GatewayConfig
 from toolbridge.gateway.replay import Detokenize, ReplayUpstream, Script
@@ -60,10 +58,15 @@ class Stack:
         assert self.gateway is not None and self.gateway.server is not None
         return f"http://127.0.0.1:{self.gateway.server.port}/v1"
 
-    def client(self, **kwargs: Any) -> openai.OpenAI:
+    def client(self, **kwargs: Any) -> Any:
+        """An ``openai.OpenAI`` client pointed at the gateway (the SDK is a demo/test extra)."""
+        import openai
+
         return openai.OpenAI(base_url=self.url, api_key=kwargs.pop("api_key", "sk-test"), max_retries=0,
                              timeout=kwargs.pop("timeout", 20), **kwargs)
 
-    def direct(self) -> openai.OpenAI:
+    def direct(self) -> Any:
         """A client that talks to the upstream itself, bypassing the gateway."""
+        import openai
+
         return openai.OpenAI(base_url=self.upstream.url, api_key="sk-test", max_retries=0, timeout=20)
