@@ -303,7 +303,6 @@ def test_gateway_demo_runs_the_agent_loop_through_the_gateway(capsys: pytest.Cap
     out = capsys.readouterr().out
     assert "the client got native tool_calls, whole and streamed" in out
     assert out.count("tool_call run_tests(") == 6  # three dialects, whole and streamed
-    assert "'length'" in out
 
 
 def test_bench_passes_its_arguments_through(monkeypatch: pytest.MonkeyPatch) -> None:
