@@ -296,6 +296,7 @@ def test_parser_demo_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--parser-only"]) == 0
     out = capsys.readouterr().out
     assert f"{len(SAMPLES)} of {len(SAMPLES)} samples behaved as expected" in out
+    assert "'length'" in out
 
 
 def test_gateway_demo_runs_the_agent_loop_through_the_gateway(capsys: pytest.CaptureFixture[str]) -> None:
