@@ -1,0 +1,13 @@
+"""The code measured here is the gateway's own: toolbridge/gateway/sse.py (moved there when
+this stack was chosen); this module only makes it importable from this folder."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from toolbridge.gateway.sse import SSEDecoder, SSEError  # noqa: E402
+
+__all__ = ["SSEDecoder", "SSEError"]
