@@ -26,7 +26,7 @@ from .config import GatewayConfig
 from .metrics import Metrics
 from .request import RequestError, Settings, plan_request
 from .response import Provenance, repair_completion
-from .sse import DONE, encode
+from .sse import DONE, SSEError, encode
 from .streaming import StreamTranslator
 
 log = logging.getLogger("toolbridge.gateway")
@@ -146,7 +146,7 @@ class Gateway:
         relay = self._stream if plan.stream else self._whole
         try:
             return await relay(plan, headers, data, resp)
-        except UpstreamError as exc:
+        except (UpstreamError, SSEError) as exc:
             if resp.started:
                 self._stream_error(resp, str(exc), "upstream_error")
                 return 200, Provenance()
@@ -223,7 +223,7 @@ class Gateway:
         self.metrics.inc("toolbridge_upstream_errors_total", kind="mid_stream")
         resp.end(b"data: " + error_body(message, type, code) + b"\n\n")
 
-    def _upstream_failure(self, resp: Response, exc: UpstreamError) -> int:
+    def _upstream_failure(self, resp: Response, exc: UpstreamError | SSEError) -> int:
         timeout = isinstance(exc, UpstreamTimeout)
         status = 504 if timeout else 502
         self.metrics.inc("toolbridge_upstream_errors_total", kind="timeout" if timeout else "unreachable")
