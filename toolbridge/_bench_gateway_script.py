@@ -127,10 +127,10 @@ class Script:
             out += [seq] * len(translator.feed(json.loads(template % (b"x",))))
         return out + [len(self.chunks) - 1] * len(translator.finish())
 
-    def check(self, chunks: list[dict[str, Any]], translated: bool) -> str | None:
+    def check(self, chunks: list[dict[str, Any]], sources: list[int], translated: bool) -> str | None:
         """What is wrong with one stream as a client received it (None: nothing)."""
-        if len(chunks) != len(self.sources(translated)):
-            return f"{len(chunks)} chunks, expected {len(self.sources(translated))}"
+        if len(chunks) != len(sources):
+            return f"{len(chunks)} chunks, expected {len(sources)}"
         return check_message(assemble(chunks), self.dialect, translated)
 
 

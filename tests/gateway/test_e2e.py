@@ -187,7 +187,7 @@ def test_provenance_header_and_metrics() -> None:
     with Stack(agent(CALLS["hermes"]), tool_call_parser="hermes") as s:
         raw = s.client().chat.completions.with_raw_response.create(
             model="m", messages=[{"role": "user", "content": "x"}], tools=TOOLS)
-        assert raw.headers["x-toolbridge-calls"] == "native=0; content=1; reasoning=0; rejected=0"
+        assert raw.headers["x-toolbridge-calls"] == "native=0; content=1; reasoning=0; rejected=0; invalid=0"
         import urllib.request
 
         text = urllib.request.urlopen(s.url.removesuffix("/v1") + "/metrics").read().decode()

@@ -15,6 +15,7 @@ _HELP = {
     "toolbridge_requests_total": ("counter", "Requests answered, by endpoint and status."),
     "toolbridge_tool_calls_total": ("counter", "Tool calls returned, by where they came from."),
     "toolbridge_rejected_total": ("counter", "Call-like blocks or native calls not returned as calls."),
+    "toolbridge_invalid_arguments_total": ("counter", "Calls returned whose arguments fail the tool's schema."),
     "toolbridge_upstream_errors_total": ("counter", "Upstream failures, by kind."),
     "toolbridge_streamed_chunks_total": ("counter", "Chunks sent to clients on streams."),
     "toolbridge_open_streams": ("gauge", "Streams in progress."),
@@ -36,6 +37,8 @@ class Metrics:
                 self.inc("toolbridge_tool_calls_total", count, source=source)
         if provenance.rejected:
             self.inc("toolbridge_rejected_total", provenance.rejected)
+        if provenance.invalid:
+            self.inc("toolbridge_invalid_arguments_total", provenance.invalid)
 
     def render(self) -> str:
         lines: list[str] = []

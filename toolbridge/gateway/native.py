@@ -27,6 +27,7 @@ class Checked:
 
     calls: list[dict[str, Any]] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
+    invalid: int = 0  # kept calls whose arguments do not match the tool's schema
 
 
 def check_calls(calls: list[Any], tools: Toolset | None, seen_ids: set[str]) -> Checked:
@@ -43,7 +44,13 @@ def check_calls(calls: list[Any], tools: Toolset | None, seen_ids: set[str]) -> 
         call_id = call.get("id") if isinstance(call.get("id"), str) and call["id"] not in seen_ids else new_id()
         seen_ids.add(call_id)
         out.calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
+        out.invalid += not valid(name, arguments, tools)
     return out
+
+
+def valid(name: str, arguments: str, tools: Toolset | None) -> bool:
+    """Whether a kept call's arguments satisfy its tool's schema (reported, not enforced)."""
+    return tools is None or not tools.validate(name, json.loads(arguments))
 
 
 def resolve(name: Any, tools: Toolset | None) -> str | None:
@@ -135,13 +142,17 @@ class NativeStream:
                         "function": {"name": name, "arguments": ""}})
         return call
 
-    def finish(self) -> tuple[list[int], list[str]]:
-        """Indices of calls whose arguments joined into a JSON object; texts of rejected calls."""
+    def finish(self) -> tuple[list[int], list[str], int]:
+        """Indices of calls whose arguments joined into a JSON object, texts of rejected calls,
+        and how many kept calls do not match their schema."""
         good: list[int] = []
+        invalid = 0
         for call in self._calls.values():
-            joined = "".join(call.arguments)
-            if call.index is not None and arguments_text(joined) is not None:
+            joined = arguments_text("".join(call.arguments))
+            if call.index is not None and joined is not None:
                 good.append(call.index)
+                invalid += not valid(call.name, joined, self._tools)
             else:
-                self.rejected.append(json.dumps({"name": call.name, "arguments": joined}, ensure_ascii=False))
-        return good, self.rejected
+                self.rejected.append(json.dumps({"name": call.name, "arguments": "".join(call.arguments)},
+                                                ensure_ascii=False))
+        return good, self.rejected, invalid

@@ -27,6 +27,7 @@ class Provenance:
     content: int = 0
     reasoning: int = 0
     rejected: int = 0
+    invalid: int = 0  # calls returned whose arguments do not match the tool's schema
 
     def header(self) -> str:
         return "; ".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))
@@ -62,6 +63,7 @@ def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, s
         checked = check_calls(message["tool_calls"], plan.tools, seen_ids)
         calls, leftovers = checked.calls, checked.rejected
         provenance.native += len(calls)
+        provenance.invalid += checked.invalid
     else:
         calls, truncated = _from_text(message, "content", plan, provenance)
         provenance.content += len(calls)
@@ -85,6 +87,7 @@ def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Proven
         return [], False
     result = parse(text, plan.dialect, plan.tools, drop_tokens=plan.drop_tokens)
     provenance.rejected += len(result.report.rejected) + len(result.report.aborted)
+    provenance.invalid += len(result.report.invalid)
     message[key] = result.message["content"] if key == "content" or result.message["content"] else None
     return result.message.get("tool_calls", []), result.report.truncated
 

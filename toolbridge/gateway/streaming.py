@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ..events import CallAborted, CallRejected, Event, Text, ToolCallBegin, ToolCallEnd
+from ..events import CallAborted, CallRejected, Event, Invalid, Text, ToolCallBegin, ToolCallEnd
 from ..openai import ChunkEncoder
 from ..stream import StreamParser
 from .native import NativeStream
@@ -70,8 +70,9 @@ class _Choice:
         out += self._encoder.finish()
         if self._reasoning is not None:
             out += self._thought_deltas("reasoning_content", self._reasoning.close())
-        good, rejected = self._native.finish()
+        good, rejected, invalid = self._native.finish()
         self._prov.native += len(good)
+        self._prov.invalid += invalid
         self._prov.rejected += len(rejected)
         if rejected:
             out.append({"content": "\n".join(rejected)})
@@ -121,6 +122,8 @@ class _Choice:
             elif isinstance(ev, ToolCallEnd) and self._index.get((source, ev.index)) is not None:
                 self._calls += 1
                 setattr(self._prov, source, getattr(self._prov, source) + 1)
+            elif isinstance(ev, Invalid):
+                self._prov.invalid += 1
             elif isinstance(ev, (CallRejected, CallAborted)):
                 self._prov.rejected += 1
                 self._truncated = self._truncated or ev.reason == "truncated"
