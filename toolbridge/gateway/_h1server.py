@@ -302,10 +302,12 @@ class _H1Protocol(asyncio.Protocol):
         if self.closed:
             return
         if self._task is None:
+            body = b'{"error":{"message":"%b","type":"invalid_request_error","param":null,"code":"%d"}}' % (
+                message, status)  # OpenAI-style, like every other error the gateway sends
             self.transport.write(
                 _STATUS_LINES[status] + _date_header() + b"connection: close\r\n"
-                b"content-type: text/plain\r\ncontent-length: %d\r\n\r\n%b"
-                % (len(message), message)
+                b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%b"
+                % (len(body), body)
             )
             self.transport.close()
         else:
