@@ -1,5 +1,14 @@
-"""The built-in dialects; importing this package registers each of them."""
+"""The built-in dialects: one module per dialect or family; importing this package registers all.
 
-from . import glm, hermes, qwen3_coder
+Every module in this package is imported, so a new dialect is a new file and nothing else.
+"""
 
-__all__ = ["glm", "hermes", "qwen3_coder"]
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+__all__ = sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+
+for _name in __all__:
+    importlib.import_module(f"{__name__}.{_name}")
