@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from ._body_json import JsonEnvelopeBody
 from ._markers import MarkerSet, marker_set, match_at
 from ._rawvalue import RawValue
-from .dialect import UNCLOSED_AT_END, CallSink, Outcome
+from .dialect import UNCLOSED_AT_END, CallSink, Calls, Outcome, raw_value
 
 # Whitespace between tags; a literal backslash-n counts too (output that was escaped twice).
 _WS = re.compile(r"(?:\s|\\n)*")
@@ -42,6 +42,18 @@ class ArgKeyTags:
         # GLM's tags are special tokens, so a </tool_call> inside a value is the model closing
         # the call without </arg_value>, not text (unlike Qwen3-Coder's plain-text values).
         object.__setattr__(self, "value_ends", marker_set((self.value[1], self.block_close)))
+
+
+def render_argkey(tags: ArgKeyTags, calls: Calls, newlines: bool) -> str:
+    """Calls as GLM templates write them (4.5/4.6 with newlines between elements, 4.7 without)."""
+    nl = "\n" if newlines else ""
+    return "\n".join(
+        f"<tool_call>{name}{nl}"
+        + "".join(f"{tags.key[0]}{k}{tags.key[1]}{nl}{tags.value[0]}{raw_value(v)}{tags.value[1]}{nl}"
+                  for k, v in args.items())
+        + tags.block_close
+        for name, args in calls
+    )
 
 
 class _S(enum.Enum):

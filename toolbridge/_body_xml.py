@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from ._markers import MarkerSet, marker_set, match_at, read_label, skip_ws
 from ._rawvalue import RawValue
-from .dialect import UNCLOSED_AT_END, CallSink, Outcome
+from .dialect import UNCLOSED_AT_END, CallSink, Calls, Outcome, raw_value
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,18 @@ class XmlTags:
         # and function tags end it.
         ends = (self.parameter_close, self.parameter[0], self.function_close)
         object.__setattr__(self, "value_ends", marker_set(ends))
+
+
+def render_xml(tags: XmlTags, calls: Calls, wrapper: tuple[str, str] = ("<tool_call>", "</tool_call>")) -> str:
+    """Calls as XML-style templates write them: each function in its own wrapper."""
+    nl = "\n" if tags.trim_newline else ""
+    blocks = []
+    for name, args in calls:
+        params = "".join(f"{tags.parameter[0]}{k}{tags.parameter[1]}{nl}{raw_value(v)}{nl}{tags.parameter_close}\n"
+                         for k, v in args.items())
+        blocks.append(f"{wrapper[0]}\n{tags.function[0]}{name}{tags.function[1]}\n{params}"
+                      f"{tags.function_close}\n{wrapper[1]}")
+    return "\n".join(blocks)
 
 
 class _S(enum.Enum):

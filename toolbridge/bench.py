@@ -31,9 +31,6 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
-from ._body_argkey import ArgKeyBody, ArgKeyTags
-from ._body_json import JsonEnvelopeBody
-from ._body_xml import XmlBody, XmlTags
 from .dialect import Dialect, dialect_names, get_dialect
 from .errors import ConfigError
 from .events import CallAborted, CallRejected, Invalid, Reasoning, Text, ToolCallBegin, ToolCallEnd
@@ -116,81 +113,11 @@ def _cycle(text: str, length: int) -> str:
     return (text * (length // len(text) + 1))[: length - 1].rstrip() + "."
 
 
-def _raw(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _call_start(d: Dialect) -> str:
-    """The call-start marker the dialect's sample uses (the first declared one if none)."""
-    found = [(d.sample.find(m), -len(m), m) for m in d.call_start if m in d.sample]
-    return min(found)[2] if found else d.call_start[0]
-
-
-def _body(d: Dialect) -> Any:
-    """The body the dialect builds for the sample's call-start marker.
-
-    A body factory may be a function that picks a body kind by marker, so the kind is read from
-    the body it builds, not from the factory.
-    """
-    return d.body(StreamParser(d), _call_start(d))
-
-
-def _json_shape(d: Dialect, start: str) -> tuple[str, str, str]:
-    """The name key, arguments key and close marker of the sample's JSON envelope."""
-    at = d.sample.find(start) + len(start)
-    at += len(d.sample[at:]) - len(d.sample[at:].lstrip())
-    try:
-        envelope, end = json.JSONDecoder().raw_decode(d.sample, at)
-    except ValueError:
-        return "name", "arguments", ""
-    keys = {type(v): k for k, v in envelope.items()}
-    close = d.sample[end:].split()
-    return keys.get(str, "name"), keys.get(dict, "arguments"), close[0] if close else ""
-
-
-def _render_json(d: Dialect, body: Any, name: str, args: dict[str, Any]) -> str:
-    start = _call_start(d)
-    name_key, args_key, close = _json_shape(d, start)
-    envelope = json.dumps({name_key: name, args_key: args}, ensure_ascii=False)
-    return f"{start}\n{envelope}\n{close}"
-
-
-def _render_xml(d: Dialect, body: Any, name: str, args: dict[str, Any]) -> str:
-    tags: XmlTags = getattr(body, "_tags", XmlTags())
-    wrapper = [m for m in (_call_start(d),) if m != tags.function[0]]
-    nl = "\n" if tags.trim_newline else ""
-    params = [
-        f"{tags.parameter[0]}{k}{tags.parameter[1]}{nl}{_raw(v)}{nl}{tags.parameter_close}"
-        for k, v in args.items()
-    ]
-    function = [f"{tags.function[0]}{name}{tags.function[1]}", *params, tags.function_close]
-    return "\n".join(wrapper + function + [tags.block_close] * len(wrapper))
-
-
-def _render_argkey(d: Dialect, body: Any, name: str, args: dict[str, Any]) -> str:
-    tags: ArgKeyTags = getattr(body, "_tags", ArgKeyTags())
-    nl = "\n" if "\n" in d.sample else ""  # glm45 writes a newline between elements, glm47 not
-    pairs = "".join(
-        f"{tags.key[0]}{k}{tags.key[1]}{nl}{tags.value[0]}{_raw(v)}{tags.value[1]}{nl}"
-        for k, v in args.items()
-    )
-    return f"{_call_start(d)}{name}{nl}{pairs}{tags.block_close}"
-
-
-# Tag spellings come from the body (the kind's default spelling when it keeps none), the JSON
-# envelope's shape from the sample; a wrong rendering fails the parse check, loudly.
-RENDERERS: dict[type, Callable[[Dialect, Any, str, dict[str, Any]], str]] = {
-    JsonEnvelopeBody: _render_json,
-    XmlBody: _render_xml,
-    ArgKeyBody: _render_argkey,
-}
-
-
 def _output(d: Dialect, case: str, content: str, call: tuple[str, dict[str, Any]] | None) -> Output:
     """A short reasoning block (when the dialect has one), the content, then the call."""
     think = f"{d.reasoning[0]}\n{THOUGHT}\n{d.reasoning[1]}\n\n" if d.reasoning else ""
-    body = _body(d)
-    text = think + content + (RENDERERS[type(body)](d, body, *call) if call else "")
+    assert d.render is not None
+    text = think + content + (d.render([call]) if call else "")
     return Output(case, text, [call] if call else [], content, THOUGHT if think else "")
 
 
@@ -333,9 +260,8 @@ class DialectResult:
 def bench_dialect(d: Dialect, repeat: int, sizes: Sizes) -> DialectResult:
     """Every measurement of one dialect."""
     result = DialectResult(d.name)
-    kind = type(_body(d))
-    if kind not in RENDERERS:
-        result.problem = f"no renderer for body kind {kind.__name__}"
+    if d.render is None:
+        result.problem = "the dialect declares no renderer"
         return result
     tools = Toolset(TOOLS)  # shared by the runs, so its schema validator is built once
     make = partial(StreamParser, d, tools, reasoning=True, validate=True)

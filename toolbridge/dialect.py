@@ -65,6 +65,15 @@ class Body(Protocol):
 
 
 BodyFactory = Callable[[CallSink, str], Body]
+Calls = list[tuple[str, dict[str, Any]]]
+Renderer = Callable[[Calls], str]
+
+
+def raw_value(value: Any) -> str:
+    """A value as XML-style dialects write it: strings as they are, anything else as JSON."""
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,8 @@ class Dialect:
     # Other special tokens the family emits (end of turn, role headers) that must not reach
     # content once special tokens are kept.
     end_tokens: tuple[str, ...] = ()
+    # Writes an assistant turn's calls in this dialect (round trips, the injected protocol).
+    render: Renderer | None = field(default=None, repr=False)
     sample: str = field(default="", repr=False)
 
     def __post_init__(self) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from .._body_argkey import ArgKeyBody, ArgKeyTags
+from .._body_argkey import ArgKeyBody, ArgKeyTags, render_argkey
 from ..dialect import Dialect, register
 
 TAGS = ArgKeyTags()
@@ -32,6 +32,7 @@ GLM45 = register(
         body=partial(ArgKeyBody, tags=TAGS),
         special_markers=True,
         end_tokens=END_TOKENS,
+        render=partial(render_argkey, TAGS, newlines=True),
         sample="<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
     )
 )
@@ -44,6 +45,7 @@ GLM47 = register(
         body=partial(ArgKeyBody, tags=TAGS),
         special_markers=True,
         end_tokens=END_TOKENS,
+        render=partial(render_argkey, TAGS, newlines=False),
         sample="<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>",
     )
 )

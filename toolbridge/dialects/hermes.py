@@ -22,7 +22,9 @@ not a call object is prose and stays content.
 from __future__ import annotations
 
 from .._body_json import JsonEnvelopeBody, NameJsonBody
-from ..dialect import Body, CallSink, Dialect, register
+import json
+
+from ..dialect import Body, CallSink, Calls, Dialect, register
 
 SAMPLE = (
     "<think>\nThe user wants the weather.\n</think>\n\n"
@@ -57,6 +59,14 @@ def body(sink: CallSink, opened_by: str) -> Body:
     return JsonEnvelopeBody(sink, opened_by, close=WRAPPERS[opened_by], inner=inner, lenient=lenient)
 
 
+def render(calls: Calls) -> str:
+    """Calls as Hermes/Qwen templates write them: one tagged JSON object each."""
+    return "\n".join(
+        "<tool_call>\n" + json.dumps({"name": n, "arguments": a}, ensure_ascii=False) + "\n</tool_call>"
+        for n, a in calls
+    )
+
+
 HERMES = register(
     Dialect(
         name="hermes",
@@ -64,6 +74,7 @@ HERMES = register(
         call_start=(*WRAPPERS, *NAMED),
         bare_start=("{",),
         body=body,
+        render=render,
         end_tokens=("<|im_end|>", "<|endoftext|>", "<|im_start|>"),
         sample=SAMPLE,
     )

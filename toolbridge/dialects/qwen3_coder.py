@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from .._body_xml import XmlBody, XmlTags
+from .._body_xml import XmlBody, XmlTags, render_xml
 from ..dialect import Dialect, register
 
 SAMPLE = (
@@ -38,6 +38,7 @@ QWEN3_CODER = register(
         aliases=("qwen3_xml", "qwen35", "qwen3_5", "qwen36"),
         call_start=("<tool_call>", TAGS.function[0]),
         body=partial(XmlBody, tags=TAGS),
+        render=partial(render_xml, TAGS),
         end_tokens=("<|im_end|>", "<|endoftext|>", "<|im_start|>"),
         sample=SAMPLE,
     )
