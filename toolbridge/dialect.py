@@ -51,6 +51,18 @@ class CallSink(Protocol):
     def coerce(self, key: str, raw: str) -> Any:
         """Type a raw-text value of the current call by its schema."""
 
+    def text(self, text: str) -> None:
+        """Emit visible content from inside a block (block-structured formats: Harmony's final
+        channel, Cohere's response); such a body should also call ``keep`` so that a later
+        failure does not repeat the text."""
+
+    def reasoning(self, text: str) -> None:
+        """Emit reasoning from inside a block (Harmony's analysis channel ...)."""
+
+    def keep(self, pos: int) -> None:
+        """The block's text up to ``pos`` (a position in the buffer being fed) is settled: a
+        later failure of the block turns only what follows into content."""
+
 
 class Body(Protocol):
     """A call block reader."""

@@ -122,6 +122,7 @@ class StreamParser:
         self._raw: list[str] = []
         self._call: _Call | None = None
         self._block_rejection = ""
+        self._keep_at: int | None = None
         self._next_index = 0
         self._last_index: int | None = None
         self._closed = False
@@ -221,7 +222,10 @@ class StreamParser:
     def _in_call(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
         assert self._body is not None
         end, outcome = self._body.feed(buf, pos, final)
-        self._raw.append(buf[pos:end])
+        if self._keep_at is not None:  # the body settled text: a failure repeats only what follows
+            self._raw, self._keep_at = [buf[max(pos, self._keep_at):end]], None
+        else:
+            self._raw.append(buf[pos:end])
         if outcome is Outcome.MORE:
             assert not final, "a body must settle at the end of output"
             return end, False
@@ -295,6 +299,17 @@ class StreamParser:
 
     def repaired(self, what: str) -> None:
         self._emit(Repaired(self._call.index if self._call else self._last_index, what))
+
+    def text(self, text: str) -> None:
+        if text:
+            self._emit(Text(text))
+
+    def reasoning(self, text: str) -> None:
+        if text:
+            self._emit(Reasoning(text))
+
+    def keep(self, pos: int) -> None:
+        self._keep_at = pos
 
     def param_schema(self, key: str) -> dict[str, Any] | None:
         if self._tools is None or self._call is None:
