@@ -25,8 +25,19 @@ from toolbridge import ConfigError, Toolset, parse
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "parse_cases.jsonl"
 ALIASES: dict[str, str] = {}
 _PROMPT_TAIL = re.compile(r"the rendered prompt ends with (['\"])(.*?)\1; model_output", re.DOTALL)
-_ASSISTANT_HEADERS = ("<|im_start|>assistant\n", "<|assistant|>")
-_BODY_WRAP = {"glm45": "<tool_call>{}</tool_call>", "glm47": "<tool_call>{}</tool_call>"}
+# Assistant headers of the templates whose prompt may end inside the assistant turn.
+_ASSISTANT_HEADERS = (
+    "<|im_start|>assistant\n", "<|assistant|>", "<|turn>model\n", "\uff5cAssistant\uff5c>",
+    "assistant<|im_middle|>", "<|start|>assistant", "]~b]ai\n", "<sep>assistant:", "<seed:bos>assistant\n",
+    "<|start_header_id|>assistant<|end_header_id|>\n\n", "[/INST]", "assistant<|end_of_role|>",
+    "<|begin_assistant|>\n", "<|CHATBOT_TOKEN|>", "assistant<|role_sep|>\n", "<|assistant_start|>",
+)
+# What a template writes to open the reasoning it leaves to the model.
+_REASONING_OPENERS = ("<think>", "<|START_THINKING|>", "Here are my reasoning steps:")
+_BODY_WRAP = {"glm45": "<tool_call>{}</tool_call>", "glm47": "<tool_call>{}</tool_call>",
+              "gemma4": "<|tool_call>{}<tool_call|>", "functiongemma": "<start_function_call>{}<end_function_call>",
+              "pythonic": "{}", "lfm2": "<|tool_call_start|>{}<|tool_call_end|>",
+              "mistral": "[TOOL_CALLS]{}", "longcat": "<longcat_tool_call>{}</longcat_tool_call>"}
 
 
 @dataclass
@@ -62,7 +73,7 @@ def prefill(case: dict[str, Any]) -> str:
     tail = found.group(2).encode().decode("unicode_escape").encode("latin-1").decode("utf-8")
     starts = [tail.rfind(h) + len(h) for h in _ASSISTANT_HEADERS if h in tail]
     written = tail[max(starts):] if starts else ""
-    if "continuation test" in case["notes"] or written.rstrip().endswith("<think>"):
+    if "continuation test" in case["notes"] or written.rstrip().endswith(_REASONING_OPENERS):
         return written  # a continued message, or reasoning the template opened
     return ""  # e.g. an empty think block the template closed: not part of the output
 

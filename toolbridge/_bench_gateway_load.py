@@ -17,7 +17,8 @@ the streams started minus those whose output reached a client.
 give req/s and latency. The first answer on each connection is checked afterwards.
 
 ``--pid NAME=PID[,PID...]`` samples processes over the measured window (CPU from
-/proc/PID/task/*/schedstat, VmRSS at start and at its peak every 100 ms), summed per name.
+/proc/PID/task/*/schedstat, VmRSS at start and at its peak every 100 ms), summed per name, and
+the cores the rest of the machine kept busy meanwhile (``other_load``, from /proc/stat).
 """
 
 from __future__ import annotations
@@ -57,6 +58,13 @@ def cpu_seconds(pid: int) -> float:
     return ns / 1e9
 
 
+def busy_seconds() -> float:
+    """CPU seconds the whole machine has spent busy (all cores), from /proc/stat."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_kb(pid: int) -> int:
     with open(f"/proc/{pid}/status", "rb") as f:
         for line in f:
@@ -73,7 +81,7 @@ class Sampler:
         self.cpu0: dict[str, float] = {}
         self.rss0: dict[str, int] = {}
         self.rss_peak: dict[str, int] = {}
-        self.t0 = 0.0
+        self.t0 = self.busy0 = 0.0
         self._handle: asyncio.TimerHandle | None = None
 
     def _cpu(self, name: str) -> float:
@@ -83,7 +91,7 @@ class Sampler:
         return sum(rss_kb(pid) for pid in self.pids[name])
 
     def begin(self) -> None:
-        self.t0 = time.monotonic()
+        self.t0, self.busy0 = time.monotonic(), busy_seconds()
         for name in self.pids:
             self.cpu0[name] = self._cpu(name)
             self.rss0[name] = self.rss_peak[name] = self._rss(name)
@@ -95,7 +103,7 @@ class Sampler:
         self._handle = asyncio.get_running_loop().call_later(0.1, self._tick)
 
     def end(self) -> dict[str, Any]:
-        wall = time.monotonic() - self.t0
+        wall, busy = time.monotonic() - self.t0, busy_seconds() - self.busy0
         if self._handle:
             self._handle.cancel()
         out: dict[str, Any] = {"wall_s": wall}
@@ -103,6 +111,8 @@ class Sampler:
             cpu = self._cpu(name) - self.cpu0[name]
             out[name] = {"cpu_s": cpu, "util": cpu / wall, "rss0_kb": self.rss0[name],
                          "rss_peak_kb": self.rss_peak[name]}
+        ours = sum(out[name]["cpu_s"] for name in self.pids)
+        out["other_load"] = max(0.0, (busy - ours) / wall)  # cores busy with other work
         return out
 
 
@@ -174,7 +184,8 @@ async def run_streams(args: argparse.Namespace, sampler: Sampler) -> dict[str, A
     async def client(delay: float) -> None:
         await asyncio.sleep(delay)
         try:
-            _, proto = await loop.create_connection(lambda: StreamClient(request, done), host, int(port))
+            _, proto = await loop.create_connection(lambda: StreamClient(request, done), host,
+                                                    int(port))
             clients.append(proto)
         except OSError:
             done()
@@ -205,23 +216,27 @@ def _stream_results(args: argparse.Namespace, script: Script, sources: list[int]
     for c in clients:
         chunks = [orjson.loads(e) for e in c.events if e != b"[DONE]"]
         relayed += sources[min(len(chunks), len(sources)) - 1] + 1 if chunks else 0
-        problem = (f"status {c.status}" if c.status != 200 else
-                   "incomplete" if not c.complete else script.check(chunks, sources, args.translated))
+        problem = (f"status {c.status}" if c.status != 200 else "incomplete" if not c.complete
+                   else script.check(chunks, sources, args.translated))
         if problem:
             problems.append(problem)
             continue
+        sent = sendlog.get(str(chunks[0].get("id")).rsplit("-", 1)[-1])
+        if sent is None:
+            problems.append(f"no upstream stream has the id {chunks[0].get('id')!r}")
+            continue
         complete += 1
-        sent = sendlog[chunks[0]["id"].rsplit("-", 1)[1]]
         delays += [(r - sent[s]) / 1e6 for r, s in zip(c.received, sources)]
     delays.sort()
     res = {"mode": "stream", "streams": args.streams, "streams_complete": complete,
            "problems": problems[:3], "problem_count": len(problems),
            "upstream_chunks": relayed, "chunks_lost": args.streams * len(script.chunks) - relayed,
-           "client_chunks_per_stream": len(sources), "upstream_chunks_per_stream": len(script.chunks),
+           "client_chunks_per_stream": len(sources),
+           "upstream_chunks_per_stream": len(script.chunks),
            "delay_ms": {"p50": pct(delays, 0.5), "p90": pct(delays, 0.9), "p99": pct(delays, 0.99),
                         "max": delays[-1] if delays else float("nan")},
            "proc": proc}
-    for name, p in proc.items():
+    for p in proc.values():
         if isinstance(p, dict) and relayed:
             p["us_per_chunk"] = p["cpu_s"] / relayed * 1e6
             p["rss_per_stream_kb"] = (p["rss_peak_kb"] - p["rss0_kb"]) / args.streams
@@ -294,8 +309,8 @@ async def run_plain(args: argparse.Namespace, sampler: Sampler) -> dict[str, Any
     request = _request(args.target, Script.build(args.dialect).request(False))
     stats: dict[str, Any] = {"latencies": [], "errors": 0, "firsts": [], "measuring": False,
                              "stop": False}
-    await asyncio.gather(*(loop.create_connection(lambda: PlainClient(request, stats), host, int(port))
-                           for _ in range(args.clients)))
+    await asyncio.gather(*(loop.create_connection(lambda: PlainClient(request, stats), host,
+                                                  int(port)) for _ in range(args.clients)))
     await asyncio.sleep(args.warmup)
     sampler.begin()
     stats["measuring"] = True
@@ -305,7 +320,7 @@ async def run_plain(args: argparse.Namespace, sampler: Sampler) -> dict[str, Any
     stats["stop"] = True
     await asyncio.sleep(0.1)
     lat, ok = sorted(stats["latencies"]), len(stats["latencies"])
-    problems = [p for p in map(lambda b: _check_answer(b, args), stats["firsts"]) if p]
+    problems = [p for p in (_check_answer(b, args) for b in stats["firsts"]) if p]
     res = {"mode": "plain", "clients": args.clients, "requests": ok, "errors": stats["errors"],
            "problems": problems[:3], "problem_count": len(problems) + (not stats["firsts"]),
            "rps": ok / proc["wall_s"],

@@ -100,9 +100,10 @@ class Script:
     def build(cls, dialect: str) -> Script:
         deltas = [{"role": "assistant", "content": ""}, *({"content": p} for p in pieces(dialect))]
         chunks = [_chunk(d, None) for d in deltas] + [_chunk({}, "stop")]
+        message = {"role": "assistant", "content": model_text(dialect)}
         answer = {"id": "chatcmpl-bench", "object": "chat.completion", "created": 1733140000,
-                  "model": MODEL, "choices": [{"index": 0, "logprobs": None, "finish_reason": "stop",
-                  "message": {"role": "assistant", "content": model_text(dialect)}}],
+                  "model": MODEL, "choices": [{"index": 0, "logprobs": None,
+                                               "finish_reason": "stop", "message": message}],
                   "usage": {"prompt_tokens": 412, "completion_tokens": 87, "total_tokens": 499}}
         return cls(dialect, tuple(chunks), json.dumps(answer, separators=(",", ":")).encode())
 
@@ -127,7 +128,8 @@ class Script:
             out += [seq] * len(translator.feed(json.loads(template % (b"x",))))
         return out + [len(self.chunks) - 1] * len(translator.finish())
 
-    def check(self, chunks: list[dict[str, Any]], sources: list[int], translated: bool) -> str | None:
+    def check(self, chunks: list[dict[str, Any]], sources: list[int],
+              translated: bool) -> str | None:
         """What is wrong with one stream as a client received it (None: nothing)."""
         if len(chunks) != len(sources):
             return f"{len(chunks)} chunks, expected {len(sources)}"
@@ -136,7 +138,9 @@ class Script:
 
 def assemble(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     """The message and finish reason a client builds from a stream's chunks."""
-    content, calls, finish = [], {}, None
+    content: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    finish = None
     for chunk in chunks:
         for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or {}

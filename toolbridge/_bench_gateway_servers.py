@@ -24,7 +24,7 @@ import argparse
 import asyncio
 import os
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 import httptools
 import orjson
@@ -47,7 +47,7 @@ def _whole(status: bytes, body: bytes) -> bytes:
 class _Upstream(asyncio.Protocol):
     script: Script
     rate = 30.0
-    sendlog: dict[int, list[int]] = {}
+    sendlog: ClassVar[dict[int, list[int]]] = {}
     streams = 0
 
     def __init__(self) -> None:

@@ -2,11 +2,11 @@
 
 Method (that of benchmarks/stack/README.md, whose load generator this reuses):
 
-- Separate processes: the test upstream and the load generator pinned to core 1; the server
-  under test pinned to core 0. Each gets its own session, hence its own scheduler autogroup,
-  with niceness ``--nice`` (-10 by default when permitted), so on a shared machine the server
-  gets most of its core. Two gateway workers are not pinned: they share both cores with the
-  upstream and the load generator.
+- Separate processes: the test upstream and the load generator (the harness) pinned to core 1;
+  the server under test pinned to core 0. Each gets its own session, hence its own scheduler
+  autogroup, with niceness ``--nice`` (-10 by default, when permitted; the harness 5 lower
+  still), so on a shared machine the server gets most of its core. With two gateway workers,
+  the second is pinned to core 1 and gets what the harness leaves of it.
 - Servers under test: ``direct`` (the load generator talks to the upstream: the harness's own
   delay), ``floor`` (a plain proxy on the gateway's stack that decodes and re-encodes every
   chunk and translates nothing) and ``gateway`` (``python -m toolbridge serve``, the real
@@ -46,56 +46,70 @@ SERVERS = "toolbridge._bench_gateway_servers"
 
 
 class Procs:
-    """Starts the benchmark's processes (own session, niceness, cores) and ends them."""
+    """Starts the benchmark's processes (own session, niceness, cores) and ends them.
+
+    The harness (upstream, load generator) runs 5 nice levels above the server under test, so
+    where they share a core (two workers) the server gets what the harness leaves and the
+    harness's timestamps are not delayed by it.
+    """
 
     def __init__(self, nice: int) -> None:
         self.nice = nice
+        self.harness_nice = max(-20, nice - 5) if nice < 0 else nice
         self.started: list[subprocess.Popen[bytes]] = []
 
-    def _setup(self, cpus: set[int]) -> Any:
-        nice = self.nice
+    def _configure(self, pid: int, cpus: set[int], harness: bool) -> None:
+        """Cores and niceness of a child just started in its own session (hence its own
+        scheduler autogroup: niceness counts only within one)."""
+        os.sched_setaffinity(pid, cpus)
+        nice = self.harness_nice if harness else self.nice
+        if nice:
+            try:
+                with open(f"/proc/{pid}/autogroup", "w") as f:
+                    f.write(str(nice))
+                os.setpriority(os.PRIO_PROCESS, pid, nice)
+            except OSError:  # not permitted here: run at the default priority
+                pass
 
-        def setup() -> None:  # runs in the child, before exec
-            os.setsid()
-            os.sched_setaffinity(0, cpus)
-            if nice:
-                try:  # nice counts within an autogroup; the new session has its own
-                    with open("/proc/self/autogroup", "w") as f:
-                        f.write(str(nice))
-                    os.setpriority(os.PRIO_PROCESS, 0, nice)
-                except OSError:
-                    pass
-
-        return setup
-
-    def start(self, argv: list[str], cpus: set[int], port: int) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen([sys.executable, *argv], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                preexec_fn=self._setup(cpus))
+    def _spawn(self, argv: list[str], cpus: set[int], harness: bool,
+               out: int) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen([sys.executable, *argv], stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.DEVNULL if out == subprocess.DEVNULL else out,
+                                start_new_session=True)
         self.started.append(proc)
+        self._configure(proc.pid, cpus, harness)
+        return proc
+
+    def start(self, argv: list[str], cpus: set[int], port: int,
+              harness: bool = False) -> subprocess.Popen[bytes]:
+        """A server process, once it accepts connections on ``port``."""
+        proc = self._spawn(argv, cpus, harness, subprocess.DEVNULL)
         _wait_port(port, proc)
         return proc
 
     def run(self, argv: list[str], cpus: set[int], timeout: float) -> str:
-        out = subprocess.run([sys.executable, *argv], capture_output=True, text=True,
-                             timeout=timeout, check=False, preexec_fn=self._setup(cpus))
-        if out.returncode != 0:
-            raise RuntimeError(f"{argv[1]} failed: {out.stderr[-2000:]}")
-        return out.stdout
+        """A harness process run to its end; its standard output."""
+        proc = self._spawn(argv, cpus, True, subprocess.PIPE)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        finally:
+            self.stop(proc)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{argv[1]} failed: {err.decode(errors='replace')[-2000:]}")
+        return out.decode()
 
     def stop(self, proc: subprocess.Popen[bytes]) -> None:
         """End a process and its workers (its session's process group), by its id."""
         for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
-            if proc.poll() is not None and not _children(proc.pid):
-                break
             try:
                 os.killpg(proc.pid, sig)
-            except ProcessLookupError:
+            except ProcessLookupError:  # the whole group is gone
                 break
             try:
                 proc.wait(wait)
             except subprocess.TimeoutExpired:
-                continue
+                pass
+        proc.wait()
         if proc in self.started:
             self.started.remove(proc)
 
@@ -137,6 +151,14 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except (FileNotFoundError, ProcessLookupError):
+        return b""
+
+
 def _http(port: int, body: bytes) -> bytes:
     """One blocking POST with ``Connection: close``, for warm-ups."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
@@ -157,12 +179,6 @@ def warm_up(port: int, script: Script, rounds: int = 1) -> None:
         for _ in range(2):
             if b"[DONE]" not in _http(port, script.request(True, x_rate=0)):
                 raise RuntimeError("warm-up stream failed")
-
-
-def _busy_seconds() -> float:
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
 
 
 class Bench:
@@ -187,10 +203,8 @@ class Bench:
         argv += ["--translated"] if server.startswith("gateway") else []
         argv += [f"--{k}={v}" for k, v in opts.items()]
         argv += [f"--pid={name}={','.join(map(str, ids))}" for name, ids in pids.items()]
-        b0, t0 = _busy_seconds(), time.monotonic()
         res = json.loads(self.procs.run(argv, {LOAD_CPU}, timeout=300))
-        ours = sum(p["cpu_s"] for p in res["proc"].values() if isinstance(p, dict))
-        res["other_load"] = max(0.0, (_busy_seconds() - b0 - ours) / (time.monotonic() - t0))
+        res["other_load"] = res["proc"].pop("other_load")
         kind = f"stream{opts['streams']}" if mode == "stream" else f"plain{opts['clients']}"
         res.update(rep=rep, server=server, kind=kind)
         self.runs.append(res)
@@ -209,12 +223,25 @@ class Bench:
         proc = self.procs.start(argv, cpus, port)
         pids = [proc.pid]
         if server.startswith("gateway x"):
-            deadline = time.monotonic() + 20
-            while len(_children(proc.pid)) < workers + 1 and time.monotonic() < deadline:
-                time.sleep(0.05)  # the workers and multiprocessing's resource tracker
-            pids += _children(proc.pid)
+            pids += self._pin_workers(proc.pid, workers)
         warm_up(port, self.script, rounds=1 if len(pids) == 1 else 4)
         return proc, port, {"server": pids}
+
+    def _pin_workers(self, parent: int, workers: int) -> list[int]:
+        """The processes of a gateway's workers, each worker pinned to its own core.
+
+        Left to the scheduler, both workers tend to stay on core 0: core 1 carries the
+        harness's higher-priority groups, so it looks the busier.
+        """
+        deadline = time.monotonic() + 20
+        found: list[int] = []
+        while len(found) < workers and time.monotonic() < deadline:
+            time.sleep(0.05)
+            found = [pid for pid in _children(parent) if b"spawn_main" in _cmdline(pid)]
+        cores = sorted(os.sched_getaffinity(0))
+        for i, pid in enumerate(sorted(found)):
+            os.sched_setaffinity(pid, {cores[(SERVER_CPU + i) % len(cores)]})
+        return _children(parent)  # the workers and multiprocessing's resource tracker
 
     def measure_server(self, server: str, up: int, up_pid: int, rep: int) -> None:
         a = self.a
@@ -242,7 +269,8 @@ class Bench:
         for rep in range(a.repeat):
             up = free_port()
             upstream = self.procs.start(["-m", SERVERS, "upstream", "--port", str(up), "--dialect",
-                                         a.dialect, "--rate", str(a.rate)], {LOAD_CPU}, up)
+                                         a.dialect, "--rate", str(a.rate)], {LOAD_CPU}, up,
+                                        harness=True)
             try:
                 pids = {"upstream": [upstream.pid]}
                 for level in ([] if a.quick else a.levels):
@@ -288,7 +316,8 @@ def _ints(text: str) -> list[int]:
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="toolbridge bench --gateway", description=__doc__.split("\n")[0])
+    about = (__doc__ or "").split("\n")[0]
+    p = argparse.ArgumentParser(prog="toolbridge bench --gateway", description=about)
     add = p.add_argument
     add("--quick", action="store_true",
         help="smoke run: 1 repetition, streams 1,64, 0.5 s non-streamed runs, no direct streams")
@@ -332,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "cpus": os.cpu_count(), "repeat": a.repeat, "quick": a.quick, "nice": a.nice,
+        "harness_nice": bench.procs.harness_nice,
         "dialect": a.dialect, "rate": a.rate, "levels": a.levels, "workers": a.workers,
         "upstream_chunks_per_stream": len(bench.script.chunks),
         "seconds": round(time.monotonic() - started, 1),

@@ -12,7 +12,18 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ..events import CallAborted, CallRejected, Event, Invalid, Text, ToolCallBegin, ToolCallEnd
+from ..events import (
+    ArgumentsDelta,
+    CallAborted,
+    CallRejected,
+    Event,
+    Invalid,
+    Reasoning,
+    Repaired,
+    Text,
+    ToolCallBegin,
+    ToolCallEnd,
+)
 from ..openai import ChunkEncoder
 from ..stream import StreamParser
 from .native import NativeStream
@@ -20,6 +31,7 @@ from .request import Plan, RequestError
 from .response import REASONING_KEYS, Provenance, tool_choice_unmet
 
 Delta = dict[str, Any]
+_UNCOUNTED = frozenset((Text, ArgumentsDelta, Reasoning, Repaired))  # nothing to count: most events
 
 
 def malformed_call(reason: str) -> RequestError:
@@ -49,6 +61,8 @@ class _Choice:
         self.upstream_finish: str | None = None
 
     def feed(self, delta: dict[str, Any]) -> list[Delta]:
+        if len(delta) == 1 and type(delta.get("content")) is str:  # nearly every chunk
+            return [d for d in self._text(delta["content"]) if d.get("tool_calls", True)]
         out: list[Delta] = []
         for key, value in delta.items():
             if key == "content" and isinstance(value, str):
@@ -117,6 +131,8 @@ class _Choice:
 
     def _count(self, events: list[Event], source: str) -> None:
         for ev in events:
+            if type(ev) in _UNCOUNTED:
+                continue
             if isinstance(ev, ToolCallBegin):
                 self._index[(source, ev.index)] = self._begin()
             elif isinstance(ev, ToolCallEnd) and self._index.get((source, ev.index)) is not None:
@@ -142,8 +158,8 @@ class _Choice:
         out = []
         for part in parts:
             ours = self._index.get((source, part["index"]))
-            if ours is not None:
-                out.append({**part, "index": ours})
+            if ours is not None:  # the encoder's parts are fresh dicts: reused when unchanged
+                out.append(part if ours == part["index"] else {**part, "index": ours})
         return out
 
 
@@ -156,6 +172,7 @@ class StreamTranslator:
         self._seen_ids: set[str] = set()
         self._choices: dict[int, _Choice] = {}
         self._meta: dict[str, Any] = {}
+        self._base: dict[str, Any] | None = None  # the envelope, made once from _meta
         self._usage: Any = None
         self._role_sent: set[int] = set()
 
@@ -163,6 +180,7 @@ class StreamTranslator:
         """Client chunks for one upstream chunk (possibly none)."""
         if not self._meta:
             self._meta = {k: chunk.get(k) for k in ("id", "created", "model", "system_fingerprint")}
+            self._base = None
         if chunk.get("usage"):
             self._usage = chunk["usage"]
         out: list[dict[str, Any]] = []
@@ -199,6 +217,12 @@ class StreamTranslator:
         return chunk
 
     def _envelope(self) -> dict[str, Any]:
+        """The fields every chunk repeats; callers copy it, never change it."""
+        if self._base is None:
+            self._base = self._make_envelope()
+        return self._base
+
+    def _make_envelope(self) -> dict[str, Any]:
         meta = {k: v for k, v in self._meta.items() if v is not None}
         return {"id": meta.get("id", "chatcmpl-toolbridge"), "object": "chat.completion.chunk",
                 "created": meta.get("created", 0), "model": meta.get("model", ""),

@@ -1,0 +1,47 @@
+"""Poolside v1: GLM-style ``NAME`` + ``<arg_key>``/``<arg_value>`` pairs inside ``<tool_call>``."""
+
+from __future__ import annotations
+
+from tests.harness import Case, make_table_tests, tool
+
+TOOLS = [tool("get_weather", location={"type": "string"}, count={"type": "integer"}, options={"type": "object"}),
+         tool("search", query={"type": "string"}), tool("now")]
+
+
+def call(name: str, *pairs: tuple[str, str]) -> str:
+    body = "".join(f"<arg_key>{k}</arg_key>\n<arg_value>{v}</arg_value>\n" for k, v in pairs)
+    return f"<tool_call>{name}\n{body}</tool_call>"
+
+
+CASES = [
+    Case("single", call("get_weather", ("location", "San Francisco")),
+         [("get_weather", {"location": "San Francisco"})], None, tools=TOOLS, report={"calls": 1}),
+    Case("parallel", call("get_weather", ("location", "NYC")) + "\n" + call("search", ("query", "pizza")),
+         [("get_weather", {"location": "NYC"}), ("search", {"query": "pizza"})], None, tools=TOOLS),
+    Case("zero-arguments", "<tool_call>now</tool_call>", [("now", {})], None, tools=TOOLS),
+    Case("nested-and-typed", call("get_weather", ("count", "3"), ("options", '{"verbose": true, "days": [1, 2]}')),
+         [("get_weather", {"count": 3, "options": {"verbose": True, "days": [1, 2]}})], None, tools=TOOLS),
+    Case("string-kept-verbatim", call("search", ("query", "  tacos\n")), [("search", {"query": "  tacos\n"})], None,
+         tools=TOOLS),
+    Case("content-before", "Sure, checking now. " + call("search", ("query", "tacos")),
+         [("search", {"query": "tacos"})], "Sure, checking now.", tools=TOOLS),
+    Case("reasoning-then-call", "<think>Search it.</think>" + call("search", ("query", "x")),
+         [("search", {"query": "x"})], None, "Search it.", tools=TOOLS, options={"reasoning": True}),
+    Case("key-without-value-is-malformed", "<tool_call>get_weather\n<arg_key>location</arg_key></tool_call>", [],
+         "<tool_call>get_weather\n<arg_key>location</arg_key></tool_call>", tools=TOOLS, report={"calls": 0}),
+    Case("no-name-is-malformed", "<tool_call><arg_key>k</arg_key><arg_value>v</arg_value></tool_call>", [],
+         "<tool_call><arg_key>k</arg_key><arg_value>v</arg_value></tool_call>", tools=TOOLS, report={"rejected": 1}),
+    Case("truncated-mid-value", "<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>San Fr", [],
+         "<tool_call>get_weather\n<arg_key>location</arg_key>\n<arg_value>San Fr", tools=TOOLS,
+         report={"truncated": True}),
+    Case("complete-call-then-truncated-one",
+         call("get_weather", ("location", "NYC")) + "\n<tool_call>search\n<arg_key>q",
+         [("get_weather", {"location": "NYC"})], "\n<tool_call>search\n<arg_key>q", tools=TOOLS,
+         report={"truncated": True, "calls": 1}),
+    Case("unknown-tool-stays-content", call("nonexistent_fn", ("x", "1")), [], call("nonexistent_fn", ("x", "1")),
+         tools=TOOLS, report={"rejected": 1}),
+    Case("prose-mentions-markers", "Pairs look like <arg_key>k</arg_key><arg_value>v</arg_value>.", [],
+         "Pairs look like <arg_key>k</arg_key><arg_value>v</arg_value>.", report={"calls": 0}),
+]
+
+test_whole, test_per_character, test_random_chunkings = make_table_tests("poolside_v1", CASES)

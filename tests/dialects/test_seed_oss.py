@@ -1,0 +1,52 @@
+"""Seed-OSS: Qwen3-Coder XML inside ``<seed:tool_call>``, values inline, ``<seed:think>`` reasoning.
+
+Outputs are written the way the ByteDance Seed-OSS chat template renders calls.
+"""
+
+from __future__ import annotations
+
+from tests.harness import Case, make_table_tests, tool
+
+WEATHER = [tool("get_weather", location={"type": "string"}, unit={"type": "string"}, days={"type": "integer"})]
+SUM = [tool("calculate_sum", numbers={"type": "array", "items": {"type": "number"}}, opts={"type": "object"})]
+REASONING = {"reasoning": True}
+IN_REASONING = {"reasoning": True, "in_reasoning": True}
+
+
+def call(name: str, *params: tuple[str, str]) -> str:
+    body = "".join(f"<parameter={k}>{v}</parameter>\n" for k, v in params)
+    return f"<seed:tool_call>\n<function={name}>\n{body}</function>\n</seed:tool_call>"
+
+
+CASES = [
+    Case("single", call("get_weather", ("location", "Barcelona, Spain"), ("days", "2")),
+         [("get_weather", {"location": "Barcelona, Spain", "days": 2})], None, tools=WEATHER, report={"calls": 1}),
+    Case("parallel", call("get_weather", ("location", "Oslo")) + "\n" + call("get_weather", ("location", "Rome")),
+         [("get_weather", {"location": "Oslo"}), ("get_weather", {"location": "Rome"})], None, tools=WEATHER),
+    Case("zero-arguments", "<seed:tool_call>\n<function=now>\n</function>\n</seed:tool_call>", [("now", {})], None),
+    Case("nested", call("calculate_sum", ("numbers", "[1, 2, 3]"), ("opts", '{"round": {"digits": 2}}')),
+         [("calculate_sum", {"numbers": [1, 2, 3], "opts": {"round": {"digits": 2}}})], None, tools=SUM),
+    Case("value-newlines-kept", call("get_weather", ("location", "\nMulti\nline\n")),
+         [("get_weather", {"location": "\nMulti\nline\n"})], None, tools=WEATHER),
+    Case("content-before", "I'll check.\n" + call("get_weather", ("location", "Paris")),
+         [("get_weather", {"location": "Paris"})], "I'll check.", tools=WEATHER),
+    Case("reasoning-then-call",
+         "<seed:think>Budget fine.<seed:cot_budget_reflect>used 10</seed:cot_budget_reflect></seed:think>"
+         + call("get_weather", ("location", "Paris")),
+         [("get_weather", {"location": "Paris"})], None,
+         "Budget fine.<seed:cot_budget_reflect>used 10</seed:cot_budget_reflect>", tools=WEATHER, options=REASONING),
+    Case("call-ends-open-reasoning", "Decided.\n" + call("get_weather", ("location", "Lyon")),
+         [("get_weather", {"location": "Lyon"})], None, "Decided.\n", tools=WEATHER, options=IN_REASONING),
+    Case("qwen-think-tag-is-content", "<think>x</think>ok", [], "<think>x</think>ok", options=REASONING),
+    Case("malformed-text-in-wrapper", "<seed:tool_call>\nget_weather(Paris)\n</seed:tool_call>", [],
+         "<seed:tool_call>\nget_weather(Paris)\n</seed:tool_call>", report={"rejected": 1}),
+    Case("truncated-mid-array", "<seed:tool_call>\n<function=calculate_sum>\n<parameter=numbers>[1,\n", [],
+         "<seed:tool_call>\n<function=calculate_sum>\n<parameter=numbers>[1,\n", tools=SUM,
+         report={"truncated": True, "calls": 0}),
+    Case("unknown-tool-stays-content", call("format_disk", ("d", "c")), [], call("format_disk", ("d", "c")),
+         tools=WEATHER, report={"rejected": 1}),
+    Case("prose-mentions-markers", "Use <seed:tool_call> blocks.", [], "Use <seed:tool_call> blocks.",
+         report={"calls": 0}),
+]
+
+test_whole, test_per_character, test_random_chunkings = make_table_tests("seed_oss", CASES)

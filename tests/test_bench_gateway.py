@@ -1,0 +1,90 @@
+"""Smoke test of ``toolbridge bench --gateway``: a tiny run (1 and 4 streams, a fraction of a
+second of non-streamed requests, fast pacing) through real processes on loopback. Only the
+structure of the output and the correctness checks are asserted, no timing (machines are shared
+and noisy)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from typing import Any
+
+import pytest
+
+from toolbridge import bench, bench_gateway
+from toolbridge._bench_gateway_report import report_text, summarise
+from toolbridge._bench_gateway_script import DIALECTS, Script, assemble, check_message
+
+TINY = ["--quick", "--streams", "1,4", "--workers", "1,2", "--repeat", "1", "--rate", "300",
+        "--ramp", "0.1", "--duration", "0.2", "--grace", "5", "--nice", "0", "--json"]
+STREAM_FIELDS = {"delay_p50_ms", "delay_p99_ms", "lost", "failed_checks", "us_per_chunk", "util",
+                 "rss_kb_per_stream", "other_load", "client_chunks_per_stream"}
+PLAIN_FIELDS = {"rps", "p50_ms", "p99_ms", "added_p50_ms", "added_p99_ms", "us_per_request",
+                "util", "other_load", "failed_checks"}
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert bench_gateway.main(TINY) == 0
+    return json.loads(out.getvalue())  # type: ignore[no-any-return]
+
+
+def test_every_server_level_and_measure_is_reported(report: dict[str, Any]) -> None:
+    s, header = report["summary"], report["header"]
+    assert header["quick"] is True and header["levels"] == [1, 4] and header["workers"] == [1, 2]
+    assert set(s["streams"]) == {"floor", "gateway", "gateway x2"}  # quick: no direct streams
+    assert set(s["streams"]["floor"]) == set(s["streams"]["gateway"]) == {"1", "4"}
+    assert set(s["streams"]["gateway x2"]) == {"4"}
+    for cells in s["streams"].values():
+        for cell in cells.values():
+            assert set(cell) >= STREAM_FIELDS and cell["failed_checks"] == 0 and cell["lost"] == 0
+    assert set(s["plain"]) == {"direct", "floor", "gateway", "gateway x2"}
+    assert set(s["plain"]["gateway"]) == {"64", "1"} and set(s["plain"]["gateway x2"]) == {"64"}
+    for cells in s["plain"].values():
+        for cell in cells.values():
+            assert set(cell) >= PLAIN_FIELDS and cell["failed_checks"] == 0
+
+
+def test_goals_and_litellm_comparison(report: dict[str, Any]) -> None:
+    goals = report["summary"]["goals"]
+    assert len(goals) == 7 and sum(g["goal"].startswith("vs LiteLLM") for g in goals) == 4
+    assert {g["result"] for g in goals} <= {"PASS", "FAIL", "n/a"}
+    assert goals[1]["result"] == "n/a"  # the 512-stream goal is judged only at 512 streams
+
+
+def test_runs_carry_the_raw_figures_and_the_text_report_renders(report: dict[str, Any]) -> None:
+    runs = report["runs"]
+    assert {r["server"] for r in runs} == {"direct", "floor", "gateway", "gateway x2"}
+    assert all(r["problem_count"] == 0 for r in runs)
+    streams = [r for r in runs if r["mode"] == "stream" and r["server"] == "gateway"]
+    assert all(r["client_chunks_per_stream"] < r["upstream_chunks_per_stream"] for r in streams)
+    text = report_text(report["header"], summarise(runs, report["header"]))
+    for heading in ("Streams:", "Non-streamed", "Goals:", "Workers", "vs LiteLLM"):
+        assert heading in text
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_script_round_trip(dialect: str) -> None:
+    """What the gateway's translator makes of the script assembles into the expected call."""
+    script = Script.build(dialect)
+    sources = script.sources(translated=True)
+    assert len(script.chunks) >= 60 and sources == sorted(sources)
+    relayed = [json.loads(c % (b"chatcmpl-bench-1",)) for c in script.chunks]
+    assert script.check(relayed, script.sources(translated=False), translated=False) is None
+    assert check_message(assemble(relayed), dialect, translated=True) is not None
+
+
+def test_flags_reach_the_gateway_benchmark(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+    monkeypatch.setattr(bench_gateway, "main", lambda argv: seen.append(argv) or 0)
+    assert bench.main(["--gateway-only", "--streams", "8", "--json"]) == 0
+    assert seen == [["--streams", "8", "--json"]]
+
+
+def test_bad_levels_are_a_usage_error() -> None:
+    with pytest.raises(SystemExit) as exc:
+        bench_gateway.main(["--streams", "0,64"])
+    assert exc.value.code == 2

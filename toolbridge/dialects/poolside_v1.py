@@ -1,0 +1,33 @@
+"""Poolside v1 (``poolside_v1``): GLM-style ``<arg_key>``/``<arg_value>`` pairs after the name.
+
+Sample (SGLang's Poolside v1 detector tests)::
+
+    <tool_call>get_weather
+    <arg_key>city</arg_key>
+    <arg_value>Paris</arg_value>
+    </tool_call>
+
+The GLM-4.5 reader (``ArgKeyBody``): the name up to the first tag, values raw text typed by the
+tool schema and kept exactly as written, ``<tool_call>NAME</tool_call>`` for no arguments. A
+key without a value, or a key that runs into another key, is malformed and stays content.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from .._body_argkey import ArgKeyBody, ArgKeyTags, render_argkey
+from ..dialect import Dialect, register
+
+TAGS = ArgKeyTags()
+
+POOLSIDE_V1 = register(
+    Dialect(
+        name="poolside_v1",
+        aliases=("poolside", "poolside-v1"),
+        call_start=("<tool_call>",),
+        body=partial(ArgKeyBody, tags=TAGS),
+        render=partial(render_argkey, TAGS, newlines=True),
+        sample="<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+    )
+)
