@@ -224,7 +224,7 @@ class _Conn(asyncio.Protocol):
 
 
 class UpstreamResponse:
-    __slots__ = ("_conn", "status", "headers")
+    __slots__ = ("_conn", "headers", "status")
 
     def __init__(self, conn: _Conn) -> None:
         self._conn = conn
@@ -287,7 +287,7 @@ class SSEStream:
 class _Exchange:
     """``async with pool.request(...) as resp``: sends, waits for the head, releases."""
 
-    __slots__ = ("_pool", "_data", "_conn", "_slot")
+    __slots__ = ("_conn", "_data", "_pool", "_slot")
 
     def __init__(self, pool: UpstreamPool, data: bytes) -> None:
         self._pool = pool

@@ -74,7 +74,7 @@ class ClientDisconnected(ConnectionError):
 
 
 class Request:
-    __slots__ = ("method", "target", "version", "headers", "body", "keep_alive")
+    __slots__ = ("body", "headers", "keep_alive", "method", "target", "version")
 
     def __init__(self, method: str, target: str, version: str, headers: Headers, body: bytes,
                  keep_alive: bool) -> None:
@@ -121,7 +121,7 @@ def _check_header(name: bytes, value: bytes) -> None:
 class Response:
     """Writes the response to one request. ``send`` or ``start``/``write``/``end``."""
 
-    __slots__ = ("_proto", "_keep_alive", "_head_only", "_chunked", "started", "finished")
+    __slots__ = ("_chunked", "_head_only", "_keep_alive", "_proto", "finished", "started")
 
     def __init__(self, proto: _H1Protocol, req: Request) -> None:
         self._proto = proto

@@ -12,6 +12,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from ..dialect import Dialect, get_dialect
 from ..errors import ConfigError, ToolBridgeError
 from ..tools import Toolset
@@ -115,10 +117,25 @@ def _toolset(tools: Any) -> Toolset | None:
         if not isinstance(tool, dict) or tool.get("type", "function") != "function":
             kind = tool.get("type") if isinstance(tool, dict) else type(tool).__name__
             raise RequestError(f"tools[{i}]: only function tools are supported, not {kind!r}", param=f"tools[{i}]")
+    if not tools:
+        return None
+    key = orjson.dumps(tools)
+    cached = _TOOLSETS.get(key)
+    if cached is not None:
+        return cached
     try:
-        return Toolset(tools) if tools else None
+        toolset = Toolset(tools)
     except ConfigError as exc:
         raise RequestError(str(exc), param="tools") from exc
+    if len(_TOOLSETS) >= 256:
+        _TOOLSETS.pop(next(iter(_TOOLSETS)))
+    _TOOLSETS[key] = toolset
+    return toolset
+
+
+# Agents send the same tools with every request: their Toolsets (name tables, schema
+# validators) are built once and shared; a Toolset is not changed after it is built.
+_TOOLSETS: dict[bytes, Toolset] = {}
 
 
 def _tool_choice(choice: Any, offered: Toolset | None) -> tuple[str, list[str]]:

@@ -9,7 +9,7 @@ counts where calls came from, for the response header, the metrics and the log.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from ..stream import parse
@@ -30,7 +30,8 @@ class Provenance:
     invalid: int = 0  # calls returned whose arguments do not match the tool's schema
 
     def header(self) -> str:
-        return "; ".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))
+        return (f"native={self.native}; content={self.content}; reasoning={self.reasoning}; "
+                f"rejected={self.rejected}; invalid={self.invalid}")
 
     @property
     def calls(self) -> int:

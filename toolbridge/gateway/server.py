@@ -13,6 +13,7 @@ which closes the upstream request.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import time
 from typing import Any
@@ -253,6 +254,10 @@ async def serve(config: GatewayConfig, reuse_port: bool = False) -> None:
     """Run one gateway process until cancelled."""
     gateway = Gateway(config)
     server = await gateway.start(reuse_port=reuse_port)
+    # Long-lived objects made at start-up leave the collector's scans, and young-generation
+    # collections run less often: each stream allocates small dicts at every chunk.
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
     log.info("toolbridge gateway on http://%s:%d -> %s (parser %s)", config.host, server.port,
              config.upstream, config.tool_call_parser)
     try:
