@@ -30,7 +30,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._jsonscan import ERROR, JsonScanner
+from ._body_json import stream_arguments
+from ._jsonscan import JsonScanner
 from ._markers import MarkerSet, marker_set, match_at, skip_ws
 from ._rawvalue import RawValue
 from .dialect import UNCLOSED_AT_END, CallSink, Outcome
@@ -325,15 +326,11 @@ class AttrXmlBody:
     def _read_json(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         scanner = self._scanner
         assert scanner is not None
-        pos = scanner.feed(buf, pos, final)
-        self._sink.args(scanner.take())
-        if scanner.state == ERROR:
-            why = scanner.error
-            return pos, self._fail(why if why == "truncated" else "malformed JSON: " + why)
-        if not scanner.done:
+        pos, why, done = stream_arguments(self._sink, scanner, buf, pos, final)
+        if why:
+            return pos, self._fail(why)
+        if not done:
             return pos, Outcome.MORE
-        if scanner.repaired:
-            self._sink.repaired("raw control character escaped in a JSON string")
         self._scanner, self._json_done, self._state = None, True, _S.PARAMS
         return pos, None
 

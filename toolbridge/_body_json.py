@@ -255,6 +255,25 @@ class JsonEnvelopeBody:
         return Outcome.FAIL
 
 
+def stream_arguments(sink: CallSink, scanner: JsonScanner, buf: str, pos: int,
+                     final: bool) -> tuple[int, str | None, bool]:
+    """Read a call's JSON arguments with ``scanner``, streaming what it reads to ``sink``.
+
+    Returns the position reached, why the arguments are not a call (None while they are fine)
+    and whether they are complete.
+    """
+    pos = scanner.feed(buf, pos, final)
+    sink.args(scanner.take())
+    if scanner.state == ERROR:
+        why = scanner.error
+        return pos, why if why == "truncated" else "malformed JSON: " + why, False
+    if not scanner.done:
+        return pos, None, False
+    if scanner.repaired:
+        sink.repaired("raw control character escaped in a JSON string")
+    return pos, None, True
+
+
 def close_tail(sink: CallSink, buf: str, pos: int, final: bool, close: str) -> tuple[int, Outcome]:
     """After a complete call: consume its close marker (``pos`` is past whitespace).
 
@@ -326,15 +345,11 @@ class NameJsonBody:
             why = self._sink.begin(self._name)
             if why:
                 return pos, self._fail(why)
-        pos = scanner.feed(buf, pos, final)
-        self._sink.args(scanner.take())
-        if scanner.state == ERROR:
-            why = scanner.error
-            return pos, self._fail(why if why == "truncated" else "malformed JSON: " + why)
-        if not scanner.done:
+        pos, why, done = stream_arguments(self._sink, scanner, buf, pos, final)
+        if why:
+            return pos, self._fail(why)
+        if not done:
             return pos, Outcome.MORE
-        if scanner.repaired:
-            self._sink.repaired("raw control character escaped in a JSON string")
         self._sink.end()
         self._state = _N.TAIL
         return pos, None

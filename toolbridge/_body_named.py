@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 
-from ._jsonscan import ERROR, JsonScanner
+from ._body_json import stream_arguments
+from ._jsonscan import JsonScanner
 from .dialect import CallSink, Outcome
 
 # What a header can hold before its "{" arrives: name characters and bracketed special tokens.
@@ -62,15 +63,11 @@ class NamedJsonBody:
     def _read_args(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         scanner = self._scanner
         assert scanner is not None
-        pos = scanner.feed(buf, pos, final)
-        self._sink.args(scanner.take())
-        if scanner.state == ERROR:
-            why = scanner.error
-            return pos, self._fail(why if why == "truncated" else "malformed JSON: " + why)
-        if not scanner.done:
+        pos, why, done = stream_arguments(self._sink, scanner, buf, pos, final)
+        if why:
+            return pos, self._fail(why)
+        if not done:
             return pos, Outcome.MORE
-        if scanner.repaired:
-            self._sink.repaired("raw control character escaped in a JSON string")
         self._sink.end()
         return pos, Outcome.DONE
 

@@ -24,7 +24,8 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ._jsonscan import ERROR, JsonScanner
+from ._body_json import stream_arguments
+from ._jsonscan import JsonScanner
 from ._markers import match_at, skip_ws
 from .dialect import UNCLOSED_AT_END, Body, CallSink, Outcome
 
@@ -145,15 +146,11 @@ class CallBody:
             why = self._sink.begin(self._name)
             if why:
                 return pos, self._fail(why)
-        pos = scanner.feed(buf, pos, final)
-        self._sink.args(scanner.take())
-        if scanner.state == ERROR:
-            why = scanner.error
-            return pos, self._fail(why if why == "truncated" else "malformed JSON: " + why)
-        if not scanner.done:
+        pos, why, done = stream_arguments(self._sink, scanner, buf, pos, final)
+        if why:
+            return pos, self._fail(why)
+        if not done:
             return pos, Outcome.MORE
-        if scanner.repaired:
-            self._sink.repaired("raw control character escaped in a JSON string")
         self._sink.end()
         self._state = _C.FENCE_CLOSE
         return pos, None

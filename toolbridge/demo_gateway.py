@@ -82,8 +82,7 @@ def loop(client: Any, stream: bool, out: TextIO) -> bool:
     first = turn(client, messages, stream)
     chunks = f", in {first['chunks']} chunks" if stream else ""
     out.write(f"    client got   : finish_reason={first['finish']}, content={first['content']!r}{chunks}\n")
-    for call_id, name, arguments in first["calls"]:
-        out.write(f"                   tool_call {name}({arguments})  id={call_id}\n")
+    out.writelines(f"                   tool_call {name}({arguments})  id={call_id}\n" for call_id, name, arguments in first["calls"])
     ok = [(n, json.loads(a)) for _, n, a in first["calls"]] == [("run_tests", CALL)]
     if not first["calls"]:
         return False

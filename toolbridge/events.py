@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 # The three events made once per delta get an __init__ that sets their slots directly: the one
 # a frozen dataclass generates costs about twice as much, which shows at a few us per delta.
 

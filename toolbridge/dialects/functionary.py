@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 import re
 
-from .._body_json import NameJsonBody
-from .._jsonscan import ERROR, JsonScanner
+from .._body_json import NameJsonBody, stream_arguments
+from .._jsonscan import JsonScanner
 from .._markers import marker_set, match_at, skip_ws
 from ..dialect import Body, Calls, CallSink, Dialect, Outcome, register
 
@@ -86,15 +86,11 @@ class RecipientBody:
     def _json(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         scanner = self._scanner
         assert scanner is not None
-        pos = scanner.feed(buf, pos, final)
-        self._sink.args(scanner.take())
-        if scanner.state == ERROR:
-            why = scanner.error
-            return pos, self._fail(why if why == "truncated" else "malformed JSON: " + why)
-        if not scanner.done:
+        pos, why, done = stream_arguments(self._sink, scanner, buf, pos, final)
+        if why:
+            return pos, self._fail(why)
+        if not done:
             return pos, Outcome.MORE
-        if scanner.repaired:
-            self._sink.repaired("raw control character escaped in a JSON string")
         self._sink.end()
         return pos, Outcome.DONE
 

@@ -21,10 +21,10 @@ not a call object is prose and stays content.
 
 from __future__ import annotations
 
-from .._body_json import JsonEnvelopeBody, NameJsonBody
 import json
 
-from ..dialect import Body, CallSink, Calls, Dialect, register
+from .._body_json import JsonEnvelopeBody, NameJsonBody
+from ..dialect import Body, Calls, CallSink, Dialect, register
 
 SAMPLE = (
     "<think>\nThe user wants the weather.\n</think>\n\n"
