@@ -13,6 +13,8 @@ Sample (the Qwen3-Coder and Qwen3.5 chat templates)::
     </function>
     </tool_call>
 
+Nemotron 3 (``nemotron_v3``) and Step-3.5 (``step3p5``) write the same format and are rows below.
+
 Values are raw text: one leading and one trailing newline are trimmed and the type comes from the
 tool schema. Tolerated: a missing ``</parameter>``, ``<function=`` without the wrapper (also when
 only the closing ``</tool_call>`` is present), several functions in one wrapper, no parameters.
@@ -20,6 +22,7 @@ only the closing ``</tool_call>`` is present), several functions in one wrapper,
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 
 from .._body_xml import XmlBody, XmlTags, render_xml
@@ -43,3 +46,11 @@ QWEN3_CODER = register(
         sample=SAMPLE,
     )
 )
+
+# Families that write the same XML (their chat templates: NVIDIA-Nemotron-3-Nano-30B-A3B,
+# stepfun-ai Step-3.5-Flash; llama.cpp's and vLLM's tests of both) are rows of their own for
+# their names, with the same reader, tolerances and <think> reasoning.
+NEMOTRON_V3 = register(
+    replace(QWEN3_CODER, name="nemotron_v3", aliases=("nemotron3", "nemotron_3", "nemotron_nano_v3"))
+)
+STEP3P5 = register(replace(QWEN3_CODER, name="step3p5", aliases=("step3.5", "step3_5", "step35")))
