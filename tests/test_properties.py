@@ -17,9 +17,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.harness import Case, check_events, run, split, tool
-from toolbridge import ArgumentsDelta, Reasoning, StreamParser, Text, ToolBridgeError, ToolCallEnd
+from toolbridge import (
+    ArgumentsDelta,
+    Reasoning,
+    StreamParser,
+    Text,
+    ToolBridgeError,
+    ToolCallEnd,
+    dialect_names,
+    get_dialect,
+)
 
-DIALECTS = ["hermes", "qwen3_coder", "glm45", "glm47"]
+DIALECTS = sorted({get_dialect(n).name for n in dialect_names()})
 TOOLS = [
     tool("f", a={"type": "string"}, n={"type": "integer"}),
     tool("get_weather", city={"type": "string"}, days={"type": "integer"}),
@@ -91,6 +100,9 @@ FRAGMENTS = [
     "<b>",
     "x < y",
 ]
+# ... and the markers every other registered dialect declares
+FRAGMENTS += sorted({m for n in DIALECTS for d in [get_dialect(n)]
+                     for m in (*d.call_start, *d.bare_start, *(d.reasoning or ())) if m and m not in FRAGMENTS})
 OPTIONS = [
     {},
     {"reasoning": True},

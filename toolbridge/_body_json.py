@@ -74,6 +74,8 @@ class JsonEnvelopeBody:
         while True:
             if self._state is _S.KEY_TEXT or self._state is _S.VALUE:
                 pos, outcome = self._scan(buf, pos, final)
+            elif self._state is _S.TAIL and self._closes == [""]:
+                return pos, Outcome.DONE  # no close marker: what follows is not this block's
             else:
                 pos = skip_ws(buf, pos)
                 if pos >= len(buf):
