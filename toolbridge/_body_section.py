@@ -45,6 +45,7 @@ class CallSpec:
     lead: tuple[str, ...] = ()  # optional text before the name
     name: Callable[[str], str | None] = _same  # written label -> name (None: malformed)
     fence: tuple[str, str] | None = None  # optional fence around the JSON
+    keeps_id: bool = False  # the written label is the model's own call id (Kimi): keep it
 
 
 class _C(enum.Enum):
@@ -64,6 +65,7 @@ class CallBody:
         self._sink = sink
         self._spec = spec
         self._name = name or ""
+        self._written: str | None = None  # the label as written (the model's own call id)
         self._state = _C.FENCE if name else _C.LEAD
         self._fenced = False
         self._scanner = JsonScanner()
@@ -133,6 +135,7 @@ class CallBody:
         if name is None:
             return pos, self._fail(f"malformed call id {written!r}")
         self._name, self._state = name, _C.FENCE
+        self._written = written
         return pos + i + len(stop), None
 
     def _args(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
@@ -143,7 +146,7 @@ class CallBody:
                 return pos, self._at_end(final)
             if buf[pos] != "{":
                 return pos, self._fail("arguments are not a JSON object")
-            why = self._sink.begin(self._name)
+            why = self._sink.begin(self._name, self._written if self._spec.keeps_id else None)
             if why:
                 return pos, self._fail(why)
         pos, why, done = stream_arguments(self._sink, scanner, buf, pos, final)

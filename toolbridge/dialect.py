@@ -33,8 +33,10 @@ class Outcome(enum.Enum):
 class CallSink(Protocol):
     """What a body reports calls to (implemented by the StreamParser)."""
 
-    def begin(self, written_name: str) -> str | None:
-        """Start a call; return None, or why the name cannot be a call (the block is rejected)."""
+    def begin(self, written_name: str, native_id: str | None = None) -> str | None:
+        """Start a call; return None, or why the name cannot be a call (the block is rejected).
+        ``native_id``: the id the model wrote (Kimi's ``functions.NAME:IDX``), kept as the call's
+        id unless it repeats one already given."""
 
     def args(self, text: str) -> None:
         """Emit a fragment of the current call's JSON arguments."""

@@ -124,6 +124,7 @@ class StreamParser:
         self._block_rejection = ""
         self._keep_at: int | None = None
         self._next_index = 0
+        self._native_ids: set[str] = set()
         self._last_index: int | None = None
         self._closed = False
 
@@ -258,7 +259,7 @@ class StreamParser:
 
     # ------------------------------------------------------------------ CallSink
 
-    def begin(self, written_name: str) -> str | None:
+    def begin(self, written_name: str, native_id: str | None = None) -> str | None:
         """Start a call; return None, or why the name cannot be a call."""
         name, how = self._resolve(written_name.strip())
         if name is None:
@@ -268,7 +269,10 @@ class StreamParser:
         self._call = _Call(index, name)
         if self._hold:
             self._held = []
-        self._emit(ToolCallBegin(index, self._call_id(index), name))
+        fresh = native_id is not None and native_id not in self._native_ids
+        if fresh:
+            self._native_ids.add(native_id)  # type: ignore[arg-type]
+        self._emit(ToolCallBegin(index, native_id if fresh else self._call_id(index), name))  # type: ignore[arg-type]
         if how != "exact":
             self._emit(Repaired(index, f"name {written_name.strip()!r} resolved to {name!r}"))
         return None

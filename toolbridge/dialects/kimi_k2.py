@@ -36,7 +36,7 @@ def name_of(call_id: str) -> str | None:
     return found.group(1) if found else None
 
 
-SPEC = CallSpec(name_end=(ARGS_BEGIN,), close=(CALL_END,), name=name_of)
+SPEC = CallSpec(name_end=(ARGS_BEGIN,), close=(CALL_END,), name=name_of, keeps_id=True)
 
 
 def _call(sink: CallSink, opened_by: str) -> Body:
