@@ -99,6 +99,9 @@ class Dialect:
     body: BodyFactory
     aliases: tuple[str, ...] = ()
     reasoning: tuple[str, str] | None = ("<think>", "</think>")
+    # A call marker inside reasoning ends it and starts a call (Qwen3, GLM); False where
+    # reasoning is always closed explicitly and may quote calls (Mistral's [THINK]...[/THINK]).
+    calls_in_reasoning: bool = True
     # Openers recognised only where the answer starts (after whitespace, and after reasoning);
     # they are not consumed: the body reads them (a bare JSON call object starts with "{").
     bare_start: tuple[str, ...] = ()

@@ -105,7 +105,8 @@ class StreamParser:
         self._scans = {
             Phase.START: content,
             Phase.CONTENT: content,
-            Phase.REASONING: marker_set(starts + ((think[1],) if think else ()) + drop_tokens),
+            Phase.REASONING: marker_set((starts if self.dialect.calls_in_reasoning else ())
+                                        + ((think[1],) if think else ()) + drop_tokens),
             Phase.CALL: content,
         }
         self._drop = frozenset(drop_tokens)

@@ -38,6 +38,7 @@ MISTRAL = register(
         call_start=("[TOOL_CALLS]",),
         body=body,
         reasoning=("[THINK]", "[/THINK]"),
+        calls_in_reasoning=False,  # [THINK] is always closed and may quote a call
         special_markers=True,
         end_tokens=("</s>", "[INST]", "[/INST]"),
         render=render,
