@@ -184,7 +184,7 @@ class ArgKeyBody:
     def _read_key(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         close = self._tags.key[1]
         end = buf.find(close, pos)
-        stop = end if end != -1 else len(buf) - _held(buf, pos, close)
+        stop = end if end != -1 else len(buf) - marker_set((close,)).holdback(buf, pos)
         piece = buf[pos:stop]
         if "<" in piece:  # a key may not cross a tag (it would swallow the next pair)
             return pos + piece.index("<"), self._fail("malformed argument key")
@@ -230,11 +230,3 @@ class ArgKeyBody:
 
 def _skip(buf: str, pos: int) -> int:
     return _WS.match(buf, pos).end()  # type: ignore[union-attr]  # a starred pattern always matches
-
-
-def _held(buf: str, pos: int, marker: str) -> int:
-    """How much of the tail of ``buf[pos:]`` could begin ``marker``."""
-    for k in range(min(len(marker) - 1, len(buf) - pos), 0, -1):
-        if marker.startswith(buf[len(buf) - k :]):
-            return k
-    return 0
