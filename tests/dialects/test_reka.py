@@ -34,6 +34,12 @@ CASES = [
          [("get_temperature", {"location": "Oslo"})], "Two tools are needed.", tools=WEATHER),
     Case("reasoning-then-call", "Need Oslo.\n</think>\n\n" + call("get_temperature", {"location": "Oslo"}),
          [("get_temperature", {"location": "Oslo"})], None, "Need Oslo.\n", tools=WEATHER, options=IN_REASONING),
+    Case("call-quoted-in-reasoning",
+         "Maybe " + call("get_temperature", {"location": "Rome"}) + "no, Oslo.\n</think>\n\n"
+         + call("get_temperature", {"location": "Oslo"}),
+         [("get_temperature", {"location": "Oslo"})], None,
+         "Maybe " + call("get_temperature", {"location": "Rome"}) + "no, Oslo.\n", tools=WEATHER,
+         options=IN_REASONING, report={"calls": 1}),
     Case("think-split", "<think>hm</think>Hi", [], "Hi", "hm", options=REASONING),
     Case("malformed-json", "<tool_call>\n{\"name\": \"now\", \"arguments\": {oops}}\n</tool_call>", [],
          "<tool_call>\n{\"name\": \"now\", \"arguments\": {oops}}\n</tool_call>", report={"calls": 0}),

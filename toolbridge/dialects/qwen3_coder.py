@@ -49,8 +49,11 @@ QWEN3_CODER = register(
 
 # Families that write the same XML (their chat templates: NVIDIA-Nemotron-3-Nano-30B-A3B,
 # stepfun-ai Step-3.5-Flash; llama.cpp's and vLLM's tests of both) are rows of their own for
-# their names, with the same reader, tolerances and <think> reasoning.
+# their names, with the same reader, tolerances and <think> reasoning. Both templates open
+# <think> in the prompt and always write </think> before the answer, so a call the model quotes
+# while thinking stays reasoning (llama.cpp's Nemotron 3 tests expect exactly that).
 NEMOTRON_V3 = register(
-    replace(QWEN3_CODER, name="nemotron_v3", aliases=("nemotron3", "nemotron_3", "nemotron_nano_v3"))
+    replace(QWEN3_CODER, name="nemotron_v3", aliases=("nemotron3", "nemotron_3", "nemotron_nano_v3"),
+            calls_in_reasoning=False)
 )
-STEP3P5 = register(replace(QWEN3_CODER, name="step3p5", aliases=("step3.5", "step3_5", "step35")))
+STEP3P5 = register(replace(NEMOTRON_V3, name="step3p5", aliases=("step3.5", "step3_5", "step35")))

@@ -11,7 +11,9 @@ Sample (the Reka-Edge chat template; llama.cpp's Reka Edge tests)::
     </tool_call>
 
 The Hermes envelope (the shared JSON body) under Reka's name; turns are separated by ``<sep>``,
-which never reaches content.
+which never reaches content. The template opens ``<think>`` in the prompt and always closes it
+before the answer, so a call the model quotes while thinking stays reasoning (llama.cpp's Reka
+Edge tests expect exactly that).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ REKA = register(
         aliases=("reka_edge", "reka_flash"),
         call_start=("<tool_call>",),
         body=partial(JsonEnvelopeBody, close="</tool_call>"),
+        calls_in_reasoning=False,
         end_tokens=("<sep>",),
         render=render,
         sample=render([("get_time", {"city": "Paris"})]),

@@ -11,7 +11,9 @@ Sample (the ByteDance Seed-OSS chat template; vLLM's and llama.cpp's Seed-OSS te
     </seed:tool_call>
 
 The template writes values inline, so they are kept exactly as written (no newline trimming) and
-typed by the tool schema. ``<seed:cot_budget_reflect>`` notes inside reasoning stay reasoning.
+typed by the tool schema. ``<seed:cot_budget_reflect>`` notes inside reasoning stay reasoning, and
+so does a call the model quotes while thinking: reasoning always ends with ``</seed:think>``
+(vLLM's Seed-OSS tests expect a call written inside it to be no call).
 Tolerated as for Qwen3-Coder: a missing ``</parameter>``, ``<function=`` without the wrapper,
 several functions in one wrapper, no parameters.
 """
@@ -33,6 +35,7 @@ SEED_OSS = register(
         call_start=(WRAPPER[0], TAGS.function[0]),
         body=partial(XmlBody, tags=TAGS),
         reasoning=("<seed:think>", "</seed:think>"),
+        calls_in_reasoning=False,
         special_markers=True,
         end_tokens=("<seed:eos>", "<seed:bos>"),
         render=partial(render_xml, TAGS, wrapper=WRAPPER),
