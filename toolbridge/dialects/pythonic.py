@@ -12,7 +12,9 @@ the LFM2 / LFM2.5 chat templates)::
 Values are Python literals (``true``/``false``/``null`` accepted too); each element is parsed
 with ``ast`` once its closing parenthesis is read, never evaluated. A bare ``[`` is a call list
 only where the answer starts (``bare_start``): a bracket later in prose is prose. LFM2 may write
-JSON call objects as the elements, or one object without brackets.
+JSON call objects as the elements, or one object without brackets. LFM2.5 reasons in
+``<think>...</think>``, which its template always closes: a call written inside it is quoted
+reasoning, not a call.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ LFM2 = register(
         aliases=("lfm2_5", "lfm25", "liquid"),
         call_start=("<|tool_call_start|>",),
         body=partial(PythonicBody, close="<|tool_call_end|>", objects=True),
+        calls_in_reasoning=False,  # the LFM2.5 template always closes <think>; reasoning may quote a call
         special_markers=True,
         end_tokens=("<|im_end|>", "<|endoftext|>", "<|im_start|>"),
         render=partial(render_pythonic, start="<|tool_call_start|>", end="<|tool_call_end|>"),
