@@ -23,7 +23,8 @@ from typing import Any
 from toolbridge import ConfigError, Toolset, parse
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "parse_cases.jsonl"
-ALIASES: dict[str, str] = {}
+# sglang's test-only detector exercises its base class with Hermes' <tool_call>{json}</tool_call>.
+ALIASES: dict[str, str] = {"generic_json_test_detector": "hermes"}
 _PROMPT_TAIL = re.compile(r"the rendered prompt ends with (['\"])(.*?)\1; model_output", re.DOTALL)
 # Assistant headers of the templates whose prompt may end inside the assistant turn.
 _ASSISTANT_HEADERS = (
@@ -31,6 +32,7 @@ _ASSISTANT_HEADERS = (
     "assistant<|im_middle|>", "<|start|>assistant", "]~b]ai\n", "<sep>assistant:", "<seed:bos>assistant\n",
     "<|start_header_id|>assistant<|end_header_id|>\n\n", "[/INST]", "assistant<|end_of_role|>",
     "<|begin_assistant|>\n", "<|CHATBOT_TOKEN|>", "assistant<|role_sep|>\n", "<|assistant_start|>",
+    "<start_of_turn>model\n",
 )
 # What a template writes to open the reasoning it leaves to the model.
 _REASONING_OPENERS = ("<think>", "<|START_THINKING|>", "Here are my reasoning steps:")
