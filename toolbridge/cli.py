@@ -50,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_parse(commands)
+    from ._cli_render import add_parser as add_render
+
+    add_render(commands)
     listing = commands.add_parser("dialects", help="list the registered dialects and aliases")
     listing.set_defaults(handler=_dialects)
     demo = commands.add_parser("demo", help="the gateway in front of a replaying upstream, with the openai SDK")

@@ -17,3 +17,7 @@ class DialectError(ToolBridgeError):
 
 class UpstreamError(ToolBridgeError):
     """The upstream server failed or answered something unusable."""
+
+
+class RenderError(ToolBridgeError):
+    """A chat template could not be loaded or rendered, or messages cannot be rendered."""
