@@ -25,6 +25,12 @@ CASES = [
          [("get_weather", {"city": "Rome"})], "CONTENT after", tools=WEATHER),
     Case("reasoning-before-call", "REASONING</think>" + SB + call("get_weather", '{"city": "Rome"}') + SE,
          [("get_weather", {"city": "Rome"})], None, "REASONING", tools=WEATHER, options=IN_REASONING),
+    # V3.1 calls tools only in non-thinking mode: a section written while thinking is thought.
+    Case("call-section-inside-reasoning-is-reasoning",
+         "Maybe " + SB + call("get_weather", '{"city": "Oslo"}') + SE + " or not.</think>"
+         + SB + call("get_weather", '{"city": "Rome"}') + SE,
+         [("get_weather", {"city": "Rome"})], None,
+         "Maybe " + SB + call("get_weather", '{"city": "Oslo"}') + SE + " or not.", tools=WEATHER, options=IN_REASONING),
     Case("underscore-spelling", (SB + call("get_weather", '{"city": "Rome"}') + SE).replace("▁", "_"),
          [("get_weather", {"city": "Rome"})], None, tools=WEATHER),
     Case("spaces-between-specials", SB + " " + CB + "get_weather" + SEP + ' {"city": "Rome"} ' + CE + " " + SE,

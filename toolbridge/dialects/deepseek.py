@@ -14,7 +14,9 @@ a space or ``\\_``; each spelling is a marker, and a call's separator and end ar
 spelling of the marker that began it. Tolerated: the short opener ``<｜tool▁calls｜>`` directly
 followed by the first call, a call without its section, the V3 form without ``function`` or the
 fence (and a fence without newlines), a missing call or section end. R1 and V3.1 reason in
-``<think>...</think>`` (the templates open it in the prompt); V3 does not reason.
+``<think>...</think>`` (the templates open it in the prompt); V3 does not reason. V3.1 calls tools
+only in non-thinking mode (its model card), so a call section inside its reasoning is part of the
+reasoning, not a call; R1's ends the reasoning.
 """
 
 from __future__ import annotations
@@ -98,11 +100,12 @@ _V31_SAMPLE = (
 
 
 def _dialect(name: str, aliases: tuple[str, ...], call: Callable[[CallSink, str], Body],
-             render: Callable[[Calls], str], sample: str, thinks: bool = True) -> Dialect:
+             render: Callable[[Calls], str], sample: str, thinks: bool = True,
+             calls_in_reasoning: bool = True) -> Dialect:
     return register(Dialect(
         name=name, aliases=aliases, call_start=(*SECTION_BEGIN, *SHORT_BEGIN, *CALL_BEGIN), body=_body(call),
-        reasoning=("<think>", "</think>") if thinks else None, special_markers=True, end_tokens=END_TOKENS,
-        render=render, sample=sample,
+        reasoning=("<think>", "</think>") if thinks else None, calls_in_reasoning=calls_in_reasoning,
+        special_markers=True, end_tokens=END_TOKENS, render=render, sample=sample,
     ))
 
 
@@ -110,4 +113,5 @@ DEEPSEEK_V3 = _dialect("deepseek_v3", ("deepseekv3", "deepseek_v3_0324"), _v3_ca
                        thinks=False)
 DEEPSEEK_R1 = _dialect("deepseek_r1", ("deepseekr1", "deepseek_r1_0528"), _v3_call, render_v3,
                        "<think>\nThe user wants the weather.\n</think>\n\n" + _V3_SAMPLE)
-DEEPSEEK_V31 = _dialect("deepseek_v31", ("deepseekv31", "deepseek_v3_1"), _v31_call, render_v31, _V31_SAMPLE)
+DEEPSEEK_V31 = _dialect("deepseek_v31", ("deepseekv31", "deepseek_v3_1"), _v31_call, render_v31, _V31_SAMPLE,
+                        calls_in_reasoning=False)
