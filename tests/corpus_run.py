@@ -6,7 +6,9 @@ the peer's expectation: the same calls (names and parsed arguments), the same co
 reasoning after trimming surrounding whitespace (``null`` and ``""`` alike). Cases that expect a
 mid-output partial snapshot are set aside, as the issue says.
 
-    python -m tests.corpus_run [--dialect NAME ...] [--list] [--corpus PATH]
+With ``--auto`` every case is parsed with ``dialect="auto"`` (no hint) instead of its label.
+
+    python -m tests.corpus_run [--dialect NAME ...] [--list] [--auto] [--corpus PATH]
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ _ASSISTANT_HEADERS = (
     "assistant<|im_middle|>", "<|start|>assistant", "]~b]ai\n", "<sep>assistant:", "<seed:bos>assistant\n",
     "<|start_header_id|>assistant<|end_header_id|>\n\n", "[/INST]", "assistant<|end_of_role|>",
     "<|begin_assistant|>\n", "<|CHATBOT_TOKEN|>", "assistant<|role_sep|>\n", "<|assistant_start|>",
-    "<start_of_turn>model\n",
+    "<start_of_turn>model\n", "<SPECIAL_11>Assistant\n",
 )
 # What a template writes to open the reasoning it leaves to the model.
 _REASONING_OPENERS = ("<think>", "<|START_THINKING|>", "Here are my reasoning steps:")
+_REASONING_CLOSERS = ("</think>", "<|END_THINKING|>", "[BEGIN FINAL RESPONSE]")
 _BODY_WRAP = {"glm45": "<tool_call>{}</tool_call>", "glm47": "<tool_call>{}</tool_call>",
               "gemma4": "<|tool_call>{}<tool_call|>", "functiongemma": "<start_function_call>{}<end_function_call>",
               "pythonic": "{}", "lfm2": "<|tool_call_start|>{}<|tool_call_end|>",
@@ -74,9 +77,17 @@ def prefill(case: dict[str, Any]) -> str:
         return ""
     tail = found.group(2).encode().decode("unicode_escape").encode("latin-1").decode("utf-8")
     starts = [tail.rfind(h) + len(h) for h in _ASSISTANT_HEADERS if h in tail]
+    # The quoted tail is the prompt's last characters: it may begin inside the header itself.
+    starts += [len(h) - k for h in _ASSISTANT_HEADERS for k in range(1, len(h) - 7) if tail.startswith(h[k:])]
     written = tail[max(starts):] if starts else ""
-    if "continuation test" in case["notes"] or written.rstrip().endswith(_REASONING_OPENERS):
-        return written  # a continued message, or reasoning the template opened
+    if "continuation test" in case["notes"]:
+        return written  # a continued message
+    if written.rstrip().endswith(_REASONING_OPENERS):
+        # Reasoning the template opened. With extraction off, llama.cpp writes the opener back
+        # into content only when the output closes it; a model that skips straight to its
+        # answer never wrote any of it.
+        closed = any(c in case["model_output"] for c in _REASONING_CLOSERS)
+        return written if closed or options_for(case)["reasoning"] else ""
     return ""  # e.g. an empty think block the template closed: not part of the output
 
 
@@ -103,8 +114,8 @@ def offered(case: dict[str, Any]) -> list[dict[str, Any]] | None:
     return tools if all(toolset.resolve(n).name for n in names) else None
 
 
-def judge(case: dict[str, Any]) -> Verdict:
-    dialect = ALIASES.get(case["dialect"], case["dialect"])
+def judge(case: dict[str, Any], auto: bool = False) -> Verdict:
+    dialect = "auto" if auto else ALIASES.get(case["dialect"], case["dialect"])
     try:
         result = parse(text_for(case), dialect, offered(case), **options_for(case))
     except ConfigError as exc:
@@ -127,12 +138,12 @@ def _norm(text: str | None) -> str:
     return (text or "").strip()
 
 
-def run(path: Path, dialects: set[str] | None) -> dict[str, list[Verdict]]:
+def run(path: Path, dialects: set[str] | None, auto: bool = False) -> dict[str, list[Verdict]]:
     by_dialect: dict[str, list[Verdict]] = {}
     for case in load(path, dialects):
         if is_partial_snapshot(case):
             continue
-        by_dialect.setdefault(case["dialect"], []).append(judge(case))
+        by_dialect.setdefault(case["dialect"], []).append(judge(case, auto))
     return by_dialect
 
 
@@ -159,11 +170,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dialect", action="append", help="only this corpus dialect (repeatable)")
     ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     ap.add_argument("--list", action="store_true", help="list every disagreement")
+    ap.add_argument("--auto", action="store_true", help='parse with dialect "auto", not the label')
     args = ap.parse_args(argv)
     if not args.corpus.exists():
         print(f"corpus not found at {args.corpus}; nothing to run", file=sys.stderr)
         return 0
-    report(run(args.corpus, set(args.dialect) if args.dialect else None), args.list)
+    report(run(args.corpus, set(args.dialect) if args.dialect else None, args.auto), args.list)
     return 0
 
 

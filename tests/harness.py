@@ -57,8 +57,10 @@ def run(case: Case, dialect: str, chunks: list[str]) -> tuple[dict[str, Any], An
     for chunk in chunks:
         events += parser.feed(chunk)
     events += parser.close()
-    builder = MessageBuilder(parser.dialect.name)
+    builder = MessageBuilder(dialect if dialect == "auto" else parser.dialect.name)
     builder.add(events)
+    if dialect == "auto":
+        builder.report.detected = parser.detected
     return builder.message, builder.report, events
 
 

@@ -47,6 +47,7 @@ class Report:
     repaired: list[dict[str, Any]] = field(default_factory=list)
     invalid: list[dict[str, Any]] = field(default_factory=list)
     truncated: bool = False  # the output ended inside a call
+    detected: str | None = None  # with dialect "auto": the dialect recognised (None: none was)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +59,7 @@ class Report:
             "repaired": self.repaired,
             "invalid": self.invalid,
             "truncated": self.truncated,
+            **({"detected": self.detected} if self.dialect == "auto" else {}),
         }
 
 

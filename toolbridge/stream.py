@@ -80,9 +80,19 @@ class StreamParser:
         drop_tokens: special tokens to remove from content and reasoning (end-of-turn tokens
             that arrive when an upstream was asked to keep special tokens).
 
+    ``dialect="auto"`` makes an ``toolbridge.auto.AutoParser`` instead, which recognises the
+    dialect from the output (it also takes ``model=`` and ``candidates=``).
+
     Raises:
         ConfigError: unknown dialect or malformed tools.
     """
+
+    def __new__(cls, dialect: str | Dialect = "", *args: Any, **kwargs: Any) -> Any:
+        if dialect == "auto":
+            from .auto import AutoParser
+
+            return AutoParser(*args, **kwargs)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -359,12 +369,15 @@ def parse(
 ) -> ParseResult:
     """Parse a whole output: exactly ``feed(text)`` then ``close()`` on a new StreamParser.
 
-    Options are those of StreamParser. Raises ConfigError for an unknown dialect or bad tools.
+    Options are those of StreamParser (with ``dialect="auto"``, also ``model`` and
+    ``candidates``); the report's ``detected`` names the dialect auto recognised. Raises ConfigError for an unknown dialect or bad tools.
     """
     from .openai import MessageBuilder
 
     parser = StreamParser(dialect, tools, **options)
     events = parser.feed(text) + parser.close()
-    builder = MessageBuilder(parser.dialect.name)
+    builder = MessageBuilder(parser.dialect.name if parser.dialect else "auto")
     builder.add(events)
+    if dialect == "auto":
+        builder.report.detected = parser.detected
     return ParseResult(builder.message, builder.report, events, builder.finish_reason)
