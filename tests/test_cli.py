@@ -115,9 +115,17 @@ def test_unknown_dialect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "--dialect" in err and "'nosuch'" in err and "hermes" in err
 
 
-def test_missing_dialect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["parse", write(tmp_path, "out.txt", "hi")]) == 2
-    assert "--dialect is required" in capsys.readouterr().err
+def test_dialect_defaults_to_auto(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["parse", "--call-ids", "index", write(tmp_path, "out.txt", QWEN_CALL)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["report"]["dialect"] == "auto" and result["report"]["detected"] == "qwen3_coder"
+    assert result["message"]["tool_calls"][0]["function"]["name"] == "search"
+
+
+def test_model_hint_decides_a_shared_marker(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    glm_zero_args = write(tmp_path, "out.txt", "<tool_call>search</tool_call>")
+    assert main(["parse", "--model", "zai-org/GLM-4.5-Air", glm_zero_args]) == 0
+    assert json.loads(capsys.readouterr().out)["report"]["detected"] == "glm45"
 
 
 @pytest.mark.parametrize(
@@ -223,13 +231,13 @@ def test_jsonl_all_good_exits_0_and_per_line_tools_override(
     assert limits == [20, "20", "20"]
 
 
-def test_jsonl_without_any_dialect_is_a_line_error(
+def test_jsonl_lines_without_a_dialect_are_auto(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = write_jsonl(tmp_path, [{"id": 1, "text": "hi"}, {"id": 2, "text": "hi", "dialect": "glm45"}])
-    assert main(["parse", "--jsonl", path]) == 1
+    path = write_jsonl(tmp_path, [{"id": 1, "text": QWEN_CALL}, {"id": 2, "text": "hi", "dialect": "glm45"}])
+    assert main(["parse", "--jsonl", path]) == 0
     lines = out_lines(capsys.readouterr().out)
-    assert "no dialect" in lines[0]["error"] and lines[1]["message"]["content"] == "hi"
+    assert lines[0]["report"]["detected"] == "qwen3_coder" and lines[1]["report"]["dialect"] == "glm45"
 
 
 def test_jsonl_stream_equals_whole_line_by_line(

@@ -47,7 +47,7 @@ def index_call_id(index: int) -> str:
 class Settings:
     """The parse options shared by every text of a run."""
 
-    dialect: Dialect | None
+    dialect: Dialect | str  # a Dialect, or "auto"
     tools: Toolset | None
     stream: bool
     chunk: int | None
@@ -89,10 +89,8 @@ def run(args: argparse.Namespace) -> int:
 
 def settings_from(args: argparse.Namespace) -> Settings:
     """Check the dialect and tools flags once, before any input is read."""
-    if args.dialect is None and not args.jsonl:
-        raise RunError("--dialect is required (see `toolbridge dialects`)")
     try:
-        dialect = get_dialect(args.dialect) if args.dialect is not None else None
+        dialect = _dialect(args.dialect)
     except ConfigError as exc:
         raise RunError(f"--dialect: {exc}") from None
     tools = load_tools_file(args.tools) if args.tools else None
@@ -103,7 +101,13 @@ def settings_from(args: argparse.Namespace) -> Settings:
         "reject_invalid": args.reject_invalid,
         "call_id": index_call_id if args.call_ids == "index" else random_call_id,
     }
+    if args.model:
+        options["model"] = args.model  # auto's hint; a named dialect needs none
     return Settings(dialect, tools, args.stream, args.chunk, options)
+
+
+def _dialect(name: str) -> Dialect | str:
+    return name if name == "auto" else get_dialect(name)
 
 
 def load_tools_file(path: str) -> Toolset:
@@ -127,10 +131,12 @@ def make_toolset(value: Any) -> Toolset:
     return Toolset(value)
 
 
-def run_text(text: str, dialect: Dialect, tools: Toolset | None, settings: Settings) -> Outcome:
+def run_text(text: str, dialect: Dialect | str, tools: Toolset | None, settings: Settings) -> Outcome:
     """Parse one text as configured (see the module docstring)."""
-    parser = StreamParser(dialect, tools, **settings.options)
-    builder = MessageBuilder(dialect.name)
+    auto = dialect == "auto"
+    options = settings.options if auto else {k: v for k, v in settings.options.items() if k != "model"}
+    parser = StreamParser(dialect, tools, **options)
+    builder = MessageBuilder("auto" if auto else dialect.name)  # type: ignore[union-attr]
     encoder = ChunkEncoder() if settings.stream else None
     deltas: list[Delta] = []
     for piece in _pieces(text, settings.chunk):
@@ -140,6 +146,8 @@ def run_text(text: str, dialect: Dialect, tools: Toolset | None, settings: Setti
             deltas += encoder.encode(events)
     events = parser.close()
     builder.add(events)
+    if auto:
+        builder.report.detected = parser.detected
     if encoder is not None:
         deltas += encoder.encode(events) + encoder.finish()
     message = assemble(deltas) if encoder is not None else builder.message
@@ -158,7 +166,6 @@ def _pieces(text: str, chunk: int | None) -> Iterator[str]:
 
 
 def _run_single(source: IO[bytes], name: str, out: TextIO, settings: Settings) -> int:
-    assert settings.dialect is not None
     try:
         text = source.read().decode("utf-8")
     except (OSError, ValueError) as exc:
@@ -256,17 +263,15 @@ def _decode_line(raw: bytes) -> dict[str, Any]:
 
 def _line_fields(
     record: dict[str, Any], settings: Settings, cache: ToolsCache
-) -> tuple[str, Dialect, Toolset | None]:
+) -> tuple[str, Dialect | str, Toolset | None]:
     text = record.get("text")
     if not isinstance(text, str):
         raise BadLine('"text" is missing or not a string')
     name = record.get("dialect")
     if name is None:
-        if settings.dialect is None:
-            raise BadLine('no dialect: give --dialect or a "dialect" field')
         dialect = settings.dialect
     elif isinstance(name, str):
-        dialect = get_dialect(name)
+        dialect = _dialect(name)
     else:
         raise BadLine('"dialect" is not a string')
     tools = record.get("tools")

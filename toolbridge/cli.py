@@ -129,9 +129,11 @@ def _add_parse(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("input", nargs="?", default="-", metavar="FILE",
                    help="model output text (or JSON lines with --jsonl); '-' or omitted: stdin")
-    p.add_argument("--dialect", metavar="NAME",
-                   help="tool-call dialect (see `toolbridge dialects`); required unless every "
-                        "--jsonl line names its own")
+    p.add_argument("--dialect", metavar="NAME", default="auto",
+                   help="tool-call dialect (see `toolbridge dialects`); default auto: recognised "
+                        "from the output (the report's 'detected' names it)")
+    p.add_argument("--model", metavar="ID",
+                   help="the model's id, a hint for auto (e.g. Qwen/Qwen3.6-35B-A3B -> qwen3_coder)")
     p.add_argument("--tools", metavar="FILE",
                    help="JSON file with the OpenAI tools list (or an object with a 'tools' key)")
     p.add_argument("--reasoning", action="store_true",
