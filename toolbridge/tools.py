@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ._quickcheck import quick_check
 from .errors import ConfigError
 
 _PREFIXES = ("functions.", "function.", "tools.", "tool.")
@@ -51,6 +52,7 @@ class Toolset:
             _index(self.schemas, _loose),
         ]
         self._validators: dict[str, Any] = {}
+        self._quick: dict[str, Any] = {}
 
     def resolve(self, written: str) -> Resolution:
         """Match a name the model wrote to an offered name."""
@@ -80,6 +82,11 @@ class Toolset:
 
     def validate(self, tool: str, arguments: Any) -> tuple[str, ...]:
         """Schema errors of a call's arguments (empty when valid)."""
+        quick = self._quick.get(tool, _UNSET)
+        if quick is _UNSET:
+            quick = self._quick[tool] = quick_check(_standard_types(self.root_schema(tool)))
+        if quick is not None and quick(arguments):
+            return ()  # the common case, answered without jsonschema
         validator = self._validators.get(tool)
         if validator is None:
             validator = self._validators[tool] = _validator(self.root_schema(tool))
@@ -160,6 +167,9 @@ def _make_validator(schema: dict[str, Any]) -> Any:
     except jsonschema.SchemaError:
         return _NoValidator()
     return cls(schema)
+
+
+_UNSET = object()
 
 
 def _standard_types(schema: Any) -> Any:
