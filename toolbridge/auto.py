@@ -4,17 +4,18 @@ Strategy: until a dialect is known, one MarkerSet holds every candidate dialect'
 markers (and the reasoning openers that belong to one family, such as ``[THINK]``). Text that
 cannot start a marker is emitted at once, exactly as a StreamParser would; only a tail that could
 still grow into a marker is held back. When a marker appears, every dialect that claims it gets a
-trial: a real StreamParser fed from the marker on. The first trial whose block turns out to be
-its own (a call begins, or the block emits content or reasoning it recognised) wins, in priority
-order when several win on the same text; its events so far are the events, and from then on
-``feed`` goes straight to it. When every trial rejects the block, the marker was prose: it is
+trial: a real StreamParser fed from the marker on. In priority order, the first trial whose
+block turns out to be its own (a call begins, or the block emits content or reasoning it
+recognised) wins once every trial before it has refused the block, so the choice does not
+depend on how the output was chunked; the winner's events so far are the events, and from
+then on ``feed`` goes straight to it. When every trial rejects the block, the marker was prose: it is
 emitted as text and the scan resumes just after it. A bare opener (``{`` or ``[``) is tried only
 where the answer starts, as the dialects that use one do.
 
 Hints narrow the choice: a model name (``MODEL_HINTS``, a pattern table of families) puts its
-dialect first, and a marker it claims is read its way alone (``<tool_call>`` is Qwen3-Coder XML
-for a Qwen3.6 model, and inside reasoning it is reasoning for a family that never calls there);
-``candidates`` restricts the dialects considered.
+dialect first among the trials of every marker it claims (``<tool_call>`` is read as Qwen3-Coder
+XML first for a Qwen3.6 model; inside reasoning it stays reasoning for a family that never calls
+there); ``candidates`` restricts the dialects considered.
 """
 
 from __future__ import annotations
@@ -161,8 +162,8 @@ class AutoParser:
         self._restart = () if reasoning else (THINK[1],)
         ordered = candidate_dialects(model, candidates)
         hinted = dialect_for_model(model)
-        self._claims, self._bare = _claims(ordered, reasoning, in_reasoning,
-                                           hinted if hinted in ordered else None)
+        self._hinted = hinted if hinted in ordered else None
+        self._claims, self._bare = _claims(ordered, reasoning, in_reasoning, self._hinted)
         markers = tuple(self._claims) + (self._think or self._restart) + drop_tokens
         self._scan = marker_set(markers)
         self._drop = frozenset(drop_tokens)
@@ -245,6 +246,9 @@ class AutoParser:
             return m.end()
         claims = self._claims.get(marker, ())
         if self._phase is Phase.REASONING:
+            hinted = self._hinted
+            if hinted is not None and hinted in claims and not hinted.calls_in_reasoning:
+                claims = ()  # the model's family never calls inside reasoning: this is reasoning
             claims = tuple(d for d in claims if d.calls_in_reasoning or marker not in d.call_start)
         if not claims:
             self._emit(marker)
@@ -293,13 +297,13 @@ class AutoParser:
         for trial in self._trials:
             if trial.verdict is not False:
                 trial.feed(text, final)
-        for trial in self._trials:
+        for trial in self._trials:  # the first in order that recognises the block, once those
+            if trial.verdict is None:  # before it have refused: independent of the chunking
+                return []
             if trial.verdict:
                 self._parser, self.dialect = trial.parser, trial.parser.dialect
                 self._trials, self._buf = [], ""
                 return trial.events
-        if any(t.verdict is None for t in self._trials):
-            return []
         self._trials = []
         if self._phase is Phase.START:
             self._phase = Phase.CONTENT
@@ -332,8 +336,7 @@ def _claims(dialects: list[Dialect], reasoning: bool, in_reasoning: bool, hinted
     A marker's claimants include those of every shorter marker it starts with (``<function
     name="`` is also ``<function name=``). A dialect whose every answer may be a call (an empty
     bare opener: Functionary's ``NAME\n{...}``) is tried at the answer's start only when the
-    model's name hints at it: otherwise every answer's first word would wait for it. A marker the
-    hinted dialect claims is its alone: the model's family decides what that marker means.
+    model's name hints at it: otherwise every answer's first word would wait for it.
     """
     claims: dict[str, list[Dialect]] = {}
     bare: dict[str, list[Dialect]] = {}
@@ -355,11 +358,22 @@ def _claims(dialects: list[Dialect], reasoning: bool, in_reasoning: bool, hinted
     rank = {d.name: i for i, d in enumerate(dialects)}
     full = {m: tuple(sorted({d for p, ds in claims.items() if m.startswith(p) for d in ds},
                             key=lambda d: rank[d.name])) for m in claims}
-    if hinted is not None:
-        full = {m: (hinted,) if hinted in ds else ds for m, ds in full.items()}
     bare_rank = {name: i for i, name in enumerate(BARE_PRIORITY)}
     openers = [(o, tuple(sorted(ds, key=lambda d: (bare_rank.get(d.name, len(bare_rank)), rank[d.name])))
                 + tuple(anywhere)) for o, ds in sorted(bare.items(), key=lambda kv: -len(kv[0]))]
     if anywhere:
         openers.append(("", tuple(anywhere)))
     return full, openers
+
+
+def special_tokens(model: str | None = None) -> tuple[bool, tuple[str, ...]]:
+    """For a gateway reading ``auto``: whether to ask the upstream to keep special tokens, and
+    the end-of-turn tokens to drop from content when it does. The model's family decides when
+    known; otherwise special tokens are kept (most families' markers are special tokens) and
+    every family's end tokens are dropped, except those another family uses as a marker."""
+    hinted = dialect_for_model(model)
+    if hinted is not None:
+        return hinted.special_markers, hinted.end_tokens
+    dialects = candidate_dialects()
+    markers = {m for d in dialects for m in (*d.call_start, *(d.reasoning or ()))}
+    return True, tuple(sorted({t for d in dialects for t in d.end_tokens} - markers))

@@ -76,7 +76,8 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--upstream", default=d.upstream, help="upstream base URL, e.g. http://127.0.0.1:8000/v1")
     p.add_argument("--host", default=d.host, help="listen address (default loopback)")
     p.add_argument("--port", type=int, default=d.port)
-    p.add_argument("--tool-call-parser", default=d.tool_call_parser, help="dialect of the model's output")
+    p.add_argument("--tool-call-parser", default=d.tool_call_parser, help="dialect of the model's output (default auto: recognised from the output, "
+                        "hinted by the request's model name)")
     p.add_argument("--api-key", default=d.api_key, help="key clients must send")
     p.add_argument("--upstream-api-key", default=d.upstream_api_key,
                    help="key sent upstream (default: the client's Authorization passes through)")

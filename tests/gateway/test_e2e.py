@@ -194,3 +194,26 @@ def test_provenance_header_and_metrics() -> None:
         health = json.loads(urllib.request.urlopen(s.url.removesuffix("/v1") + "/health").read())
         assert health["status"] == "ok"
         assert [m.id for m in s.client().models.list()] == ["replay"]
+
+
+@pytest.mark.parametrize("dialect", sorted(CALLS))
+def test_default_parser_is_auto_and_says_what_it_found(dialect: str) -> None:
+    with Stack(agent(CALLS[dialect])) as s:  # no --tool-call-parser: auto
+        for stream in (False, True):
+            got = ask(s.client(), [{"role": "user", "content": "Weather in Paris?"}], stream)
+            assert got["tool_calls"] == [("get_weather", {"city": "Paris", "days": 3})], (dialect, stream)
+            assert got["content"] == "Let me check."
+        raw = s.client().chat.completions.with_raw_response.create(
+            model="m", messages=[{"role": "user", "content": "?"}], tools=TOOLS)
+        detected = raw.headers["x-toolbridge-calls"].split("dialect=")[1]
+        assert detected == dialect or (dialect, detected) == ("glm45", "glm47")  # GLM 4.5 and 4.7 write alike
+
+
+def test_model_name_hint_reaches_auto() -> None:
+    """The request's model names the family: its markers decide whether special tokens are kept."""
+    with Stack(lambda body: Reply(content=CALLS["hermes"])) as s:
+        for model, keep in (("Qwen/Qwen3-8B", None), ("deepseek-ai/DeepSeek-V3.1", False), ("my-model", False)):
+            c = s.client().chat.completions.create(model=model, messages=[{"role": "user", "content": "?"}],
+                                                    tools=TOOLS)
+            assert c.choices[0].message.tool_calls[0].function.name == "get_weather"
+            assert s.upstream.requests[-1].get("skip_special_tokens") is keep, model

@@ -15,7 +15,7 @@ class GatewayConfig:
     upstream: str = ""  # the upstream's base URL, e.g. http://127.0.0.1:8000/v1
     host: str = "127.0.0.1"
     port: int = 8080
-    tool_call_parser: str = "hermes"
+    tool_call_parser: str = "auto"
     api_key: str = ""  # clients must send it (Authorization: Bearer, or x-api-key)
     upstream_api_key: str = ""  # sent upstream; without it the client's Authorization passes through
     recover_from_reasoning: bool = False
@@ -41,7 +41,8 @@ class GatewayConfig:
         if not self.upstream:
             raise ConfigError("--upstream (or TOOLBRIDGE_UPSTREAM) is required")
         self.upstream_parts()
-        get_dialect(self.tool_call_parser)
+        if self.tool_call_parser != "auto":
+            get_dialect(self.tool_call_parser)
         if self.keep_special_tokens not in ("auto", "always", "never"):
             raise ConfigError("--keep-special-tokens must be auto, always or never")
         if self.workers < 1 or self.max_body < 1 or self.timeout <= 0:

@@ -37,7 +37,7 @@ class RequestError(ToolBridgeError):
 class Settings:
     """What the operator configured for translation."""
 
-    dialect: str = "hermes"
+    dialect: str = "auto"
     recover_from_reasoning: bool = False
     keep_special_tokens: str = "auto"  # auto: when tools are offered and the markers are special
 
@@ -49,13 +49,21 @@ class Plan:
     body: dict[str, Any]
     stream: bool
     include_usage: bool
-    dialect: Dialect
+    dialect: Dialect | str  # a Dialect, or "auto"
     tools: Toolset | None  # the tools a call may name (None: do not parse for calls)
     required: str | None = None  # "any" or a function name when a call must come
     parallel: bool = True
     recover_from_reasoning: bool = False
     drop_tokens: tuple[str, ...] = ()
     offered: list[str] = field(default_factory=list)
+    model: str | None = None  # the request's model: auto's hint
+
+    @property
+    def parser_options(self) -> dict[str, Any]:
+        """StreamParser's options for this request (auto also takes the model as a hint)."""
+        if self.dialect == "auto":
+            return {"drop_tokens": self.drop_tokens, "model": self.model}
+        return {"drop_tokens": self.drop_tokens}
 
 
 def plan_request(body: Any, settings: Settings) -> Plan:
@@ -77,10 +85,11 @@ def plan_request(body: Any, settings: Settings) -> Plan:
     parallel = body.get("parallel_tool_calls", True)
     if not isinstance(parallel, bool):
         raise RequestError("'parallel_tool_calls' must be a boolean", param="parallel_tool_calls")
-    dialect = get_dialect(settings.dialect)
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    dialect, special, end_tokens = _reader(settings.dialect, model)
     parse = offered is not None and mode != "none"
     tools = _restrict(body["tools"], named) if parse and named else (offered if parse else None)
-    upstream = _upstream_body(body, dialect, settings, parse)
+    upstream = _upstream_body(body, special, settings, parse)
     required = None
     if mode == "required" and parse:
         required = named[0] if len(named) == 1 else "any"
@@ -93,9 +102,20 @@ def plan_request(body: Any, settings: Settings) -> Plan:
         required=required,
         parallel=parallel,
         recover_from_reasoning=settings.recover_from_reasoning,
-        drop_tokens=dialect.end_tokens if upstream.get("skip_special_tokens") is False else (),
+        drop_tokens=end_tokens if upstream.get("skip_special_tokens") is False else (),
         offered=list(offered.schemas) if offered else [],
+        model=model,
     )
+
+
+def _reader(name: str, model: str | None) -> tuple[Dialect | str, bool, tuple[str, ...]]:
+    """The dialect to read answers with, whether its markers are special tokens, its end tokens."""
+    if name == "auto":
+        from ..auto import special_tokens
+
+        return "auto", *special_tokens(model)
+    dialect = get_dialect(name)
+    return dialect, dialect.special_markers, dialect.end_tokens
 
 
 def _check_messages(messages: Any) -> None:
@@ -171,10 +191,10 @@ def _restrict(tools: list[dict[str, Any]], names: list[str]) -> Toolset:
     return Toolset(keep)
 
 
-def _upstream_body(body: dict[str, Any], dialect: Dialect, settings: Settings, parse: bool) -> dict[str, Any]:
+def _upstream_body(body: dict[str, Any], special: bool, settings: Settings, parse: bool) -> dict[str, Any]:
     upstream = copy.copy(body)
     policy = settings.keep_special_tokens
-    if policy == "always" or (policy == "auto" and parse and dialect.special_markers):
+    if policy == "always" or (policy == "auto" and parse and special):
         upstream.setdefault("skip_special_tokens", False)
         upstream.setdefault("spaces_between_special_tokens", False)
     return upstream

@@ -28,10 +28,16 @@ class Provenance:
     reasoning: int = 0
     rejected: int = 0
     invalid: int = 0  # calls returned whose arguments do not match the tool's schema
+    dialect: str | None = None  # with the auto parser: the dialect it recognised
 
     def header(self) -> str:
         return (f"native={self.native}; content={self.content}; reasoning={self.reasoning}; "
-                f"rejected={self.rejected}; invalid={self.invalid}")
+                f"rejected={self.rejected}; invalid={self.invalid}"
+                + (f"; dialect={self.dialect}" if self.dialect else ""))
+
+    def noted(self, parser: Any) -> None:
+        """Keep the dialect an auto parser recognised (the first one, when choices differ)."""
+        self.dialect = self.dialect or getattr(parser, "detected", None)
 
     @property
     def calls(self) -> int:
@@ -86,7 +92,8 @@ def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Proven
     text = message.get(key)
     if not isinstance(text, str) or not text:
         return [], False
-    result = parse(text, plan.dialect, plan.tools, drop_tokens=plan.drop_tokens)
+    result = parse(text, plan.dialect, plan.tools, **plan.parser_options)
+    provenance.dialect = provenance.dialect or result.report.detected
     provenance.rejected += len(result.report.rejected) + len(result.report.aborted)
     provenance.invalid += len(result.report.invalid)
     message[key] = result.message["content"] if key == "content" or result.message["content"] else None

@@ -50,8 +50,8 @@ class _Choice:
         self._next = itertools.count().__next__
         self._any_call = False
         parse = plan.tools is not None
-        self._content = StreamParser(plan.dialect, plan.tools, drop_tokens=plan.drop_tokens) if parse else None
-        self._reasoning = (StreamParser(plan.dialect, plan.tools, drop_tokens=plan.drop_tokens)
+        self._content = StreamParser(plan.dialect, plan.tools, **plan.parser_options) if parse else None
+        self._reasoning = (StreamParser(plan.dialect, plan.tools, **plan.parser_options)
                            if parse and plan.recover_from_reasoning else None)
         self._encoder = ChunkEncoder()
         self._native = NativeStream(plan.tools, self._begin, seen_ids)
@@ -81,6 +81,7 @@ class _Choice:
         out: list[Delta] = []
         if self._content is not None:
             out += self._content_deltas(self._content.close())
+            self._prov.noted(self._content)
         out += self._encoder.finish()
         if self._reasoning is not None:
             out += self._thought_deltas("reasoning_content", self._reasoning.close())
