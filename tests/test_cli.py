@@ -311,7 +311,9 @@ def test_gateway_demo_runs_the_agent_loop_through_the_gateway(capsys: pytest.Cap
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
     assert "the client got native tool_calls, whole and streamed" in out
-    assert out.count("tool_call run_tests(") == 6  # three dialects, whole and streamed
+    assert out.count("tool_call run_tests(") == 10  # five dialects, whole and streamed
+    for dialect in ("hermes", "qwen3_coder", "glm47", "kimi_k2", "mistral"):  # recognised by auto
+        assert f"dialect={dialect}" in out
 
 
 def test_bench_passes_its_arguments_through(monkeypatch: pytest.MonkeyPatch) -> None:

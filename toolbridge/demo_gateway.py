@@ -1,8 +1,10 @@
 """``toolbridge demo``: the gateway in front of a replaying upstream, driven by the openai SDK.
 
-Three model families answer a two-turn agent task in their own dialects (Hermes/Qwen3 JSON,
-Qwen3-Coder XML, GLM-4.7 arg tags; samples written for this demo). For each, the gateway starts
-in front of an embedded upstream that replays those outputs, and the official ``openai`` client
+Five model families answer a two-turn agent task in their own dialects (Hermes/Qwen3 JSON,
+Qwen3-Coder XML, GLM-4.7 arg tags, Kimi K2 section tokens, Mistral ``[TOOL_CALLS]``; samples
+written for this demo). For each, the gateway starts with its defaults (the ``auto`` parser, which
+recognises the dialect from the output) in front of an embedded upstream that replays those
+outputs, and the official ``openai`` client
 runs the loop: ask with tools, get a tool call, send the tool's result, get the answer; once
 whole and once streamed. The demo prints what the upstream sent beside what the client
 received, and exits 1 if the client did not get the expected call and answer both ways.
@@ -39,6 +41,11 @@ SAMPLES = {
     "glm47": "I'll run the config tests.<tool_call>run_tests<arg_key>path</arg_key><arg_value>"
              "tests/test_config.py</arg_value><arg_key>max_failures</arg_key><arg_value>3</arg_value>"
              "<arg_key>verbose</arg_key><arg_value>true</arg_value></tool_call>",
+    "kimi_k2": "I'll run the config tests.<|tool_calls_section_begin|><|tool_call_begin|>functions.run_tests:0"
+               '<|tool_call_argument_begin|>{"path": "tests/test_config.py", "max_failures": 3, "verbose": true}'
+               "<|tool_call_end|><|tool_calls_section_end|>",
+    "mistral": "I'll run the config tests.[TOOL_CALLS]run_tests[ARGS]"
+               '{"path": "tests/test_config.py", "max_failures": 3, "verbose": true}',
 }
 # The upstream split this off as reasoning_content (a server with a reasoning parser does).
 REASONING = {"hermes": "The user wants the tests run first."}
@@ -57,10 +64,12 @@ def script(sample: str, reasoning: str | None) -> Any:
 def turn(client: Any, messages: list[Any], stream: bool) -> dict[str, Any]:
     """One completion as the client sees it: content, calls, finish_reason, chunk count."""
     if not stream:
-        c = client.chat.completions.create(model="demo", messages=messages, tools=TOOLS)
+        raw = client.chat.completions.with_raw_response.create(model="demo", messages=messages, tools=TOOLS)
+        c = raw.parse()
         m = c.choices[0].message
         calls = [(t.id, t.function.name, t.function.arguments) for t in m.tool_calls or []]
-        return {"content": m.content, "calls": calls, "finish": c.choices[0].finish_reason, "chunks": 1}
+        return {"content": m.content, "calls": calls, "finish": c.choices[0].finish_reason, "chunks": 1,
+                "calls_header": raw.headers.get("x-toolbridge-calls", "")}
     content, calls, finish, n = "", {}, None, 0
     for chunk in client.chat.completions.create(model="demo", messages=messages, tools=TOOLS, stream=True):
         n += 1
@@ -82,6 +91,8 @@ def loop(client: Any, stream: bool, out: TextIO) -> bool:
     first = turn(client, messages, stream)
     chunks = f", in {first['chunks']} chunks" if stream else ""
     out.write(f"    client got   : finish_reason={first['finish']}, content={first['content']!r}{chunks}\n")
+    if "calls_header" in first:
+        out.write(f"    x-toolbridge-calls: {first['calls_header']}\n")
     out.writelines(f"                   tool_call {name}({arguments})  id={call_id}\n" for call_id, name, arguments in first["calls"])
     ok = [(n, json.loads(a)) for _, n, a in first["calls"]] == [("run_tests", CALL)]
     if not first["calls"]:
@@ -100,12 +111,12 @@ def main(out: TextIO | None = None) -> int:
     out = out or sys.stdout
     failures = 0
     for dialect, sample in SAMPLES.items():
-        out.write(f"\n=== {dialect}: gateway --tool-call-parser {dialect} in front of a replaying upstream ===\n")
+        out.write(f"\n=== {dialect} sample: gateway (parser auto, the default) in front of a replaying upstream ===\n")
         if dialect in REASONING:
             out.write(f"  upstream sent reasoning_content: {REASONING[dialect]!r}\n")
         out.write("  upstream sent content (the model's raw text):\n")
         out.write("".join(f"    | {line}\n" for line in sample.splitlines()))
-        with Stack(script(sample, REASONING.get(dialect)), tool_call_parser=dialect) as stack:
+        with Stack(script(sample, REASONING.get(dialect))) as stack:
             client = stack.client()
             for stream in (False, True):
                 out.write(f"  {'streamed' if stream else 'whole'}:\n")
