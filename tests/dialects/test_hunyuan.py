@@ -31,6 +31,13 @@ CASES = [
          report={"rejected": 1}),
     Case("unknown-tool-stays-content", '<tool_calls>[{"name": "nope", "arguments": {}}]</tool_calls>', [],
          '<tool_calls>[{"name": "nope", "arguments": {}}]</tool_calls>', tools=TOOLS, report={"rejected": 1}),
+    Case("unknown-call-between-known-pairs",
+         "<tool_calls><tool_call>get_time<tool_sep></tool_call><tool_call>nope<tool_sep><arg_key>a</arg_key>"
+         "<arg_value>1</arg_value></tool_call><tool_call>get_weather<tool_sep><arg_key>city</arg_key>"
+         "<arg_value>Oslo</arg_value></tool_call></tool_calls>",
+         [("get_time", {}), ("get_weather", {"city": "Oslo"})],
+         "<tool_call>nope<tool_sep><arg_key>a</arg_key><arg_value>1</arg_value></tool_call>", tools=TOOLS,
+         report={"calls": 2, "rejected": 1}),
     Case("prose-mentions-marker", "Format calls as <tool_calls>[...]</tool_calls>.", [],
          "Format calls as <tool_calls>[...]</tool_calls>.", report={"calls": 0}),
 ]

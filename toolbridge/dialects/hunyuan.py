@@ -9,7 +9,8 @@ Samples (the Hunyuan-A13B chat template; SGLang's HunyuanDetector)::
 
 The character after ``<tool_calls>`` tells the two apart: ``[`` starts the A13B array, read by
 the JSON-array body kind; ``<`` starts the key/value form, read as ``hunyuan_v3`` reads it
-(values typed by the schema). Reasoning is ``<think>...</think>``.
+(values typed by the schema), including a ``<tool_call>`` whose wrapper is missing or whose
+wrapper an unknown call before it was returned to content. Reasoning is ``<think>...</think>``.
 """
 
 from __future__ import annotations
@@ -17,17 +18,24 @@ from __future__ import annotations
 from functools import partial
 
 from .._body_array import ChooseBody, JsonArrayBody, ListShape, render_list
-from ..dialect import Dialect, register
-from .hunyuan_v3 import CallsBody
+from ..dialect import Body, CallSink, Dialect, register
+from .hunyuan_v3 import CALL, CallsBody
 
 A13B = ListShape(closes=("]", "</tool_calls>"))
+_WRAPPED = partial(ChooseBody, choices={"[": partial(JsonArrayBody, shape=A13B)}, default=CallsBody)
+
+
+def body(sink: CallSink, opened_by: str) -> Body:
+    """The wrapper's array or key/value calls; a bare ``<tool_call>`` is always the latter."""
+    return CallsBody(sink, opened_by) if opened_by == CALL else _WRAPPED(sink, opened_by)
+
 
 HUNYUAN = register(
     Dialect(
         name="hunyuan",
         aliases=("hunyuan_a13b", "hunyuan-a13b"),
-        call_start=("<tool_calls>",),
-        body=partial(ChooseBody, choices={"[": partial(JsonArrayBody, shape=A13B)}, default=CallsBody),
+        call_start=("<tool_calls>", CALL),
+        body=body,
         end_tokens=("<|eos|>", "<|extra_0|>"),
         render=partial(render_list, before="<tool_calls>[", after="]</tool_calls>"),
         sample='<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>',

@@ -11,8 +11,10 @@ Sample (vLLM's HYV3ToolParser tests)::
 
 Each ``<tool_call>`` is read by the GLM body (``_body_argkey``) once ``<tool_sep>`` has ended its
 name; the wrapper holds one or more calls. A call the wrapper holds is settled when it ends, so a
-later malformed or unknown call turns only its own text (and what follows) back into content.
-Tolerated: a ``<tool_call>`` without the wrapper, a missing ``</tool_calls>``.
+later malformed or unknown call turns only its own text back into content, and the calls after
+it open blocks of their own. Tolerated: ``<tool_call>`` without the wrapper (its ``</tool_calls>``
+is read when it follows, as when an unknown call before it was returned to content), a missing
+``</tool_calls>``.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ class CallsBody:
         while True:
             if self._call is not None:
                 pos, outcome = self._call.feed(buf, pos, final)
-                if outcome is not Outcome.DONE or not self._wrapped:
+                if outcome is not Outcome.DONE:
                     self.reason = self._call.reason
                     return pos, outcome
                 self._call, self._calls = None, self._calls + 1
@@ -59,7 +61,8 @@ class CallsBody:
                 if outcome is not None:
                     return pos, outcome
             else:
-                pos, outcome = self._between(buf, skip_ws(buf, pos), final)
+                step = self._between if self._wrapped else self._after_bare
+                pos, outcome = step(buf, pos, final)
                 if outcome is not None:
                     return pos, outcome
 
@@ -77,6 +80,7 @@ class CallsBody:
         return end + len(SEP), (self._fail(self._call.reason) if outcome is Outcome.FAIL else None)
 
     def _between(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        pos = skip_ws(buf, pos)
         found = match_at(buf, pos, (CALL, WRAPPER[1]), final) if pos < len(buf) else ""
         if found == CALL:
             self._name_next = True
@@ -89,6 +93,19 @@ class CallsBody:
             return pos, self._fail("truncated" if found == "" else "not a call block")
         self._sink.repaired(UNCLOSED_AT_END if found == "" else f"missing {WRAPPER[1]}")
         return (len(buf) if found == "" else pos), Outcome.DONE
+
+    def _after_bare(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        """After a call opened without the wrapper: another call or the wrapper's close may
+        follow (its opening is missing); anything else is content, whitespace included."""
+        start = skip_ws(buf, pos)
+        found = match_at(buf, start, (CALL, WRAPPER[1]), final) if start < len(buf) else ""
+        if found == CALL:
+            self._name_next = True
+            return start + len(CALL), None
+        if found == WRAPPER[1]:
+            self._sink.repaired(f"missing {WRAPPER[0]}")
+            return start + len(found), Outcome.DONE
+        return pos, (Outcome.MORE if found == "" and not final else Outcome.DONE)
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
