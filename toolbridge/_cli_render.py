@@ -111,8 +111,10 @@ def _variables(pairs: list[str]) -> dict[str, Any]:
 
 def _read_json(path: str, what: str) -> Any:
     try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
-        return json.loads(text)
+        if path == "-":
+            return json.loads(sys.stdin.read())
+        with open(path, encoding="utf-8") as file:
+            return json.loads(file.read())
     except OSError as exc:
         raise ToolBridgeError(f"cannot read the {what} file {path}: {exc.strerror}") from None
     except ValueError as exc:

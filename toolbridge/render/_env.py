@@ -32,7 +32,7 @@ class _GenerationBlock(jinja2.ext.Extension):
     """``{% generation %}...{% endgeneration %}``: marks assistant text for training masks;
     rendering only needs the body as it is."""
 
-    tags = {"generation"}
+    tags = frozenset({"generation"})  # type: ignore[assignment]
 
     def parse(self, parser: jinja2.parser.Parser) -> jinja2.nodes.Node:
         lineno = next(parser.stream).lineno
@@ -72,7 +72,7 @@ class _DictConstructor:
 class _Namespace(jinja2.utils.Namespace):
     """``namespace(...)`` refusing underscore-prefixed attribute names."""
 
-    def __init__(*args: Any, **kwargs: Any) -> None:  # noqa: N805  (``namespace(self=...)`` must work)
+    def __init__(*args: Any, **kwargs: Any) -> None:  # ``namespace(self=...)`` must work
         self, rest = args[0], args[1:]
         attrs = dict(*rest, **kwargs)
         for name in attrs:

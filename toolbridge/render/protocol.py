@@ -14,7 +14,8 @@ conversation into one that uses only system, user and assistant turns:
 Invariant: a tool result cannot close its wrapper or forge a call. Every occurrence of a wrapper
 marker, of the dialect's markers (those its own example call uses) and of its special tokens in
 result text has its first character written as a character reference (``<`` as ``&lt;``), so
-none of those markers occurs in the result as written.
+none of those markers occurs in the result as written. (Dialects whose calls are bare JSON or
+Python have no marker to neutralise; hermes, the default, has.)
 
 ``tool_choice``: ``none`` drops the declarations (history is still replayed); ``required`` and a
 named function add one line to them (the gateway enforces them on the answer).
@@ -110,10 +111,10 @@ def preamble(tools: Sequence[Mapping[str, Any]] | None, dialect: str | Dialect,
         "<tools>", *(json.dumps(t, ensure_ascii=False) for t in tools), "</tools>", "",
         "To call a function, write the call in this format, exactly as in this example:",
         d.render([(name, arguments)]), "",  # type: ignore[misc]
-        "Write one such call after another for several calls. The result of each call comes back "
-        f"in the next user turn inside <{RESPONSE_TAG} id=\"...\" name=\"...\"> ... "
-        f"</{RESPONSE_TAG}>. Call only the functions declared above, with arguments that match "
-        "their schemas. When no call is needed, answer in plain text.",
+        ("Write one such call after another for several calls. The result of each call comes back "
+         f"in the next user turn inside <{RESPONSE_TAG} id=\"...\" name=\"...\"> ... "
+         f"</{RESPONSE_TAG}>. Call only the functions declared above, with arguments that match "
+         "their schemas. When no call is needed, answer in plain text."),
     ]
     if not parallel:
         lines.append("Call at most one function per answer.")
@@ -184,7 +185,12 @@ def _replay(message: Mapping[str, Any], i: int, d: Dialect,
     written = d.render(calls)  # type: ignore[misc]
     text = _text(message.get("content"), i)
     replayed = {k: v for k, v in message.items() if k != "tool_calls"}
-    replayed["content"] = f"{text}\n\n{written}" if text else written
+    if not text:
+        replayed["content"] = written
+    elif written.startswith(d.call_start):
+        replayed["content"] = f"{text}\n\n{written}"
+    else:  # bare calls (JSON, Python) are read only where an answer starts: calls come first
+        replayed["content"] = f"{written}\n\n{text}"
     return replayed
 
 
@@ -234,7 +240,16 @@ def _guard(d: Dialect) -> re.Pattern[str]:
 def neutralise(text: str, guard: re.Pattern[str]) -> str:
     """``text`` with the first character of every guarded marker written as a character
     reference, so that no guarded marker remains."""
-    return guard.sub(lambda m: _reference(m.group()[0]) + m.group()[1:], text)
+    out: list[str] = []
+    pos = 0
+    match = guard.search(text)
+    while match is not None:
+        start = match.start()  # only the first character: markers nested in this one still count
+        out += (text[pos:start], _reference(text[start]))
+        pos = start + 1
+        match = guard.search(text, pos)
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _reference(char: str) -> str:

@@ -71,6 +71,7 @@ class ChatTemplate:
     def render(
         self,
         messages: Sequence[Mapping[str, Any]],
+        /,
         tools: Sequence[Mapping[str, Any]] | None = None,
         *,
         add_generation_prompt: bool = False,
