@@ -9,7 +9,8 @@ The name is everything up to the first tag, trimmed; it must look like one name 
 prose after a literal ``<tool_call>`` is rejected at its first space. A block whose body is a
 JSON object (GLM models sometimes fall back to the Hermes form) is read as one. Values are raw text typed by
 the schema and kept exactly as written, whitespace included. A key may not contain a tag: a key
-that runs into another delimiter fails the block rather than swallowing the next pair.
+that runs into another delimiter fails the block rather than swallowing the next pair. A closed key
+without a value fails the block too, unless the tags allow orphan keys (dropped and reported).
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ class ArgKeyTags:
     key: tuple[str, str] = ("<arg_key>", "</arg_key>")
     value: tuple[str, str] = ("<arg_value>", "</arg_value>")
     block_close: str = "</tool_call>"
+    # A key followed by another key or the close tag instead of its value is dropped (reported)
+    # and the call stands (Poolside); by default such a block is malformed.
+    orphan_keys: bool = False
     value_ends: MarkerSet = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -148,6 +152,8 @@ class ArgKeyBody:
         tags = self._tags
         if self._state is _S.PAIRS:
             options: tuple[str, ...] = (tags.key[0], tags.block_close, self._opened_by)
+        elif tags.orphan_keys:
+            options = (tags.value[0], tags.key[0], tags.block_close)
         else:
             options = (tags.value[0],)
         found = match_at(buf, pos, options) if pos < len(buf) else ""
@@ -169,6 +175,8 @@ class ArgKeyBody:
         if outcome is not None:
             return pos, outcome
         pos += len(found)
+        if self._state is _S.VALUE_OPEN and found != tags.value[0]:
+            self._sink.repaired(f"argument key {''.join(self._key)!r} without a value dropped")
         if found == tags.key[0]:
             self._state, self._key = _S.KEY, []
         elif found == tags.value[0]:

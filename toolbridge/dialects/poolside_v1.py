@@ -9,7 +9,9 @@ Sample (SGLang's Poolside v1 detector tests)::
 
 The GLM-4.5 reader (``ArgKeyBody``): the name up to the first tag, values raw text typed by the
 tool schema and kept exactly as written, ``<tool_call>NAME</tool_call>`` for no arguments. A
-key without a value, or a key that runs into another key, is malformed and stays content.
+closed key followed by another key or by ``</tool_call>`` instead of its value is dropped and
+reported, and the call stands (as SGLang's Poolside detector specifies); a key that runs into
+another tag without ``</arg_key>`` is malformed and stays content.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from functools import partial
 from .._body_argkey import ArgKeyBody, ArgKeyTags, render_argkey
 from ..dialect import Dialect, register
 
-TAGS = ArgKeyTags()
+TAGS = ArgKeyTags(orphan_keys=True)
 
 POOLSIDE_V1 = register(
     Dialect(
