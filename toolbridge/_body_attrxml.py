@@ -15,7 +15,9 @@ Per-dialect options: ``string_attr`` (DSML's ``string="true|false"``: the value'
 schema says nothing), ``unwrap`` (a lone ``arguments``/``input`` parameter holding the whole
 arguments object, unwrapped when the schema has no such key), ``json_body`` (an invoke holding
 one JSON object instead of parameters), ``cdata`` (``<![CDATA[...]]>`` values), ``skip``
-(tokens allowed around invokes: Step-3's per-call markers). Tolerated: a missing parameter close
+(tokens allowed around invokes: Step-3's per-call markers), ``tag_end``/``name_attr``/``key_attr``
+(Kimi K3's XTML: an opening tag ends at ``<|sep|>``, names sit in ``tool=`` and ``key=``).
+Names and keys are XML-unescaped. Tolerated: a missing parameter close
 (the value ends at the next parameter or at the invoke close), a missing invoke or block close,
 self-closing ``<invoke name="x"/>``. A block opened by a bare invoke tag begins its call only
 once a parameter or the close tag confirms it, so prose mentioning the tag stays prose. A
@@ -25,6 +27,7 @@ duplicate parameter, a parameter without a name or an unreadable tag fails the b
 from __future__ import annotations
 
 import enum
+import html
 import json
 import re
 from dataclasses import dataclass, field
@@ -53,13 +56,17 @@ class AttrTags:
     block_close: tuple[str, ...] = ()  # none: every invoke is a block of its own
     skip: tuple[str, ...] = ()
     string_attr: str = ""
+    string_value: str = "true"  # the string_attr value that makes a value a string
     unwrap: tuple[str, ...] = ()
     json_body: bool = False
     cdata: bool = False
+    tag_end: str = ">"  # what ends an opening tag (Kimi K3: its <|sep|> special token)
+    name_attr: str = "name"  # the invoke's attribute holding the function name
+    key_attr: str = "name"  # the parameter's attribute holding its key
     value_ends: MarkerSet = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        ends = self.param_close + tuple(p + " name=" for p in self.param) + self.invoke_close
+        ends = self.param_close + tuple(f"{p} {self.key_attr}=" for p in self.param) + self.invoke_close
         object.__setattr__(self, "value_ends", marker_set(ends))
 
 
@@ -73,6 +80,11 @@ def parse_attrs(text: str) -> tuple[dict[str, str], bool] | None:
         pos = m.end()
     tail = text[pos:].strip()
     return (attrs, tail == "/") if tail in ("", "/") else None
+
+
+def _partial_suffix(text: str, marker: str) -> int:
+    """Length of the longest tail of ``text`` that begins ``marker`` (it may still complete it)."""
+    return next((k for k in range(min(len(marker) - 1, len(text)), 0, -1) if marker.startswith(text[-k:])), 0)
 
 
 class _ValueSink:
@@ -194,6 +206,7 @@ class AttrXmlBody:
 
     def _after(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         """After an invoke: another invoke, or the block's close; else content resumes here."""
+        self._sink.keep(pos)  # the calls so far stand: a later failure returns only what follows
         tags = self._tags
         if self._bare and not tags.block_close:
             return pos, Outcome.DONE
@@ -211,17 +224,20 @@ class AttrXmlBody:
         return self._tag(buf, at, final)
 
     def _read_attrs(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
-        end = buf.find(">", pos, pos + _LIMIT)
+        tag_end = self._tags.tag_end
+        end = buf.find(tag_end, pos, pos + _LIMIT)
         text = buf[pos : end if end != -1 else pos + _LIMIT]
-        if "<" in text or "\n" in text or (end == -1 and len(text) >= _LIMIT):
+        seen = text if end != -1 else text[: len(text) - _partial_suffix(text, tag_end)]
+        if "<" in seen or "\n" in text or (end == -1 and len(text) >= _LIMIT):
             return pos, self._fail("malformed tag in a call block")
         if end == -1:
             return pos, (self._fail("truncated") if final else Outcome.MORE)
         parsed = parse_attrs(self._attr_prefix + text)
-        name = parsed[0].get("name", "").strip() if parsed else ""
+        attr = self._tags.name_attr if self._tag_is_invoke else self._tags.key_attr
+        name = html.unescape(parsed[0].get(attr, "")).strip() if parsed else ""
         if parsed is None or not name:
             return pos, self._fail("malformed tag in a call block")
-        pos = end + 1
+        pos = end + len(tag_end)
         if self._tag_is_invoke:
             self._name, self._params, self._keys, self._json_done = name, 0, set(), False
             self._state = _S.PARAMS
@@ -232,7 +248,7 @@ class AttrXmlBody:
         if parsed[1] or name in self._keys:
             return pos, self._fail("duplicate parameter" if name in self._keys else "malformed tag in a call block")
         self._keys.add(name)
-        self._string = parsed[0].get(self._tags.string_attr) == "true"
+        self._string = parsed[0].get(self._tags.string_attr) == self._tags.string_value
         return pos, self._open_param(name)
 
     # ------------------------------------------------------------------ parameters
