@@ -13,8 +13,10 @@ content and the arguments stream as slices of the model's own text. The element 
 
 An element that is not a call (an unknown tool, broken JSON, a cut-off object) ends the block
 there: the calls before it stand, and the text from that element's ``{`` onwards goes back to
-content (the block keeps what precedes the element). A list whose close markers are missing at
-the end of output is complete once its last call is (reported as recovered).
+content (the block keeps what precedes the element). A shape with ``skip_bad`` (one call per
+line) instead keeps such an element's line as content and reads on, when the element failed
+before its call began and was not cut off. A list whose close markers are missing at the end of
+output is complete once its last call is (reported as recovered).
 
 ``ChooseBody`` defers the choice of body kind to the first character after an opener (Mistral's
 ``[TOOL_CALLS]`` is followed either by a JSON array or by ``NAME[ARGS]{...}``).
@@ -29,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._body_json import JsonEnvelopeBody, close_tail
-from ._markers import match_at, skip_ws
+from ._markers import marker_set, match_at, skip_ws
 from .dialect import UNCLOSED_AT_END, Body, BodyFactory, Calls, CallSink, Outcome
 
 
@@ -43,6 +45,9 @@ class ListShape:
     closes: tuple[str, ...] = ("]",)  # read in order after the last call
     name_keys: tuple[str, ...] = ("name",)
     args_keys: tuple[str, ...] = ("arguments", "parameters")
+    # After a call, an element that fails before its call begins stays content to the end of its
+    # line (or the first close marker) and the list goes on: formats with one call per line.
+    skip_bad: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.open, str):
@@ -65,9 +70,12 @@ class ElementSink:
         self._sink = sink
         self._rename = rename
         self.ended = False
+        self.began = False
 
-    def begin(self, written_name: str) -> str | None:
-        return self._sink.begin(self._rename(written_name))
+    def begin(self, written_name: str, native_id: str | None = None) -> str | None:
+        why = self._sink.begin(self._rename(written_name), native_id)
+        self.began = why is None
+        return why
 
     def args(self, text: str) -> None:
         self._sink.args(text)
@@ -90,6 +98,7 @@ class _S(enum.Enum):
     ELEMENT = 2  # an element body is reading a call object
     AFTER = 3  # after a call: a separator, another object, or the close markers
     CLOSING = 4  # reading the close markers
+    SKIP = 5  # passing a line that is not a call through as content
 
 
 class JsonArrayBody:
@@ -113,6 +122,7 @@ class JsonArrayBody:
         self._closing = 0  # index of the next close marker
         self._element: JsonEnvelopeBody | None = None
         self._element_sink = ElementSink(sink)
+        self._pending: list[str] = []  # the current element's text while its call has not begun
 
     def fast(self, text: str) -> str | None:
         """The arguments fragment for ``text`` when it only continues a streamed string."""
@@ -123,6 +133,8 @@ class JsonArrayBody:
         while True:
             if self._state is _S.ELEMENT:
                 pos, outcome = self._read_element(buf, pos, final)
+            elif self._state is _S.SKIP:
+                pos, outcome = self._skip_line(buf, pos, final)
             else:
                 pos = skip_ws(buf, pos)
                 if pos >= len(buf):
@@ -173,7 +185,8 @@ class JsonArrayBody:
 
     def _start_element(self) -> None:
         shape = self._shape
-        self._element_sink.ended = False
+        self._element_sink.ended = self._element_sink.began = False
+        self._pending = []
         self._element = JsonEnvelopeBody(
             self._element_sink, self._element_opener, close="", name_keys=shape.name_keys, args_keys=shape.args_keys
         )
@@ -181,15 +194,44 @@ class JsonArrayBody:
 
     def _read_element(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         assert self._element is not None
+        start = pos
         pos, outcome = self._element.feed(buf, pos, final)
+        skippable = self._shape.skip_bad and self._calls > 0 and not self._element_sink.began
         if outcome is Outcome.FAIL:
-            return pos, self._fail(self._element.reason)
+            reason = self._element.reason
+            if not skippable or reason == "truncated":
+                return pos, self._fail(reason)
+            self._sink.repaired(f"a line that is not a call kept as content: {reason}")
+            self._pass_text("".join(self._pending) + buf[start:pos], pos)
+            self._element, self._state = None, _S.SKIP
+            return pos, None
+        if skippable:  # kept until the call begins, in case the element fails before it does
+            self._pending.append(buf[start:pos])
         if outcome is Outcome.MORE and not self._element_sink.ended:
             return pos, Outcome.MORE
         self._element, self._state = None, _S.AFTER  # the call ended; the list resumes here
         self._calls += 1
         self._sink.keep(pos)
         return pos, None
+
+    def _skip_line(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        ends = marker_set(("\n", *self._shape.closes[:1]))
+        found = ends.search(buf, pos)
+        if found is None:
+            stop = len(buf) if final else len(buf) - ends.holdback(buf, pos)
+        else:
+            stop = found.end() if found.group() == "\n" else found.start()
+        self._pass_text(buf[pos:stop], stop)
+        if found is None and not final:
+            return stop, Outcome.MORE
+        self._state = _S.AFTER
+        return stop, None
+
+    def _pass_text(self, text: str, settled: int) -> None:
+        self._pending = []
+        if text:
+            self._sink.text(text)
+        self._sink.keep(settled)
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:

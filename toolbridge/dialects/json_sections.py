@@ -11,7 +11,9 @@ Samples (the Nemotron Nano v2 and MiniMax M1 chat templates; Jamba from vLLM's J
 
 Nemotron and Jamba write one JSON array in the section; MiniMax M1 writes one object per line.
 Each call streams as it is read; a section whose close tag is missing at the end of output is
-complete once its last call is. Nemotron and MiniMax M1 think in ``<think>...</think>``.
+complete once its last call is. Nemotron and MiniMax M1 think in ``<think>...</think>``; M1
+always closes its reasoning, and a ``<tool_calls>`` section inside it is thought, not a call (as
+vLLM's MiniMax parser reads it).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ..dialect import Dialect, register
 
 NEMOTRON = ListShape(closes=("]", "</TOOLCALL>"))
 JAMBA = ListShape(closes=("]", "</tool_calls>"))
-MINIMAX_M1 = ListShape(open=(), seps="", adjacent=True, closes=("</tool_calls>",))
+MINIMAX_M1 = ListShape(open=(), seps="", adjacent=True, closes=("</tool_calls>",), skip_bad=True)
 
 NEMOTRON_V2 = register(
     Dialect(
@@ -56,6 +58,7 @@ MINIMAX_M1_DIALECT = register(
         aliases=("minimax",),
         call_start=("<tool_calls>",),
         body=partial(JsonArrayBody, shape=MINIMAX_M1),
+        calls_in_reasoning=False,
         end_tokens=("<end_of_sentence>", "<beginning_of_sentence>"),
         render=partial(render_list, before="<tool_calls>\n", after="\n</tool_calls>", sep="\n"),
         sample='<tool_calls>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_calls>',
