@@ -13,7 +13,7 @@ import pytest
 
 from tests.harness import Case, make_table_tests, tool
 from toolbridge import StreamParser, Text, parse
-from toolbridge.auto import MODEL_HINTS, AutoParser, candidate_dialects, dialect_for_model
+from toolbridge.auto import AutoParser, candidate_dialects, dialect_for_model, model_for, needs_hint
 from toolbridge.dialect import dialect_names, get_dialect
 
 WEATHER = [tool("get_weather", city={"type": "string"}, days={"type": "integer"})]
@@ -120,7 +120,7 @@ TOOLS = [tool("get_weather", city={"type": "string"}, days={"type": "integer"}),
 def test_every_dialect_comes_back_through_auto(name: str) -> None:
     text = get_dialect(name).render(CALLS)  # type: ignore[misc]
     # A dialect whose every answer may be a call is only tried when the model's name says so.
-    model = next((p.strip("*") for p, d in MODEL_HINTS if d == name), None) if "" in get_dialect(name).bare_start else None
+    model = model_for(name) if needs_hint(get_dialect(name)) else None
     result = parse(text, "auto", TOOLS, model=model)
     got = [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in result.message["tool_calls"]]
     assert got == CALLS, (result.report.detected, text)

@@ -24,10 +24,13 @@ class MarkerSet:
     _firsts: str = field(init=False, repr=False)
     _first_re: re.Pattern[str] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
+    _tail: re.Pattern[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         ordered = sorted(set(self.markers), key=len, reverse=True)
-        pattern = "|".join(re.escape(m) for m in ordered) if ordered else r"(?!)"
+        pattern = _trie_pattern(ordered) if ordered else r"(?!)"
+        tail = _trie_pattern(ordered, every=True) + r"\Z" if ordered else r"(?!)"
+        object.__setattr__(self, "_tail", re.compile(tail))
         prefixes = {m[:k] for m in ordered for k in range(1, len(m))}
         object.__setattr__(self, "_pattern", re.compile(pattern))
         object.__setattr__(self, "_prefixes", frozenset(prefixes))
@@ -53,16 +56,31 @@ class MarkerSet:
     def holdback(self, buf: str, pos: int) -> int:
         """Length of the longest tail of ``buf[pos:]`` that is a proper prefix of a marker."""
         start = max(pos, len(buf) - self._longest + 1)
-        best = len(buf)
-        prefixes = self._prefixes
-        for first in self._firsts:
-            i = buf.find(first, start)
-            while i != -1 and i < best:
-                if buf[i:] in prefixes:
-                    best = i
-                    break
-                i = buf.find(first, i + 1)
-        return len(buf) - best
+        first = self._first_re.search(buf, start)  # most tails hold no marker's first character
+        found = self._tail.search(buf, first.start()) if first is not None else None
+        return len(buf) - found.start() if found is not None else 0
+
+
+def _trie_pattern(markers: list[str], every: bool = False) -> str:
+    """One regex for the markers with shared prefixes factored out (``<tool_call>`` and
+    ``<tool>`` share ``<tool``), so the engine tries each character once rather than once per
+    marker; where a marker is a prefix of another, the longer one wins, as before. ``every``:
+    match any non-empty prefix of a marker instead (what ``holdback`` looks for at the end)."""
+    trie: dict[str, dict] = {}
+    for marker in markers:
+        node = trie
+        for ch in marker:
+            node = node.setdefault(ch, {})
+        node[""] = {}  # a marker ends here
+
+    def build(node: dict[str, dict]) -> str:
+        alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if "" in node or every else body
+
+    return "(?:" + "|".join(re.escape(ch) + build(child) for ch, child in sorted(trie.items())) + ")"
 
 
 @lru_cache(maxsize=256)

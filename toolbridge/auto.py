@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ._markers import marker_set
@@ -74,6 +76,7 @@ MODEL_HINTS: tuple[tuple[str, str], ...] = (
 )
 
 
+@lru_cache(maxsize=1024)
 def dialect_for_model(model: str | None) -> Dialect | None:
     """The dialect a model id's family writes (``MODEL_HINTS``), or None when unknown."""
     if not model:
@@ -86,6 +89,17 @@ def dialect_for_model(model: str | None) -> Dialect | None:
             except ConfigError:  # a family whose dialect this build does not have
                 return None
     return None
+
+
+def model_for(dialect: str) -> str:
+    """A model id whose name hints at ``dialect`` (the first pattern of MODEL_HINTS naming it)."""
+    return next((p.strip("*").replace("*", "-") for p, d in MODEL_HINTS if d == dialect), dialect)
+
+
+def needs_hint(dialect: Dialect) -> bool:
+    """True for a dialect auto tries only when the model's name hints at it (every answer of
+    it may be a call: an empty bare opener)."""
+    return "" in dialect.bare_start
 
 
 def candidate_dialects(model: str | None = None, names: Iterable[str] | None = None) -> list[Dialect]:
@@ -160,12 +174,10 @@ class AutoParser:
         self._think = THINK if reasoning else None
         # With reasoning off, thoughts stay content, but the answer still starts after "</think>".
         self._restart = () if reasoning else (THINK[1],)
-        ordered = candidate_dialects(model, candidates)
         hinted = dialect_for_model(model)
-        self._hinted = hinted if hinted in ordered else None
-        self._claims, self._bare = _claims(ordered, reasoning, in_reasoning, self._hinted)
-        markers = tuple(self._claims) + (self._think or self._restart) + drop_tokens
-        self._scan = marker_set(markers)
+        table = _table(hinted.name if hinted else None, tuple(candidates) if candidates is not None else None,
+                       reasoning, in_reasoning, drop_tokens)
+        self._hinted, self._claims, self._bare, self._scan = table.hinted, table.claims, table.bare, table.scan
         self._drop = frozenset(drop_tokens)
         self._phase = Phase.REASONING if reasoning and in_reasoning else Phase.START
         self.dialect: Dialect | None = None
@@ -323,6 +335,33 @@ class AutoParser:
     def _emit(self, text: str) -> None:
         if text:
             self._out.append(Reasoning(text) if self._phase is Phase.REASONING else Text(text))
+
+
+@dataclass(frozen=True)
+class _Table:
+    """What a parser with these settings looks for before it knows the dialect (shared)."""
+
+    hinted: Dialect | None
+    claims: dict[str, tuple[Dialect, ...]]
+    bare: list[tuple[str, tuple[Dialect, ...]]]
+    scan: Any  # the MarkerSet of every claimed marker, the reasoning tags and the dropped tokens
+
+
+@lru_cache(maxsize=256)
+def _table(hint: str | None, candidates: tuple[str, ...] | None, reasoning: bool, in_reasoning: bool,
+           drop_tokens: tuple[str, ...]) -> _Table:
+    ordered = candidate_dialects(hint, candidates) if hint is None else _hint_first(hint, candidates)
+    hinted = get_dialect(hint) if hint is not None else None
+    hinted = hinted if hinted in ordered else None
+    claims, bare = _claims(ordered, reasoning, in_reasoning, hinted)
+    think = THINK if reasoning else (THINK[1],)
+    return _Table(hinted, claims, bare, marker_set(tuple(claims) + think + drop_tokens))
+
+
+def _hint_first(hint: str, candidates: tuple[str, ...] | None) -> list[Dialect]:
+    ordered = candidate_dialects(None, candidates)
+    hinted = get_dialect(hint)
+    return [hinted, *(d for d in ordered if d is not hinted)] if hinted in ordered else ordered
 
 
 # Where the answer starts, a bare JSON object is first of all Llama 3's way of calling.

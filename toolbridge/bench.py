@@ -4,7 +4,9 @@ Strategy: for every dialect (primary names only) build model outputs in the dial
 (a renderer per body kind writes the call), pre-split each into 4-character deltas, and time only
 the loop that feeds the deltas and closes the parser, with every feature on: tools with JSON
 schemas, ``reasoning=True`` (outputs open with a short ``<think>`` block when the dialect has
-one) and ``validate=True``. The same deltas go through a do-nothing parser as a floor.
+one) and ``validate=True``. The same deltas go through a do-nothing parser as a floor. With
+``--auto`` every dialect's outputs are also read by ``dialect="auto"`` (rows ``auto:<name>``),
+which must recognise the dialect and give the same events, as linearly.
 
 Invariants:
 - nothing but ``feed``/``close`` is timed: splitting, parser construction and checking are not;
@@ -239,7 +241,7 @@ def _measure(make: Maker, output: Output, goal: float | None, repeat: int, sizes
     return row
 
 
-def _setup_us(d: Dialect, repeat: int) -> float:
+def _setup_us(d: Dialect | str, repeat: int) -> float:
     """Per-response cost outside the loop: a Toolset, a parser, the first schema check."""
 
     def once() -> int:
@@ -261,21 +263,26 @@ class DialectResult:
     problem: str | None = None
 
 
-def bench_dialect(d: Dialect, repeat: int, sizes: Sizes) -> DialectResult:
-    """Every measurement of one dialect."""
-    result = DialectResult(d.name)
+def bench_dialect(d: Dialect, repeat: int, sizes: Sizes, auto: bool = False) -> DialectResult:
+    """Every measurement of one dialect (read by ``auto`` instead, when asked)."""
+    result = DialectResult(f"auto:{d.name}" if auto else d.name)
     if d.render is None:
         result.problem = "the dialect declares no renderer"
         return result
     tools = Toolset(TOOLS)  # shared by the runs, so its schema validator is built once
     make = partial(StreamParser, d, tools, reasoning=True, validate=True)
+    if auto:
+        from .auto import model_for, needs_hint
+
+        hint = {"model": model_for(d.name)} if needs_hint(d) else {}
+        make = partial(StreamParser, "auto", tools, reasoning=True, validate=True, **hint)
     for output in _outputs(d, sizes):
-        goal = PROSE_GOAL_US if output.case == "prose" else GOALS_US.get(d.name)
+        goal = None if auto else PROSE_GOAL_US if output.case == "prose" else GOALS_US.get(d.name)
         result.rows.append(_measure(make, output, goal, repeat, sizes))
     longs = [r for r in result.rows if r.case.startswith("arg ") and r.problem is None]
     if len(longs) >= 2:
         result.linearity = (longs[-1].ns / longs[-1].chars) / (longs[0].ns / longs[0].chars)
-    result.setup_us = _setup_us(d, repeat)
+    result.setup_us = _setup_us("auto" if auto else d, repeat)
     return result
 
 
@@ -398,6 +405,7 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     add("--dialect", action="append", metavar="NAME", help="only this dialect (repeatable)")
     add("--repeat", type=int, default=7, metavar="N", help="runs per figure; the median is shown")
     add("--quick", action="store_true", help="small sizes, for a smoke test")
+    add("--auto", action="store_true", help='also time dialect "auto" on every dialect\'s outputs')
     add("--json", action="store_true", help="print machine-readable results")
     add("--gateway", action="store_true",
         help="then run the gateway benchmark (with --quick and --json passed on)")
@@ -429,6 +437,8 @@ def main(argv: list[str] | None = None) -> int:
     sizes = QUICK if args.quick else FULL
     header = _header(args.repeat, sizes)
     results = [bench_dialect(d, args.repeat, sizes) for d in args.dialects]
+    if args.auto:
+        results += [bench_dialect(d, args.repeat, sizes, auto=True) for d in args.dialects]
     print(_report_json(header, results) if args.json else _report_text(header, results, sizes))
     problems = [f"{res.name}: {res.problem}" for res in results if res.problem]
     problems += [f"{res.name} {r.case}: {r.problem}" for res in results for r in res.rows
