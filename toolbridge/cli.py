@@ -90,6 +90,9 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--connect-timeout", type=float, default=d.connect_timeout)
     p.add_argument("--workers", type=int, default=d.workers, help="processes sharing the port")
     p.add_argument("--log-level", default=d.log_level)
+    from .gateway.fallback import add_serve_flags
+
+    add_serve_flags(p, d)
     p.set_defaults(handler=_serve, **_env_or_exit(env_defaults))
 
 

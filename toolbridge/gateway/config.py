@@ -25,6 +25,12 @@ class GatewayConfig:
     connect_timeout: float = 10.0
     workers: int = 1
     log_level: str = "info"
+    # The prompt-injected tool protocol and the completions upstream mode (gateway/fallback.py).
+    tool_fallback: bool = False
+    fallback_dialect: str = "hermes"
+    upstream_api: str = "chat"  # or "completions": render the prompt here
+    model_dir: str = ""
+    chat_template: str = ""
 
     def upstream_parts(self) -> tuple[str, int, str]:
         """Host, port and base path (``/v1`` when the URL has none) of the upstream."""
@@ -47,6 +53,9 @@ class GatewayConfig:
             raise ConfigError("--keep-special-tokens must be auto, always or never")
         if self.workers < 1 or self.max_body < 1 or self.timeout <= 0:
             raise ConfigError("--workers, --max-body and --timeout must be positive")
+        from .fallback import check_config
+
+        check_config(self)
 
 
 def env_defaults(environ: dict[str, str] | None = None) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from ..errors import ConfigError
 from ._h1client import UpstreamError, UpstreamPool, UpstreamTimeout
 from ._h1server import ClientDisconnected, H1Server, Limits, Request, Response
 from .config import GatewayConfig
+from .fallback import FallbackHandler, name_the_flag
 from .metrics import Metrics
 from .request import RequestError, Settings, plan_request
 from .response import Provenance, repair_completion
@@ -59,6 +60,9 @@ class Gateway:
             ("GET", "/health"): self._health,
             ("GET", "/metrics"): self._metrics,
         }
+        fallback = FallbackHandler.for_gateway(self)  # completions mode, --tool-fallback
+        if fallback is not None:
+            self._routes[("POST", "/v1/chat/completions")] = fallback.chat
 
     async def start(self, reuse_port: bool = False) -> H1Server:
         c = self.config
@@ -240,6 +244,8 @@ class Gateway:
             parsed = None
         if not isinstance(parsed, dict) or "error" not in parsed:
             raw = error_body(f"upstream answered {status}: {raw[:2000].decode('utf-8', 'replace')}", "upstream_error")
+        if not self.config.tool_fallback:
+            raw = name_the_flag(raw)  # "tools not supported": say which flag works around it
         resp.send(status if 400 <= status < 600 else 502, JSON, raw)
         return status
 

@@ -21,6 +21,7 @@ DECL_MARK = "TBPROBE-DECLARATION-7d1e"
 ARG_MARK = "TBPROBE-ARGUMENT-52c9"
 RESULT_MARK = "TBPROBE-RESULT-a04f"
 SYSTEM_MARK = "TBPROBE-SYSTEM-3b86"
+TURN_MARK = "TBPROBE-TURN-e61c"
 CALL_ID = "tbprobe42"  # nine alphanumerics: Mistral templates insist
 
 PROBE_TOOLS = [{
@@ -92,3 +93,23 @@ def _marks(template: ChatTemplate, messages: list[dict[str, Any]],
 def _shows(template: ChatTemplate, messages: list[dict[str, Any]],
            tools: list[dict[str, Any]] | None, marks: tuple[str, ...]) -> bool:
     return bool(_marks(template, messages, tools, marks))
+
+
+def end_markers(template: ChatTemplate) -> tuple[str, ...]:
+    """Where a template ends an assistant turn: the first word it writes right after the turn's
+    content (``<|im_end|>``, ``<|eot_id|>``, ``<end_of_turn>`` ...), then its ``eos_token``.
+    These are the stop strings of a raw completion of a prompt the template rendered."""
+    markers: list[str] = []
+    turns = [{"role": "user", "content": "Hi."}, {"role": "assistant", "content": TURN_MARK}]
+    try:
+        prompt = template.render(turns)
+    except RenderError:
+        prompt = ""
+    at = prompt.rfind(TURN_MARK)
+    tail = prompt[at + len(TURN_MARK):].split() if at >= 0 else []
+    if tail and len(tail[0]) <= 40:
+        markers.append(tail[0])
+    eos = template.variables.get("eos_token")
+    if eos and eos not in markers:
+        markers.append(eos)
+    return tuple(markers)
