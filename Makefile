@@ -19,7 +19,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
-	$(BIN)/toolbridge bench --gateway
+	$(BIN)/toolbridge bench --auto --gateway
 
 # Conformance against ../shared/corpus (skipped when absent); DIALECT=hermes narrows it.
 corpus: $(STAMP)

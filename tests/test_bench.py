@@ -42,3 +42,9 @@ def test_unknown_dialect_is_a_usage_error() -> None:
     with pytest.raises(SystemExit) as exc:
         main(["--quick", "--dialect", "no_such_dialect"])
     assert exc.value.code == 2
+
+
+def test_auto_rows_read_every_dialects_outputs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--quick", "--repeat", "1", "--auto", "--json"]) == 0  # 0: every output parsed as expected
+    names = [d["name"] for d in json.loads(capsys.readouterr().out)["dialects"]]
+    assert names == PRIMARY + [f"auto:{name}" for name in PRIMARY]
