@@ -148,6 +148,8 @@ class AutoParser:
     Args:
         tools: as StreamParser.
         model: the model id, when known; its family (``MODEL_HINTS``) is tried first.
+        hint: a dialect name known another way (the chat template's own call format, see
+            ``toolbridge.render.hint``); it takes the model's place.
         candidates: the dialect names to consider (all registered dialects by default).
         **options: StreamParser's keyword options (reasoning, in_reasoning, validate,
             reject_invalid, call_id, drop_tokens).
@@ -160,6 +162,7 @@ class AutoParser:
         tools: list[dict[str, Any]] | Toolset | None = None,
         *,
         model: str | None = None,
+        hint: str | None = None,
         candidates: Iterable[str] | None = None,
         reasoning: bool = False,
         in_reasoning: bool = False,
@@ -174,7 +177,7 @@ class AutoParser:
         self._think = THINK if reasoning else None
         # With reasoning off, thoughts stay content, but the answer still starts after "</think>".
         self._restart = () if reasoning else (THINK[1],)
-        hinted = dialect_for_model(model)
+        hinted = get_dialect(hint) if hint else dialect_for_model(model)
         table = _table(hinted.name if hinted else None, tuple(candidates) if candidates is not None else None,
                        reasoning, in_reasoning, drop_tokens)
         self._hinted, self._claims, self._bare, self._scan = table.hinted, table.claims, table.bare, table.scan
