@@ -33,3 +33,13 @@ def test_corpus_agreement(capsys: pytest.CaptureFixture[str]) -> None:
     weak = {d: sum(v.ok for v in vs) / len(vs) for d, vs in by_dialect.items()}
     assert all(s >= MIN_DIALECT for s in weak.values()), {d: s for d, s in weak.items() if s < MIN_DIALECT}
     assert share >= MIN_OVERALL, out
+
+
+MIN_AUTO = 0.90
+
+
+@pytest.mark.skipif(not DEFAULT_CORPUS.exists(), reason="shared corpus not present")
+def test_corpus_agreement_with_auto(capsys: pytest.CaptureFixture[str]) -> None:
+    """The same run with dialect "auto" (no hint) instead of each case's label."""
+    share = report(run(DEFAULT_CORPUS, None, auto=True), listing=False)
+    assert share >= MIN_AUTO, capsys.readouterr().out
