@@ -1,0 +1,8 @@
+"""Corpus cases of granite where toolbridge disagrees with the peer, each with the reason ours is right."""
+
+KNOWN = {
+    'vllm:test_granite_tool_parser.py::TestGraniteToolParser::test_malformed_input[False]#3':
+        "the arguments are the string 'not a dict', not a JSON object (and no <|tool_call|> marker precedes "
+        "the list): a malformed block is never a call; the peer passes the string through as arguments, which "
+        "no client can parse",
+}

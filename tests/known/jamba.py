@@ -1,0 +1,3 @@
+"""Corpus cases of jamba where toolbridge disagrees with the peer, each with the reason ours is right."""
+
+KNOWN: dict[str, str] = {}

@@ -1,0 +1,3 @@
+"""Corpus cases of nemotron_v3 where toolbridge disagrees with the peer, each with the reason ours is right."""
+
+KNOWN: dict[str, str] = {}

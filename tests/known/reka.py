@@ -1,0 +1,3 @@
+"""Corpus cases of reka where toolbridge disagrees with the peer, each with the reason ours is right."""
+
+KNOWN: dict[str, str] = {}
