@@ -164,13 +164,20 @@ class ChunkEncoder:
         ws, self._ws = self._ws, ""
         return [{"content": ws}] if ws and not self._calls else []
 
-    def _content(self, text: str, deltas: list[Delta]) -> None:
+    def content(self, text: str) -> str | None:
+        """The content to send for a Text event now; None while it is only whitespace (held)."""
         body = text.rstrip()
         if not body:
             self._ws += text
-            return
-        deltas.append({"content": self._ws + body})
+            return None
+        sent = self._ws + body
         self._ws = text[len(body) :]
+        return sent
+
+    def _content(self, text: str, deltas: list[Delta]) -> None:
+        sent = self.content(text)
+        if sent is not None:
+            deltas.append({"content": sent})
 
 
 def _opening(ev: ToolCallBegin) -> dict[str, Any]:

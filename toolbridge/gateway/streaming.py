@@ -5,12 +5,21 @@ never leaking), reasoning deltas through a second one when recovery from reasoni
 native tool-call deltas through NativeStream. All calls share one index sequence. The upstream's
 ``finish_reason`` is held back until the parsers are closed, then replaced by ``tool_calls`` or
 ``length`` as the calls warrant; the usage chunk, when asked for, comes last.
+
+Client chunks are produced as SSE bytes (``feed_sse``): the envelope every chunk repeats (id,
+created, model...) is encoded once per stream, and the two deltas that make up nearly every
+chunk (a piece of content, a fragment of a call's arguments) are spliced into it as bytes,
+without building the chunk's dicts. Every other delta is a dict encoded by orjson into the same
+envelope, so both give the same bytes. ``feed`` returns the same chunks decoded, for callers
+that want objects.
 """
 
 from __future__ import annotations
 
 import itertools
 from typing import Any
+
+import orjson
 
 from ..events import (
     ArgumentsDelta,
@@ -31,6 +40,7 @@ from .request import Plan, RequestError
 from .response import REASONING_KEYS, Provenance, tool_choice_unmet
 
 Delta = dict[str, Any]
+_dumps = orjson.dumps
 _UNCOUNTED = frozenset((Text, ArgumentsDelta, Reasoning, Repaired))  # nothing to count: most events
 
 
@@ -60,13 +70,14 @@ class _Choice:
         self._truncated = False
         self.upstream_finish: str | None = None
 
-    def feed(self, delta: dict[str, Any]) -> list[Delta]:
+    def feed(self, delta: dict[str, Any]) -> list[Delta | bytes]:
+        """The client deltas for one upstream delta: dicts, or JSON bytes for the common ones."""
         if len(delta) == 1 and type(delta.get("content")) is str:  # nearly every chunk
-            return [d for d in self._text(delta["content"]) if d.get("tool_calls", True)]
-        out: list[Delta] = []
+            return self.content(delta["content"])
+        out: list[Delta | bytes] = []
         for key, value in delta.items():
             if key == "content" and isinstance(value, str):
-                out += self._text(value)
+                out += self.content(value)
             elif key in REASONING_KEYS and isinstance(value, str):
                 out += self._thoughts(key, value)
             elif key == "tool_calls" and isinstance(value, list):
@@ -75,7 +86,7 @@ class _Choice:
                     out.append({"tool_calls": parts})
             elif value is not None and key != "content":
                 out.append({key: value})
-        return [d for d in out if d.get("tool_calls", True)]
+        return [d for d in out if isinstance(d, bytes) or d.get("tool_calls", True)]
 
     def finish(self) -> tuple[list[Delta], str]:
         out: list[Delta] = []
@@ -99,10 +110,25 @@ class _Choice:
 
     # ---------------------------------------------------------------- text and reasoning
 
-    def _text(self, text: str) -> list[Delta]:
+    def content(self, text: str) -> list[Delta | bytes]:
+        """Deltas for upstream content: text and argument fragments as JSON bytes (the hot
+        path), anything else through the encoder as dicts."""
         if self._content is None:
-            return [{"content": text}] if text else []
-        return self._content_deltas(self._content.feed(text))
+            return [b'{"content":%b}' % _dumps(text)] if text else []
+        out: list[Delta | bytes] = []
+        for ev in self._content.feed(text):
+            if type(ev) is Text:
+                sent = self._encoder.content(ev.text)
+                if sent is not None:
+                    out.append(b'{"content":%b}' % _dumps(sent))
+            elif type(ev) is ArgumentsDelta:
+                ours = self._index.get(("content", ev.index))
+                if ours is not None:
+                    out.append(b'{"tool_calls":[{"index":%d,"function":{"arguments":%b}}]}'
+                               % (ours, _dumps(ev.text)))
+            else:
+                out += [d for d in self._content_deltas([ev]) if d.get("tool_calls", True)]
+        return out
 
     def _content_deltas(self, events: list[Event]) -> list[Delta]:
         self._count(events, "content")
@@ -170,21 +196,53 @@ class StreamTranslator:
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         self.provenance = Provenance()
+        self.sent = 0  # client chunks produced
         self._seen_ids: set[str] = set()
         self._choices: dict[int, _Choice] = {}
         self._meta: dict[str, Any] = {}
-        self._base: dict[str, Any] | None = None  # the envelope, made once from _meta
         self._usage: Any = None
         self._role_sent: set[int] = set()
+        self._head = b""  # b'data: {"id":...,"choices":[{"index":', made once from _meta
+        self._tail = b',"finish_reason":null}]' + (b',"usage":null' if plan.include_usage else b"") + b"}\n\n"
+
+    def feed_sse(self, chunk: dict[str, Any]) -> bytes:
+        """The client chunks for one upstream chunk, as SSE events (possibly none)."""
+        choices = chunk.get("choices")
+        if self._head and type(choices) is list and len(choices) == 1 and not chunk.get("usage"):
+            ch = choices[0]  # the shape of nearly every chunk: one choice, a piece of content
+            if type(ch) is dict and not ch.get("index") and not ch.get("finish_reason") and 0 in self._role_sent:
+                delta = ch.get("delta")
+                if type(delta) is dict and len(delta) == 1 and type(delta.get("content")) is str:
+                    return self._frames(0, self._choices[0].content(delta["content"]))
+        return self._feed(chunk)
+
+    def finish_sse(self) -> bytes:
+        """The closing chunks: what the parsers still held, each choice's finish, the usage."""
+        out = []
+        for index, state in sorted(self._choices.items()):
+            deltas, reason = state.finish()
+            out.append(self._frames(index, deltas))
+            out.append(self._frame(index, {}, reason))
+        if self.plan.include_usage:
+            self.sent += 1
+            out.append(b"data: " + _dumps({**self._envelope(), "choices": [], "usage": self._usage}) + b"\n\n")
+        return b"".join(out)
 
     def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
-        """Client chunks for one upstream chunk (possibly none)."""
+        """``feed_sse``, decoded: the client chunks as objects."""
+        return _decode(self.feed_sse(chunk))
+
+    def finish(self) -> list[dict[str, Any]]:
+        """``finish_sse``, decoded."""
+        return _decode(self.finish_sse())
+
+    def _feed(self, chunk: dict[str, Any]) -> bytes:
         if not self._meta:
             self._meta = {k: chunk.get(k) for k in ("id", "created", "model", "system_fingerprint")}
-            self._base = None
+            self._head = b"data: " + _dumps(self._envelope())[:-1] + b',"choices":[{"index":'
         if chunk.get("usage"):
             self._usage = chunk["usage"]
-        out: list[dict[str, Any]] = []
+        out = []
         for ch in chunk.get("choices") or ():
             if not isinstance(ch, dict):
                 continue
@@ -194,37 +252,32 @@ class StreamTranslator:
             if ch.get("finish_reason"):
                 state.upstream_finish = ch["finish_reason"]
             delta: dict[str, Any] = ch["delta"] if isinstance(ch.get("delta"), dict) else {}
-            out += [self._chunk(index, d) for d in state.feed(delta)]
-        return out
+            out.append(self._frames(index, state.feed(delta)))
+        return b"".join(out)
 
-    def finish(self) -> list[dict[str, Any]]:
-        """The closing chunks: what the parsers still held, each choice's finish, the usage."""
-        out: list[dict[str, Any]] = []
-        for index, state in sorted(self._choices.items()):
-            deltas, reason = state.finish()
-            out += [self._chunk(index, d) for d in deltas]
-            out.append(self._chunk(index, {}, reason))
-        if self.plan.include_usage:
-            out.append({**self._envelope(), "choices": [], "usage": self._usage})
-        return out
+    def _frames(self, index: int, deltas: list[Delta | bytes] | list[Delta]) -> bytes:
+        if len(deltas) == 1:
+            return self._frame(index, deltas[0])
+        return b"".join([self._frame(index, d) for d in deltas])
 
-    def _chunk(self, index: int, delta: Delta, finish: str | None = None) -> dict[str, Any]:
+    def _frame(self, index: int, delta: Delta | bytes, finish: str | None = None) -> bytes:
+        """One chunk: the envelope made once, the delta spliced in (bytes kept, dicts encoded)."""
+        self.sent += 1
         if index not in self._role_sent:
             self._role_sent.add(index)
-            delta = {"role": "assistant", **delta}
-        chunk = {**self._envelope(), "choices": [{"index": index, "delta": delta, "finish_reason": finish}]}
-        if self.plan.include_usage:
-            chunk["usage"] = None
-        return chunk
+            delta = {"role": "assistant", **(orjson.loads(delta) if isinstance(delta, bytes) else delta)}
+        data = delta if type(delta) is bytes else _dumps(delta)
+        tail = self._tail if finish is None else self._tail.replace(b"null", _dumps(finish), 1)
+        return self._head + b"%d,\"delta\":%b%b" % (index, data, tail)
 
     def _envelope(self) -> dict[str, Any]:
-        """The fields every chunk repeats; callers copy it, never change it."""
-        if self._base is None:
-            self._base = self._make_envelope()
-        return self._base
-
-    def _make_envelope(self) -> dict[str, Any]:
+        """The fields every chunk repeats."""
         meta = {k: v for k, v in self._meta.items() if v is not None}
         return {"id": meta.get("id", "chatcmpl-toolbridge"), "object": "chat.completion.chunk",
                 "created": meta.get("created", 0), "model": meta.get("model", ""),
                 **({"system_fingerprint": meta["system_fingerprint"]} if "system_fingerprint" in meta else {})}
+
+
+def _decode(events: bytes) -> list[dict[str, Any]]:
+    """The objects of SSE ``data:`` events made by ``_frame`` (compact JSON: no blank lines)."""
+    return [orjson.loads(e[6:]) for e in events.split(b"\n\n") if e]
