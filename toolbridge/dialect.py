@@ -102,6 +102,9 @@ class Dialect:
     # A call marker inside reasoning ends it and starts a call (Qwen3, GLM); False where
     # reasoning is always closed explicitly and may quote calls (Mistral's [THINK]...[/THINK]).
     calls_in_reasoning: bool = True
+    # Special tokens of the reasoning convention that are not text when they stand alone in the
+    # answer (Gemma 4's stray <channel|>); with reasoning split out they are dropped (reported).
+    stray_tokens: tuple[str, ...] = ()
     # Openers recognised only where the answer starts (after whitespace, and after reasoning);
     # they are not consumed: the body reads them (a bare JSON call object starts with "{").
     bare_start: tuple[str, ...] = ()

@@ -111,7 +111,8 @@ class StreamParser:
         think = self.dialect.reasoning if reasoning else None
         starts = self.dialect.call_start
         self._think = think
-        content = marker_set(starts + ((think[0],) if think else ()) + drop_tokens)
+        strays = self.dialect.stray_tokens if think else ()
+        content = marker_set(starts + ((think[0],) if think else ()) + drop_tokens + strays)
         self._scans = {
             Phase.START: content,
             Phase.CONTENT: content,
@@ -120,6 +121,7 @@ class StreamParser:
             Phase.CALL: content,
         }
         self._drop = frozenset(drop_tokens)
+        self._strays = frozenset(strays)
         self._answer = Phase.START if self.dialect.bare_start else Phase.CONTENT
         self.phase = Phase.REASONING if think and in_reasoning else self._answer
         self._resume = self._phase  # where a rejected block's text goes back to
@@ -201,6 +203,8 @@ class StreamParser:
         marker = m.group()
         if marker in self._drop:
             pass
+        elif marker in self._strays and self._phase is not Phase.REASONING:
+            self._out.append(Repaired(None, f"stray {marker} dropped"))
         elif self._think and marker == self._think[0]:
             self.phase = Phase.REASONING
         elif self._think and marker == self._think[1]:

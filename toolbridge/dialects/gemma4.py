@@ -33,6 +33,7 @@ GEMMA4 = register(
         call_start=(START,),
         body=partial(GemmaBody, close=END, quote=QUOTE),
         reasoning=("<|channel>thought", "<channel|>"),
+        stray_tokens=("<|channel>", "<channel|>"),
         special_markers=True,
         end_tokens=("<turn|>", "<|turn>", "<eos>", "<|tool_response>", "<tool_response|>"),
         render=partial(render_gemma, start=START, end=END, quote=QUOTE),
