@@ -5,7 +5,8 @@ punctuation is read here; each key and value inside it is read by a JsonScanner,
 is bounded by JSON structure, not by searching for the close marker (a literal ``</tool_call>``
 inside a string is string content). The arguments object streams as slices of the model's own
 text once the name has been accepted; when the model writes the arguments before the name, or
-as a JSON string, they are held and sent whole when the name is known.
+as a JSON string, they are held and sent whole when the name is known. Several objects in one
+wrapper (``<tool_call>{...}, {...}</tool_call>``, or one per line) are several calls.
 """
 
 from __future__ import annotations
@@ -80,6 +81,11 @@ class JsonEnvelopeBody:
                 pos = skip_ws(buf, pos)
                 if pos >= len(buf):
                     return pos, self._at_end(final)
+                if self._state is _S.TAIL and buf[pos] in ",{" and self._closes[0]:
+                    pos, outcome = self._another(buf, pos, final)
+                    if outcome is not None:
+                        return pos, outcome
+                    continue
                 if self._state is _S.TAIL:
                     pos, outcome = self._tail(buf, pos, final)
                     if outcome is not Outcome.DONE or not self._closes:
@@ -227,6 +233,21 @@ class JsonEnvelopeBody:
         if outcome is Outcome.DONE:
             self._closes = self._closes[1:] if buf.startswith(self._closes[0], pos) else []
         return end, outcome
+
+    def _another(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        """After a call, inside the wrapper: ``,`` or ``{`` starts the next call object."""
+        start = skip_ws(buf, pos + 1) if buf[pos] == "," else pos
+        if start >= len(buf):
+            return pos, self._at_end(final)
+        if buf[start] != "{":  # not another object: the wrapper's end is missing (reported)
+            self._sink.repaired(f"missing {self._closes[0]} after the call")
+            return pos, Outcome.DONE
+        self._sink.keep(pos)  # a failure of the next object returns only its own text
+        if pos != start:
+            self._sink.repaired("several call objects in one wrapper")
+        self._state, self._scanner, self._key, self._keys_seen = _S.LEAD, JsonScanner(), "", 0
+        self._begun, self._held_args, self._pending_name, self._args_seen = False, "", "", False
+        return start, None
 
     def _inner_wrapper(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         found = match_at(buf, pos, tuple(self._inner), final)

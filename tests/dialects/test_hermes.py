@@ -27,6 +27,23 @@ CASES = [
         report={"calls": 1},
     ),
     Case(
+        "two-objects-one-wrapper",
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}},\n'
+        '{"name": "get_weather", "arguments": {"city": "Rome", "days": 1}}\n</tool_call>',
+        [("get_weather", {"city": "Oslo"}), ("get_weather", {"city": "Rome", "days": 1})],
+        None,
+        tools=WEATHER,
+        report={"calls": 2, "repaired": 1},
+    ),
+    Case(
+        "second-object-unknown-tool-stays-content",
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}\n{"name": "nope", "arguments": {}}</tool_call>',
+        [("get_weather", {"city": "Oslo"})],
+        '{"name": "nope", "arguments": {}}</tool_call>',
+        tools=WEATHER,
+        report={"calls": 1, "rejected": 1},
+    ),
+    Case(
         "parallel-keeps-order",
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>\n'
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Lima"}}\n</tool_call>\n'
