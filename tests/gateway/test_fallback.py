@@ -212,3 +212,20 @@ def test_configuration(tmp_path: Path) -> None:
         with pytest.raises(ConfigError, match=says):
             replace(base, **change).check()
     replace(base, upstream_api="completions", model_dir=model_dir(tmp_path)).check()
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_chat_mode_with_a_template_decides_up_front(tmp_path: Path, flag: bool) -> None:
+    template = tmp_path / "plain.jinja"
+    template.write_text(PLAIN_TEMPLATE, encoding="utf-8")
+    with stack(model(), chat_template=str(template), tool_fallback=flag) as s:
+        client = s.client()
+        if not flag:
+            with pytest.raises(openai.BadRequestError, match="--tool-fallback"):
+                ask(client, [{"role": "user", "content": "Weather in Paris?"}], False)
+            assert s.upstream.requests == []
+            return
+        first, second = loop(client, False)
+        bodies = s.upstream.requests
+    assert len(bodies) == 2 and all("tools" not in b for b in bodies)  # no refused first try
+    check_loop(first, second, [prompt_of(b) for b in bodies])

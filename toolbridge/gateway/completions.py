@@ -18,7 +18,7 @@ from typing import Any
 from ..dialect import get_dialect
 from ..openai import assemble
 from ..render import ChatTemplate, Prompt, build_prompt
-from ..render.probe import end_markers
+from ..render.prompt import stop_markers
 from ..tools import Toolset
 from .request import Plan, RequestError
 from .response import Provenance
@@ -65,7 +65,7 @@ def render_request(body: dict[str, Any], plan: Plan, template: ChatTemplate, *,
         parallel=body.get("parallel_tool_calls", True) is not False,
         decode_arguments=True, variables=variables,
     )
-    stops = end_markers(template)
+    stops = stop_markers(template)
     text_plan = TextPlan(**{f.name: getattr(plan, f.name) for f in fields(Plan)})
     if prompt.injected:
         text_plan.dialect = get_dialect(fallback_dialect)

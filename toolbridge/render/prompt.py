@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import RenderError
-from .probe import Capabilities, probe
+from .probe import Capabilities, end_markers, probe
 from .protocol import inject
 from .template import ChatTemplate
 
@@ -31,16 +31,27 @@ class Prompt:
     injected: bool
 
 
-_CAPABILITIES: dict[tuple[Any, ...], Capabilities] = {}
+_PROBED: dict[tuple[Any, ...], Any] = {}
+
+
+def _key(template: ChatTemplate, what: str) -> tuple[Any, ...]:
+    return (what, tuple(sorted(template.sources.items())), tuple(sorted(template.variables.items())))
 
 
 def capabilities(template: ChatTemplate) -> Capabilities:
     """``probe(template)``, cached by the template's sources and variables."""
-    key = (tuple(sorted(template.sources.items())), tuple(sorted(template.variables.items())))
-    found = _CAPABILITIES.get(key)
-    if found is None:
-        found = _CAPABILITIES[key] = probe(template)
-    return found
+    key = _key(template, "capabilities")
+    if key not in _PROBED:
+        _PROBED[key] = probe(template)
+    return _PROBED[key]  # type: ignore[no-any-return]
+
+
+def stop_markers(template: ChatTemplate) -> tuple[str, ...]:
+    """``end_markers(template)``, cached by the template's sources and variables."""
+    key = _key(template, "stops")
+    if key not in _PROBED:
+        _PROBED[key] = end_markers(template)
+    return _PROBED[key]  # type: ignore[no-any-return]
 
 
 def missing(caps: Capabilities, messages: Sequence[Mapping[str, Any]],
