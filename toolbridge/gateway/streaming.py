@@ -203,17 +203,23 @@ class StreamTranslator:
         self._usage: Any = None
         self._role_sent: set[int] = set()
         self._head = b""  # b'data: {"id":...,"choices":[{"index":', made once from _meta
+        self._hot: _Choice | None = None  # choice 0 once its first chunk is out: the fast path
+        self._pre = b""  # the head and b'0,"delta":'
         self._tail = b',"finish_reason":null}]' + (b',"usage":null' if plan.include_usage else b"") + b"}\n\n"
 
     def feed_sse(self, chunk: dict[str, Any]) -> bytes:
         """The client chunks for one upstream chunk, as SSE events (possibly none)."""
+        hot = self._hot
         choices = chunk.get("choices")
-        if self._head and type(choices) is list and len(choices) == 1 and not chunk.get("usage"):
+        if hot is not None and type(choices) is list and len(choices) == 1 and not chunk.get("usage"):
             ch = choices[0]  # the shape of nearly every chunk: one choice, a piece of content
-            if type(ch) is dict and not ch.get("index") and not ch.get("finish_reason") and 0 in self._role_sent:
+            if type(ch) is dict and not ch.get("index") and not ch.get("finish_reason"):
                 delta = ch.get("delta")
                 if type(delta) is dict and len(delta) == 1 and type(delta.get("content")) is str:
-                    return self._frames(0, self._choices[0].content(delta["content"]))
+                    deltas = hot.content(delta["content"])
+                    if len(deltas) == 1 and type(deltas[0]) is bytes:
+                        return self._pre + deltas[0] + self._tail
+                    return self._frames(0, deltas)
         return self._feed(chunk)
 
     def finish_sse(self) -> bytes:
@@ -253,6 +259,8 @@ class StreamTranslator:
                 state.upstream_finish = ch["finish_reason"]
             delta: dict[str, Any] = ch["delta"] if isinstance(ch.get("delta"), dict) else {}
             out.append(self._frames(index, state.feed(delta)))
+        if self._hot is None and 0 in self._role_sent:
+            self._hot, self._pre = self._choices[0], self._head + b'0,"delta":'
         return b"".join(out)
 
     def _frames(self, index: int, deltas: list[Delta | bytes] | list[Delta]) -> bytes:
