@@ -101,7 +101,7 @@ class EnvelopeBody:
             self._inner = JsonArrayBody(self._sink, "[", shape=ARRAY)
         elif self._key == "tool_call":
             self._element = ElementSink(self._sink)
-            self._inner = JsonEnvelopeBody(self._element, "", close="")  # type: ignore[arg-type]
+            self._inner = JsonEnvelopeBody(self._element, "", close="")
         else:
             self._scanner, self._text = JsonScanner(), []
 
