@@ -68,6 +68,11 @@ CASES = [
          + f'{O}call tool="get_weather" index="2"{S}{O}argument key="ci',
          [("get_weather", {"city": "Rome"})], f'{O}call tool="get_weather" index="2"{S}{O}argument key="ci',
          tools=WEATHER, report={"truncated": True}),
+    Case("prose-mentions-the-tools-opener", f"The token {TOOLS_OPEN} opens a section. Nothing follows.", [],
+         f"The token {TOOLS_OPEN} opens a section. Nothing follows.", report={"rejected": 1}),
+    Case("reasoning-left-open-before-the-call", "Weather needed." + block(call("get_weather", arg("city", "Tunis"))),
+         [("get_weather", {"city": "Tunis"})], None, "Weather needed.", tools=WEATHER,
+         options={"reasoning": True, "in_reasoning": True}),
     Case("unknown-tool-stays-content", block(call("delete_all")), [], block(call("delete_all")), tools=WEATHER,
          report={"rejected": 1}),
 ]
