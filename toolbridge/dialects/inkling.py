@@ -52,7 +52,7 @@ def render(calls: Calls) -> str:
 INKLING = register(
     Dialect(
         name="inkling",
-        aliases=("inkling_small", "thinkingmachines"),
+        aliases=("inkling_small",),
         call_start=(MESSAGE, INVOKE_JSON),
         body=body,
         reasoning=(THINKING, END),
