@@ -66,7 +66,7 @@ def is_partial_snapshot(case: dict[str, Any]) -> bool:
 def options_for(case: dict[str, Any]) -> dict[str, Any]:
     reasoning = case.get("reasoning_format") in ("AUTO", "DEEPSEEK")
     forced_open = "thinking_forced_open=true" in case.get("notes", "")
-    return {"reasoning": reasoning, "in_reasoning": reasoning and forced_open}
+    return {"reasoning": reasoning, "in_reasoning": True if reasoning and forced_open else None}
 
 
 def prefill(case: dict[str, Any]) -> str:

@@ -102,6 +102,9 @@ class Dialect:
     # A call marker inside reasoning ends it and starts a call (Qwen3, GLM); False where
     # reasoning is always closed explicitly and may quote calls (Mistral's [THINK]...[/THINK]).
     calls_in_reasoning: bool = True
+    # The chat template's generation prompt opens the reasoning (Apriel's "Here are my reasoning
+    # steps:"): with reasoning split, the output starts inside it unless the caller says otherwise.
+    starts_in_reasoning: bool = False
     # Special tokens of the reasoning convention that are not text when they stand alone in the
     # answer (Gemma 4's stray <channel|>); with reasoning split out they are dropped (reported).
     stray_tokens: tuple[str, ...] = ()

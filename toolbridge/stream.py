@@ -100,7 +100,7 @@ class StreamParser:
         tools: list[dict[str, Any]] | Toolset | None = None,
         *,
         reasoning: bool = False,
-        in_reasoning: bool = False,
+        in_reasoning: bool | None = None,
         validate: bool = True,
         reject_invalid: bool = False,
         call_id: Callable[[int], str] = random_call_id,
@@ -109,9 +109,14 @@ class StreamParser:
         self.dialect = get_dialect(dialect)
         self._tools = tools if isinstance(tools, Toolset) or tools is None else Toolset(tools)
         think = self.dialect.reasoning if reasoning else None
+        if think is None and not self.dialect.calls_in_reasoning:
+            # Reasoning that may quote calls is recognised even when it is not split out: it
+            # passes through as content, markers included, and starts no call.
+            think = self.dialect.reasoning
+        self._split = reasoning
         starts = self.dialect.call_start
         self._think = think
-        strays = self.dialect.stray_tokens if think else ()
+        strays = self.dialect.stray_tokens if reasoning else ()
         content = marker_set(starts + ((think[0],) if think else ()) + drop_tokens + strays)
         self._scans = {
             Phase.START: content,
@@ -123,6 +128,8 @@ class StreamParser:
         self._drop = frozenset(drop_tokens)
         self._strays = frozenset(strays)
         self._answer = Phase.START if self.dialect.bare_start else Phase.CONTENT
+        if in_reasoning is None:
+            in_reasoning = self.dialect.starts_in_reasoning
         self.phase = Phase.REASONING if think and in_reasoning else self._answer
         self._resume = self._phase  # where a rejected block's text goes back to
         self._validate = validate and self._tools is not None
@@ -167,7 +174,7 @@ class StreamParser:
                     self.args(fragment)
                     return self._out
             elif phase is not Phase.START and self._scan.clear(text):
-                return [Text(text) if phase is Phase.CONTENT else Reasoning(text)]
+                return [Text(text) if phase is Phase.CONTENT or not self._split else Reasoning(text)]
         return self._run(self._buf + text if self._buf else text, final=False)
 
     def close(self) -> list[Event]:
@@ -206,8 +213,12 @@ class StreamParser:
         elif marker in self._strays and self._phase is not Phase.REASONING:
             self._out.append(Repaired(None, f"stray {marker} dropped"))
         elif self._think and marker == self._think[0]:
+            if not self._split:
+                self._emit_text(marker)
             self.phase = Phase.REASONING
         elif self._think and marker == self._think[1]:
+            if not self._split:
+                self._emit_text(marker)
             self.phase = self._answer
         else:
             self._open_block(marker, marker)
@@ -267,7 +278,7 @@ class StreamParser:
 
     def _emit_text(self, text: str) -> None:
         if text:
-            self._out.append(Reasoning(text) if self._phase is Phase.REASONING else Text(text))
+            self._out.append(Reasoning(text) if self._phase is Phase.REASONING and self._split else Text(text))
 
     def _emit(self, event: Event) -> None:
         (self._held if self._held is not None else self._out).append(event)

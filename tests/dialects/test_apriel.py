@@ -25,8 +25,13 @@ CASES = [
          + calls('{"name": "get_weather", "arguments": {"city": "Oslo"}}'),
          [("get_weather", {"city": "Oslo"})], None, "The user wants Oslo.\n", tools=TOOLS, options=IN_R),
     Case("reasoning-then-answer", "Easy.\n[BEGIN FINAL RESPONSE]\nHello!", [], "\nHello!", "Easy.\n", options=IN_R),
+    # The template's generation prompt opens the reasoning: the output starts inside it, and the
+    # opening phrase, when the output repeats it, is reasoning text like any other.
     Case("reasoning-opener-written", "Here are my reasoning steps:\nThink.\n[BEGIN FINAL RESPONSE]\nHi.", [],
-         "\nHi.", "\nThink.\n", options={"reasoning": True}),
+         "\nHi.", "Here are my reasoning steps:\nThink.\n", options={"reasoning": True}),
+    Case("starts-in-reasoning", "Plan it.\n[BEGIN FINAL RESPONSE]\n" + calls('{"name": "now", "arguments": {}}'),
+         [("now", {})], None, "Plan it.\n", tools=TOOLS, options={"reasoning": True}),
+    Case("reasoning-not-split", "Plan it.\n[BEGIN FINAL RESPONSE]\nHi.", [], "Plan it.\n[BEGIN FINAL RESPONSE]\nHi."),
     Case("content-before", "Checking.\n" + calls('{"name": "now", "arguments": {}}'), [("now", {})], "Checking.",
          tools=TOOLS),
     Case("malformed", calls('{"name": "now", "arguments": {,}}'), [], calls('{"name": "now", "arguments": {,}}'),

@@ -40,6 +40,7 @@ APRIEL = register(
         call_start=("<tool_calls>",),
         body=partial(JsonArrayBody, shape=SHAPE),
         reasoning=("Here are my reasoning steps:", "[BEGIN FINAL RESPONSE]"),
+        starts_in_reasoning=True,
         end_tokens=("<|end|>", "[END FINAL RESPONSE]"),
         render=render,
         sample=SAMPLE,

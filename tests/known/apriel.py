@@ -1,0 +1,3 @@
+"""Corpus cases of apriel where toolbridge disagrees with the peer (none)."""
+
+KNOWN: dict[str, str] = {}
