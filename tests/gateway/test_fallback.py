@@ -229,3 +229,14 @@ def test_chat_mode_with_a_template_decides_up_front(tmp_path: Path, flag: bool) 
         bodies = s.upstream.requests
     assert len(bodies) == 2 and all("tools" not in b for b in bodies)  # no refused first try
     check_loop(first, second, [prompt_of(b) for b in bodies])
+
+
+def test_history_the_protocol_cannot_write_is_a_400() -> None:
+    history: list[Any] = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
+         "function": {"name": "read_file", "arguments": "{not json"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "x"}]
+    with stack(model(refuse_tools=True), tool_fallback=True) as s:
+        with pytest.raises(openai.BadRequestError, match="arguments of read_file are not JSON"):
+            s.client().chat.completions.create(model="m", messages=history, tools=TOOLS)

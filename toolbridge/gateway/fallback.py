@@ -174,17 +174,25 @@ class FallbackHandler:
         try:
             result = await self._send(plan, path, headers, resp, retry)
             if result is None:  # the upstream refused tools: once more, with the protocol
-                self._refusing.add(body.get("model"))
+                self._remember(body.get("model"))
                 log.info("upstream refused tools for model %r; retrying with the injected "
                          "protocol", body.get("model"))
                 result = await self._send(self._injected(body, plan), path, headers, resp, False)
             assert result is not None
             return result
+        except RequestError as exc:  # the history cannot be written as the protocol
+            resp.send(exc.status, JSON, orjson.dumps(exc.body()))
+            return exc.status, Provenance()
         except (UpstreamError, SSEError) as exc:
             if resp.started:
                 self.gateway._stream_error(resp, str(exc), "upstream_error")
                 return 200, Provenance()
             return self.gateway._upstream_failure(resp, exc), Provenance()
+
+    def _remember(self, model: Any) -> None:
+        if len(self._refusing) >= 256:  # model names come from clients: keep the set bounded
+            self._refusing.pop()
+        self._refusing.add(model)
 
     def _prepare(self, body: dict[str, Any], plan: Plan) -> tuple[str, Plan, bool]:
         """Where the request goes, how its answer is read, and whether a refusal is retried."""
