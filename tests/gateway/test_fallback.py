@@ -237,6 +237,6 @@ def test_history_the_protocol_cannot_write_is_a_400() -> None:
         {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
          "function": {"name": "read_file", "arguments": "{not json"}}]},
         {"role": "tool", "tool_call_id": "c1", "content": "x"}]
-    with stack(model(refuse_tools=True), tool_fallback=True) as s:
-        with pytest.raises(openai.BadRequestError, match="arguments of read_file are not JSON"):
-            s.client().chat.completions.create(model="m", messages=history, tools=TOOLS)
+    with stack(model(refuse_tools=True), tool_fallback=True) as s, \
+            pytest.raises(openai.BadRequestError, match="arguments of read_file are not JSON"):
+        s.client().chat.completions.create(model="m", messages=history, tools=TOOLS)
