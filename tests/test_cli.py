@@ -298,6 +298,8 @@ def test_dialects_lists_names_with_aliases(capsys: pytest.CaptureFixture[str]) -
     names = [line.split()[0] for line in lines]
     assert {"hermes", "qwen3_coder", "glm45", "glm47"} <= set(names)
     assert any(line.startswith("hermes") and "qwen25" in line for line in lines)
+    assert names[0] == "auto" and all(" aliases:" in line or line.split()[0] == line.strip()
+                                      for line in lines[1:])  # long names keep their column
 
 
 def test_parser_demo_exits_0(capsys: pytest.CaptureFixture[str]) -> None:

@@ -181,12 +181,12 @@ def _parse(args: argparse.Namespace) -> int:
 
 
 def _dialects(args: argparse.Namespace) -> int:
-    names = dialect_names()
-    for name in names:
-        dialect = get_dialect(name)
-        if dialect.name == name:
-            aliases = ", ".join(dialect.aliases)
-            print(f"{name:<14}{'aliases: ' + aliases if aliases else ''}".rstrip())
+    primary = [name for name in dialect_names() if get_dialect(name).name == name]
+    width = max(map(len, primary)) + 2
+    print(f"{'auto':<{width}}the default: recognised from the output (hinted by --model)")
+    for name in primary:
+        aliases = ", ".join(get_dialect(name).aliases)
+        print(f"{name:<{width}}{'aliases: ' + aliases if aliases else ''}".rstrip())
     return EXIT_OK
 
 
