@@ -60,7 +60,7 @@ MODEL_HINTS: tuple[tuple[str, str], ...] = (
     ("*llama3*", "llama3_json"), ("*olmo-3*", "olmo3"), ("*olmo3*", "olmo3"), ("*lfm2*", "lfm2"),
     ("*magistral*", "mistral"), ("*devstral*", "mistral"), ("*ministral*", "mistral"),
     ("*mistral*", "mistral"), ("*mixtral*", "mistral"),
-    ("*minimax-m1*", "minimax_m1"), ("*minimax-m2*", "minimax_m2"), ("*minimax-m3*", "minimax_m2"),
+    ("*minimax-m1*", "minimax_m1"), ("*minimax-m2*", "minimax_m2"), ("*minimax-m3*", "minimax_m3"), ("*minimax_m3*", "minimax_m3"),
     ("*seed-oss*", "seed_oss"), ("*functiongemma*", "functiongemma"), ("*gemma-4*", "gemma4"),
     ("*gemma4*", "gemma4"), ("*granite-4*", "granite4"), ("*granite-20b-functioncalling*", "granite_20b_fc"),
     ("*granite*", "granite"), ("*internlm*", "internlm"), ("*jamba*", "jamba"),
@@ -72,7 +72,7 @@ MODEL_HINTS: tuple[tuple[str, str], ...] = (
     ("*minicpm*", "minicpm5"), ("*nemotron*nano*v2*", "nemotron_v2"), ("*nemotron*", "nemotron_v3"),
     ("*functionary*v3.1*", "functionary_v3_1"), ("*functionary*", "functionary_v3_2"),
     ("*ernie*", "ernie45"), ("*apriel*", "apriel"), ("*reka*", "reka"), ("*poolside*", "poolside_v1"),
-    ("*inkling*", "inkling"),
+    ("*inkling*", "inkling"), ("*muse*", "muse"),
 )
 
 
