@@ -196,7 +196,6 @@ class StreamTranslator:
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         self.provenance = Provenance()
-        self.sent = 0  # client chunks produced
         self._seen_ids: set[str] = set()
         self._choices: dict[int, _Choice] = {}
         self._meta: dict[str, Any] = {}
@@ -230,7 +229,6 @@ class StreamTranslator:
             out.append(self._frames(index, deltas))
             out.append(self._frame(index, {}, reason))
         if self.plan.include_usage:
-            self.sent += 1
             out.append(b"data: " + _dumps({**self._envelope(), "choices": [], "usage": self._usage}) + b"\n\n")
         return b"".join(out)
 
@@ -270,7 +268,6 @@ class StreamTranslator:
 
     def _frame(self, index: int, delta: Delta | bytes, finish: str | None = None) -> bytes:
         """One chunk: the envelope made once, the delta spliced in (bytes kept, dicts encoded)."""
-        self.sent += 1
         if index not in self._role_sent:
             self._role_sent.add(index)
             delta = {"role": "assistant", **(orjson.loads(delta) if isinstance(delta, bytes) else delta)}
