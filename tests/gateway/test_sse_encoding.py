@@ -3,6 +3,7 @@ gives, whatever the chunking, and the chunks follow the wire's shape."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any
@@ -46,7 +47,7 @@ def upstream(pieces: list[str], fingerprint: bool) -> list[dict[str, Any]]:
 def test_spliced_chunks_are_the_encoded_objects(cuts: list[int], usage: bool, fingerprint: bool,
                                                 parallel: bool) -> None:
     bounds = [0, *sorted(set(cuts)), len(TEXT)]
-    pieces = [TEXT[a:b] for a, b in zip(bounds, bounds[1:])]
+    pieces = [TEXT[a:b] for a, b in itertools.pairwise(bounds)]
     tr = translator(usage, parallel)
     events = b"".join([tr.feed_sse(c) for c in upstream(pieces, fingerprint)] + [tr.finish_sse()])
     assert events.endswith(b"\n\n")
