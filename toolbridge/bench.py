@@ -247,7 +247,7 @@ def _setup_us(d: Dialect | str, repeat: int) -> float:
     def once() -> int:
         start = time.perf_counter_ns()
         tools = Toolset(TOOLS)
-        StreamParser(d, tools, reasoning=True, validate=True)
+        StreamParser(d, tools, reasoning=True, in_reasoning=False, validate=True)
         tools.validate("get_weather", WEATHER_ARGS)
         return time.perf_counter_ns() - start
 
@@ -270,12 +270,12 @@ def bench_dialect(d: Dialect, repeat: int, sizes: Sizes, auto: bool = False) -> 
         result.problem = "the dialect declares no renderer"
         return result
     tools = Toolset(TOOLS)  # shared by the runs, so its schema validator is built once
-    make = partial(StreamParser, d, tools, reasoning=True, validate=True)
+    make = partial(StreamParser, d, tools, reasoning=True, in_reasoning=False, validate=True)
     if auto:
         from .auto import model_for, needs_hint
 
         hint = {"model": model_for(d.name)} if needs_hint(d) else {}
-        make = partial(StreamParser, "auto", tools, reasoning=True, validate=True, **hint)
+        make = partial(StreamParser, "auto", tools, reasoning=True, in_reasoning=False, validate=True, **hint)
     for output in _outputs(d, sizes):
         goal = None if auto else PROSE_GOAL_US if output.case == "prose" else GOALS_US.get(d.name)
         result.rows.append(_measure(make, output, goal, repeat, sizes))

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-TEMPLATES = Path("/work/shared/templates")
+TEMPLATES = Path(__file__).resolve().parents[3] / "shared" / "templates"  # ../shared beside the checkout
 SPECIAL = {"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>"}
 
 WEATHER = {"type": "function", "function": {

@@ -16,7 +16,7 @@ import pytest
 from toolbridge.errors import RenderError
 from toolbridge.render import ChatTemplate, FallbackRequired, build_prompt, load_template
 
-from .conversations import CONVERSATIONS, SPECIAL, label, template_files
+from .conversations import CONVERSATIONS, SPECIAL, TEMPLATES, label, template_files
 
 SHAPES = ("plain", "multi_turn", "declared", "call_arguments_object", "parallel_arguments_object",
           "reasoning")
@@ -60,7 +60,7 @@ def test_flag_off_prompts_are_byte_identical(path: Path) -> None:
 
 
 def test_refused_only_where_the_template_lacks_tool_support() -> None:
-    path = Path("/work/shared/templates/microsoft-Phi-3.5-mini-instruct.jinja")
+    path = TEMPLATES / "microsoft-Phi-3.5-mini-instruct.jinja"
     if not path.is_file():
         pytest.skip("shared templates not present")
     template = load_template(path)
