@@ -224,17 +224,20 @@ class ElementBody:
         open_names = [e.name for e in self._stack]
         if name in open_names:
             depth = len(open_names) - 1 - open_names[::-1].index(name)
-            if depth != len(open_names) - 1:
-                self._sink.repaired(f"missing </{open_names[-1]}>")
+            self._unclosed(open_names[depth + 1 :])
             del self._stack[depth:]
             self._state = _S.TEXT if self._stack else _S.ARGS
             return None
         if name not in (t.invoke, t.block):
             return self._fail("mismatched closing tag")
-        self._sink.repaired(f"missing </{open_names[-1]}>")
+        self._unclosed(open_names)
         self._stack.clear()
         self._state = _S.ARGS
         return self._structural("/" + name)
+
+    def _unclosed(self, names: list[str]) -> None:
+        if names:
+            self._sink.repaired("missing " + "".join(f"</{n}>" for n in reversed(names)))
 
     def _leave(self, pos: int, final: bool) -> tuple[int, Outcome]:
         """After an invoke, something else follows: the block ends here."""

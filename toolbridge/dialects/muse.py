@@ -27,7 +27,7 @@ from .._body_recipient import RecipientBody, RecipientForm
 from ..dialect import Body, Calls, CallSink, Dialect, raw_value, register
 
 BLOCK, INVOKE = "<atem:function_calls>", "<atem:invoke name="
-TERMINATORS = ("<|eom|>", "<|eot|>")
+TERMINATORS = ("<|eom|>", "<|eot|>", "<|end_of_text|>")
 TAGS = AttrTags(
     invoke=("<atem:invoke",),
     invoke_close=("</atem:invoke>",),
