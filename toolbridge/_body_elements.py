@@ -78,7 +78,7 @@ class ElementBody:
         self.reason = ""
         self._sink = sink
         self._tags = tags
-        self._bare = opened_by.endswith(tags.invoke) or opened_by.endswith(tags.invoke + " ")
+        self._bare = opened_by.endswith((tags.invoke, tags.invoke + " "))
         self._state = _S.ATTRS if self._bare else _S.LEAD
         self._stack: list[_Elem] = []
         self._root = _Elem(tags.invoke)

@@ -58,11 +58,11 @@ def _elements(value: Any) -> str | None:
 def _argument(key: str, value: Any) -> str:
     """One argument: a string as it is, a structure as elements when they read back exactly,
     else as JSON text (a leaf that parses as JSON is typed so)."""
+    inner = _elements(value) if isinstance(value, (dict, list)) else None
     if isinstance(value, str):
         inner = value
-    else:
-        inner = _elements(value) if isinstance(value, (dict, list)) else None
-        inner = inner if inner is not None else json.dumps(value, ensure_ascii=False)
+    elif inner is None:
+        inner = json.dumps(value, ensure_ascii=False)
     return f"{M}<{key}>{inner}{M}</{key}>\n"
 
 
