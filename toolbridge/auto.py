@@ -262,7 +262,7 @@ class AutoParser:
         claims = self._claims.get(marker, ())
         if self._phase is Phase.REASONING:
             hinted = self._hinted
-            if hinted is not None and hinted in claims and not hinted.calls_in_reasoning:
+            if hinted in claims and not hinted.calls_in_reasoning and marker in hinted.call_start:
                 claims = ()  # the model's family never calls inside reasoning: this is reasoning
             claims = tuple(d for d in claims if d.calls_in_reasoning or marker not in d.call_start)
         if not claims:

@@ -240,3 +240,29 @@ def test_history_the_protocol_cannot_write_is_a_400() -> None:
     with stack(model(refuse_tools=True), tool_fallback=True) as s, \
             pytest.raises(openai.BadRequestError, match="arguments of read_file are not JSON"):
         s.client().chat.completions.create(model="m", messages=history, tools=TOOLS)
+
+
+SEED_STYLE = (  # our own template in a Seed-OSS-like style: native calls, reasoning opened by the prompt
+    "{% for m in messages %}<seed:bos>{{ m.role }}\n"
+    "{% if m.tool_calls %}{% for c in m.tool_calls %}<seed:tool_call>\n<function={{ c.function.name }}>\n"
+    "{% for k, v in c.function.arguments.items() %}<parameter={{ k }}>{{ v }}</parameter>\n{% endfor %}"
+    "</function>\n</seed:tool_call>{% endfor %}{% else %}{{ m.content }}{% endif %}<seed:eos>{% endfor %}"
+    "{% if tools %}<seed:bos>system\n{{ tools | tojson }}<seed:eos>{% endif %}"
+    "{% if add_generation_prompt %}<seed:bos>assistant\n<seed:think>{% endif %}"
+)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_auto_takes_its_hint_from_the_template(tmp_path: Path, stream: bool) -> None:
+    """Completions mode with the default parser: the template's own call format names the
+    dialect, so the reasoning its prompt opened (<seed:think>) is split out and the call read."""
+    answer = ("Paris, three days.</seed:think><seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris"
+              "</parameter>\n<parameter=days>3</parameter>\n</function>\n</seed:tool_call><seed:eos>")
+    with stack(lambda body: Reply(content=answer, chunk=4), upstream_api="completions",
+               model_dir=model_dir(tmp_path, SEED_STYLE)) as s:
+        got = ask(s.client(), [{"role": "user", "content": "Weather in Paris?"}], stream)
+        assert got["tool_calls"] == [("get_weather", {"city": "Paris", "days": 3})]
+        assert got["content"] is None  # the reasoning did not leak into content
+        raw = s.client().chat.completions.with_raw_response.create(
+            model="m", messages=[{"role": "user", "content": "?"}], tools=TOOLS)
+        assert raw.headers["x-toolbridge-calls"].endswith("dialect=seed_oss")

@@ -18,6 +18,7 @@ from typing import Any
 from ..dialect import get_dialect
 from ..openai import assemble
 from ..render import ChatTemplate, Prompt, build_prompt
+from ..render.hint import template_dialect
 from ..render.prompt import stop_markers
 from ..tools import Toolset
 from .request import Plan, RequestError
@@ -39,12 +40,22 @@ class TextPlan(Plan):
 
     reasoning: bool = False
     in_reasoning: bool = False
+    hint: str | None = None  # with the auto parser: the dialect the chat template writes calls in
 
     @property
     def parser_options(self) -> dict[str, Any]:
         options = dict(Plan.parser_options.fget(self))  # type: ignore[attr-defined]
         options.update(reasoning=self.reasoning, in_reasoning=self.in_reasoning)
+        if self.dialect == "auto" and self.hint:
+            options["hint"] = self.hint
         return options
+
+    @property
+    def family(self) -> Any:
+        """The Dialect known for this request (named, injected, or the template's hint), or None."""
+        if not isinstance(self.dialect, str):
+            return self.dialect
+        return get_dialect(self.hint) if self.hint else None
 
 
 def render_request(body: dict[str, Any], plan: Plan, template: ChatTemplate, *,
@@ -69,6 +80,8 @@ def render_request(body: dict[str, Any], plan: Plan, template: ChatTemplate, *,
     text_plan = TextPlan(**{f.name: getattr(plan, f.name) for f in fields(Plan)})
     if prompt.injected:
         text_plan.dialect = get_dialect(fallback_dialect)
+    elif text_plan.dialect == "auto":
+        text_plan.hint = template_hint(template)
     _reasoning(text_plan, prompt)
     text_plan.tools = plan.tools if plan.tools is not None else _NO_TOOLS
     text_plan.drop_tokens = tuple(dict.fromkeys((*stops, *_end_tokens(text_plan))))
@@ -76,14 +89,27 @@ def render_request(body: dict[str, Any], plan: Plan, template: ChatTemplate, *,
     return text_plan
 
 
+_HINTS: dict[int, tuple[ChatTemplate, str | None]] = {}
+
+
+def template_hint(template: ChatTemplate) -> str | None:
+    """The dialect ``template`` writes calls in (probed once per template object)."""
+    kept = _HINTS.get(id(template))
+    if kept is None or kept[0] is not template:
+        kept = _HINTS[id(template)] = (template, template_dialect(template))
+    return kept[1]
+
+
 def _reasoning(plan: TextPlan, prompt: Prompt) -> None:
-    markers = plan.dialect.reasoning if not isinstance(plan.dialect, str) else ("<think>", "</think>")
+    family = plan.family
+    markers = family.reasoning if family is not None else ("<think>", "</think>")
     plan.reasoning = markers is not None
     plan.in_reasoning = markers is not None and prompt.text.rstrip().endswith(markers[0])
 
 
-def _end_tokens(plan: Plan) -> tuple[str, ...]:
-    return () if isinstance(plan.dialect, str) else plan.dialect.end_tokens
+def _end_tokens(plan: TextPlan) -> tuple[str, ...]:
+    family = plan.family
+    return () if family is None else family.end_tokens
 
 
 def completions_body(body: dict[str, Any], prompt: str, stops: tuple[str, ...]) -> dict[str, Any]:
