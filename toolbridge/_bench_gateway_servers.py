@@ -14,8 +14,9 @@ measure each chunk's delay without any field the gateway would not pass on.
 
 ``floor``: the plain proxy on the gateway's own stack (``_h1server``, ``_h1client``, orjson), as
 benchmarks/stack/proxy_raw.py: it decodes and re-encodes the request, the answer and every
-streamed chunk, and translates nothing. Its CPU per chunk is what the gateway's parsing and
-translation add to.
+streamed chunk, and translates nothing. It relays a stream as the gateway does (each event
+handled from the upstream connection's read callback, ``SSEStream.each``). Its CPU per chunk
+is what the gateway's parsing and translation add to.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import httptools
 import orjson
 
 from ._bench_gateway_script import DIALECTS, Script
-from .gateway._h1client import UpstreamError, UpstreamPool
+from .gateway._h1client import GO, PAUSE, STOP, UpstreamError, UpstreamPool
 from .gateway._h1server import H1Server, Limits, Request, Response
 from .gateway.sse import DONE
 
@@ -140,12 +141,14 @@ def floor_handler(pool: UpstreamPool) -> Any:
                     return
                 resp.start(200, SSE)
                 write = resp.write
-                async for event in up.sse():
+
+                def handle(event: bytes) -> int:  # as the gateway relays: from the read callback
                     if event == b"[DONE]":
-                        break
+                        return STOP
                     write(b"data: " + dumps(loads(event)) + b"\n\n")
-                    if resp.paused:
-                        await resp.drain()
+                    return PAUSE if resp.paused else GO
+
+                await up.sse().each(handle, resp.drain)
                 resp.end(DONE)
         except UpstreamError:
             if resp.started:

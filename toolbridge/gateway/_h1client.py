@@ -2,7 +2,9 @@
 
 Made for calling one upstream (an LLM server) from a gateway: requests are whole (JSON bodies),
 responses are read whole (``read``) or as they arrive (``async for piece in resp``) or as
-Server-Sent Events (``async for data in resp.sse()``).
+Server-Sent Events (``async for data in resp.sse()``, or ``await resp.sse().each(handle,
+drain)``, which calls ``handle`` for each event from the connection's read callback: no task
+switch per event, the cheapest way to relay a stream).
 
     pool = UpstreamPool("127.0.0.1", 8000, read_timeout=60)
     async with pool.request("POST", "/v1/chat/completions", headers, body) as resp:
@@ -42,7 +44,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 import httptools
 
@@ -69,6 +72,7 @@ class _Conn(asyncio.Protocol):
         self.closed = False
         self.idle_since = 0.0
         self.parser: httptools.HttpResponseParser | None = None
+        self.sink: Callable[[bytes], None] | None = None  # takes the body as it arrives (each())
         self._reset()
 
     def _reset(self) -> None:
@@ -108,7 +112,8 @@ class _Conn(asyncio.Protocol):
             if self.head_bytes > self.pool.max_head:
                 self._fail(UpstreamError("response head too large"))
                 return
-        self._wake()
+        if self.sink is None or self.complete:  # a sink wakes its reader only when it must
+            self._wake()
 
     def eof_received(self) -> bool | None:
         return None  # close the transport; connection_lost decides what the EOF meant
@@ -136,6 +141,9 @@ class _Conn(asyncio.Protocol):
         self.head_done = True
 
     def on_body(self, body: bytes) -> None:
+        if self.sink is not None:
+            self.sink(body)
+            return
         self.pieces.append(body)
         self.buffered += len(body)
         if self.buffered > self.pool.high_water and not self.reading_paused:
@@ -187,6 +195,14 @@ class _Conn(asyncio.Protocol):
             self.error = error
         self.abort()
         self._wake()
+
+    def pause(self, paused: bool) -> None:
+        """Stop or restart reading the upstream (our reader is slow, not the upstream)."""
+        if paused != self.reading_paused and not self.closed:
+            self.reading_paused = paused
+            if not paused:
+                self.last_read = self.loop.time()
+            (self.transport.pause_reading if paused else self.transport.resume_reading)()
 
     def abort(self) -> None:
         self._cancel_timer()
@@ -263,6 +279,9 @@ class UpstreamResponse:
         return SSEStream(self._conn, max_event)
 
 
+GO, PAUSE, STOP = 0, 1, 2  # what an ``SSEStream.each`` handler asks for
+
+
 class SSEStream:
     __slots__ = ("_conn", "_decoder", "_events")
 
@@ -282,6 +301,63 @@ class SSEStream:
                 raise StopAsyncIteration  # an unterminated last event is dropped, as in SSE
             events.extend(self._decoder.feed(piece))
         return events.popleft()
+
+    async def each(self, handle: Callable[[bytes], int], drain: Callable[[], Awaitable[None]]) -> bool:
+        """Call ``handle(data)`` for every event, in order, as the body arrives; True when it
+        stopped early, False at the end of the body.
+
+        ``handle`` runs inside the connection's read callback (no task switch per event) and
+        returns ``GO``, ``PAUSE`` (its writer is above its high-water mark: reading stops until
+        ``await drain()`` returns) or ``STOP``. What it raises, and the upstream's failures
+        (``UpstreamError``, ``SSEError``), are raised here, as iteration raises them.
+        """
+        conn, events = self._conn, self._events
+        state: list[Any] = [GO]  # GO, PAUSE, STOP, or what handle or the decoder raised
+
+        def run() -> None:
+            while events and state[0] == GO:
+                state[0] = handle(events.popleft())
+
+        def sink(piece: bytes) -> None:
+            if state[0] == GO:
+                try:
+                    events.extend(self._decoder.feed(piece))
+                    run()
+                except BaseException as exc:  # noqa: BLE001  # raised again below, in the reader's task
+                    state[0] = exc
+                if state[0] != GO:
+                    conn.pause(state[0] == PAUSE)
+                    conn._wake()
+            elif state[0] == PAUSE:  # more of the body in the same read: kept for later
+                events.extend(self._decoder.feed(piece))
+
+        while conn.pieces:  # the part of the body that came with the head
+            events.extend(self._decoder.feed(conn.pieces.popleft()))
+        conn.buffered = 0
+        conn.pause(False)
+        conn.sink = sink
+        try:
+            run()
+            while True:
+                if isinstance(state[0], BaseException):
+                    raise state[0]
+                if state[0] == STOP:
+                    return True
+                if state[0] == PAUSE:
+                    await drain()
+                    state[0] = GO
+                    run()
+                    if state[0] == GO:
+                        conn.pause(False)
+                    continue
+                if conn.error is not None:
+                    raise conn.error
+                if conn.complete:
+                    return False  # an unterminated last event is dropped, as in SSE
+                await conn.wait()
+        finally:
+            conn.sink = None
+            conn.pause(False)  # a connection goes back to the pool reading
 
 
 class _Exchange:

@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from ..errors import ConfigError
-from ._h1client import UpstreamError, UpstreamPool, UpstreamTimeout
+from ._h1client import GO, PAUSE, STOP, UpstreamError, UpstreamPool, UpstreamTimeout
 from ._h1server import ClientDisconnected, H1Server, Limits, Request, Response
 from .config import GatewayConfig
 from .fallback import FallbackHandler, name_the_flag
@@ -199,29 +199,40 @@ class Gateway:
         return 200, translator.provenance
 
     async def _relay(self, up: Any, translator: Any, resp: Response) -> None:
-        write, done, chunks = resp.write, False, 0
+        """Relay a stream: each upstream event is translated and written from the upstream
+        connection's read callback (``SSEStream.each``); what ends it early is settled here."""
         feed, finish = _sse_methods(translator)
-        async for event in up.sse():
+        write = resp.write
+        chunks = 0
+        ended: list[tuple[str, str, str | None]] = []  # the error event that ends the stream
+
+        def handle(event: bytes) -> int:
+            nonlocal chunks
             if event == b"[DONE]":
-                done = True
-                break
+                return STOP
             try:
                 chunk = orjson.loads(event)
             except orjson.JSONDecodeError:
-                return self._stream_error(resp, "the upstream sent an invalid chunk", "upstream_error")
+                ended.append(("the upstream sent an invalid chunk", "upstream_error", None))
+                return STOP
             if isinstance(chunk, dict) and "error" in chunk and not chunk.get("choices"):
-                return self._stream_error(resp, _message(chunk["error"]), "upstream_error")
+                ended.append((_message(chunk["error"]), "upstream_error", None))
+                return STOP
             try:
                 data = feed(chunk)
             except RequestError as exc:
-                return self._stream_error(resp, str(exc), exc.type, exc.code)
+                ended.append((str(exc), exc.type, exc.code))
+                return STOP
             if data:
                 write(data)  # the chunks one upstream chunk gives, in one write
                 chunks += data.count(b"\n\n")
-            if resp.paused:
-                await resp.drain()
+            return PAUSE if resp.paused else GO
+
+        stopped = await up.sse().each(handle, resp.drain)
         self.metrics.inc("toolbridge_streamed_chunks_total", chunks)
-        if not done:
+        if ended:
+            return self._stream_error(resp, *ended[0])
+        if not stopped:
             return self._stream_error(resp, "the upstream stream ended before it was complete", "upstream_error")
         try:
             closing = finish()
