@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbridge import ConfigError, Toolset, parse
+from toolbridge.dialect import get_dialect
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "parse_cases.jsonl"
 # sglang's test-only detector exercises its base class with Hermes' <tool_call>{json}</tool_call>.
@@ -66,7 +67,12 @@ def is_partial_snapshot(case: dict[str, Any]) -> bool:
 def options_for(case: dict[str, Any]) -> dict[str, Any]:
     reasoning = case.get("reasoning_format") in ("AUTO", "DEEPSEEK")
     forced_open = "thinking_forced_open=true" in case.get("notes", "")
-    return {"reasoning": reasoning, "in_reasoning": True if reasoning and forced_open else None}
+    options: dict[str, Any] = {"reasoning": reasoning, "in_reasoning": True if reasoning and forced_open else None}
+    if case["source"].startswith("llama.cpp"):
+        # llama.cpp parses generations whose special tokens were kept: a family's end tokens are
+        # dropped then, as the gateway drops them when it asks an upstream to keep special tokens.
+        options["drop_tokens"] = get_dialect(ALIASES.get(case["dialect"], case["dialect"])).end_tokens
+    return options
 
 
 def prefill(case: dict[str, Any]) -> str:

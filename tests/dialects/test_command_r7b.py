@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from tests.harness import Case, make_table_tests, tool
+from toolbridge.dialect import get_dialect
 
 TOOLS = [tool("search", query={"type": "string"}), tool("todo_list", todos={"type": "array"}), tool("clock")]
 R = {"reasoning": True}
+# What the gateway passes when it asks an upstream to keep special tokens.
+DROP = {"drop_tokens": get_dialect("command_r7b").end_tokens}
 A0, A1 = "<|START_ACTION|>", "<|END_ACTION|>"
 
 
@@ -29,11 +32,13 @@ CASES = [
          + action(item(0, "search", '{"query": "x"}')), [("search", {"query": "x"})], None, "I should search.",
          tools=TOOLS, options=R),
     Case("thinking-then-response", "<|START_THINKING|>Easy.<|END_THINKING|><|START_RESPONSE|>Hi there!<|END_RESPONSE|>",
-         [], "Hi there!", "Easy.", options=R),
-    Case("command-a-text-block", "<|START_TEXT|>Hello, world!<|END_TEXT|>", [], "Hello, world!"),
+         [], "Hi there!", "Easy.", options={**R, **DROP}),
+    Case("command-a-text-block", "<|START_TEXT|>Hello, world!<|END_TEXT|>", [], "Hello, world!", options=DROP),
     Case("thinking-stays-content-when-reasoning-off",
          "<|START_THINKING|>hm<|END_THINKING|><|START_RESPONSE|>Hi<|END_RESPONSE|>", [],
-         "<|START_THINKING|>hm<|END_THINKING|>Hi"),
+         "<|START_THINKING|>hm<|END_THINKING|>Hi", options=DROP),
+    Case("wrappers-kept-unless-dropped", "<|START_RESPONSE|>Hi<|END_RESPONSE|><|END_OF_TURN_TOKEN|>", [],
+         "<|START_RESPONSE|>Hi<|END_RESPONSE|><|END_OF_TURN_TOKEN|>"),
     Case("key-order-name-first", A0 + '[{"tool_name": "clock", "parameters": {}, "tool_call_id": "0"}]' + A1,
          [("clock", {})], None, tools=TOOLS),
     Case("malformed", action(item(0, "search", '{"query": }')), [], action(item(0, "search", '{"query": }')),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.harness import Case, make_table_tests, tool
+from toolbridge.dialect import get_dialect
 
 TOOLS = [tool("internet_search", query={"type": "string"}), tool("clock"), tool("tabulate", rows={"type": "array"})]
 
@@ -23,7 +24,10 @@ CASES = [
          [("tabulate", {"rows": [[1, "a"], {"k": [True]}]})], None, tools=TOOLS),
     Case("plan-before", "Plan: I will search.\n" + action('[{"tool_name": "clock", "parameters": {}}]'),
          [("clock", {})], "Plan: I will search.", tools=TOOLS),
-    Case("turn-tokens-consumed", "<|CHATBOT_TOKEN|>Hello!<|END_OF_TURN_TOKEN|>", [], "Hello!"),
+    Case("turn-tokens-dropped-when-asked", "<|CHATBOT_TOKEN|>Hello!<|END_OF_TURN_TOKEN|>", [], "Hello!",
+         options={"drop_tokens": get_dialect("command_r_plus").end_tokens}),
+    Case("turn-tokens-kept-otherwise", "<|CHATBOT_TOKEN|>Hello!<|END_OF_TURN_TOKEN|>", [],
+         "<|CHATBOT_TOKEN|>Hello!<|END_OF_TURN_TOKEN|>"),
     Case("fence-of-prose-is-content", "Action:\n```json\nno calls here\n```", [],
          "Action:\n```json\nno calls here\n```", report={"calls": 0}),
     Case("malformed", action('[{"tool_name": "clock", "parameters": {]}]'), [],

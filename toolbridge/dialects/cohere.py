@@ -17,49 +17,29 @@ tool_use template)::
 Calls are one JSON array read by the shared array body. R7B's ``tool_call_id`` is declared as a
 name key so that an element may open with it: ``tool_name``, written after it, replaces it before
 the call begins. The response wrappers (``<|START_RESPONSE|>``, Command A's ``<|START_TEXT|>``)
-and the turn tokens are special tokens: they are consumed and their text is content.
+and the turn tokens are special tokens that only structure the turn: they are declared as end
+tokens, dropped when the caller asks (``drop_tokens``, as the gateway does when it keeps special
+tokens), and their text is content. A parse that is not asked to drop them keeps every character.
 """
 
 from __future__ import annotations
 
 import json
+from functools import partial
 
 from .._body_array import JsonArrayBody, ListShape
-from ..dialect import Body, Calls, CallSink, Dialect, Outcome, register
+from ..dialect import Body, Calls, CallSink, Dialect, register
 
 ACTION = ("<|START_ACTION|>", "<|END_ACTION|>")
 R7B_SHAPE = ListShape(closes=("]", ACTION[1]), name_keys=("tool_call_id", "tool_name"), args_keys=("parameters",))
 PLUS_SHAPE = ListShape(closes=("]", "```"), name_keys=("tool_name",), args_keys=("parameters",))
 TURN = ("<|START_OF_TURN_TOKEN|>", "<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>")
-WRAPPERS = ("<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TEXT|>", "<|END_TEXT|>", *TURN)
+WRAPPERS = ("<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TEXT|>", "<|END_TEXT|>")
 PLUS_START = ("Action:\n```json", "Action: ```json", "Action:\n```")
 
 
-class StructuralToken:
-    """A special token that only structures the turn: consumed, nothing follows from it."""
-
-    reason = ""
-
-    def __init__(self, sink: CallSink, opened_by: str) -> None:
-        pass
-
-    def fast(self, text: str) -> str | None:
-        return None
-
-    def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
-        return pos, Outcome.DONE
-
-
-def r7b_body(sink: CallSink, opened_by: str) -> Body:
-    if opened_by == ACTION[0]:
-        return JsonArrayBody(sink, opened_by, shape=R7B_SHAPE)
-    return StructuralToken(sink, opened_by)
-
-
 def plus_body(sink: CallSink, opened_by: str) -> Body:
-    if opened_by in PLUS_START:
-        return JsonArrayBody(sink, opened_by, shape=PLUS_SHAPE, lenient=True)
-    return StructuralToken(sink, opened_by)
+    return JsonArrayBody(sink, opened_by, shape=PLUS_SHAPE, lenient=True)
 
 
 def render_r7b(calls: Calls) -> str:
@@ -81,11 +61,11 @@ COMMAND_R7B = register(
     Dialect(
         name="command_r7b",
         aliases=("command_a", "cohere", "command_r7b_12_2024"),
-        call_start=(ACTION[0], *WRAPPERS),
-        body=r7b_body,
+        call_start=(ACTION[0],),
+        body=partial(JsonArrayBody, shape=R7B_SHAPE),
         reasoning=("<|START_THINKING|>", "<|END_THINKING|>"),
         special_markers=True,
-        end_tokens=TURN,
+        end_tokens=(*WRAPPERS, *TURN),
         render=render_r7b,
         sample='<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Oslo"}}\n]<|END_ACTION|>',
     )
@@ -95,7 +75,7 @@ COMMAND_R_PLUS = register(
     Dialect(
         name="command_r_plus",
         aliases=("command_r", "command_r_plus_tool_use"),
-        call_start=(*PLUS_START, *TURN),
+        call_start=PLUS_START,
         body=plus_body,
         reasoning=None,
         special_markers=True,
