@@ -324,9 +324,10 @@ def _members(elem: _Elem, sink_or_schema: Any, root: dict[str, Any] | None, *, t
         else:
             schema, base = _sub(sink_or_schema, name, root or {}), root or {}
         single = group[0]
-        wrap = _array_only(schema) and not single.children and not "".join(single.parts).lstrip().startswith("[")
+        raw = "" if single.children else "".join(single.parts).strip()
+        wrap = _array_only(schema) and bool(raw) and not raw.startswith("[")
         if len(group) == 1 and not wrap:
-            if top and not single.children:
+            if top and raw:
                 out[name] = sink_or_schema.coerce(name, "".join(single.parts))
             else:
                 out[name] = _value(single, schema, base, tags)

@@ -49,6 +49,8 @@ CASES = [
     Case("repeated-name-becomes-a-list",
          block(invoke("deploy", el("tags", "blue"), el("tags", "green"), el("ports", "8080"))),
          [("deploy", {"tags": ["blue", "green"], "ports": [8080]})], None, tools=DEPLOY),
+    Case("empty-elements-by-schema", block(invoke("deploy", el("ports", ""), el("target", ""), el("zip", ""))),
+         [("deploy", {"ports": [], "target": {}, "zip": ""})], None, tools=DEPLOY),
     Case("children-without-schema",
          block(invoke("note", el("meta", el("id", "7") + el("id", "8") + el("flag", "true")),
                       el("list", el("item", "a") + el("item", "2")))),
