@@ -66,3 +66,17 @@ def test_render_then_parse_gives_the_same_calls(dialect: str, calls: list[tuple[
     tools = tools_for(unique)
     assert parsed(text, dialect, tools) == unique, text
     assert parsed(text, dialect, tools, list(text)) == unique, text
+
+
+SPECIAL = sorted(d for d in DIALECTS if get_dialect(d).special_markers)
+FIXED_CALLS = [("get_weather", {"city": "Paris", "days": 3}), ("search", {"query": "a b"})]
+
+
+@pytest.mark.parametrize("dialect", SPECIAL)
+def test_spaces_between_adjacent_special_tokens(dialect: str) -> None:
+    """A text-only upstream may put a space between adjacent special tokens: the calls stand."""
+    import re
+
+    text = get_dialect(dialect).render(FIXED_CALLS)  # type: ignore[misc]
+    spaced = re.sub(r"(\|>|｜>)(<\||<｜)", r"\1 \2", text)
+    assert parsed(spaced, dialect, tools_for(FIXED_CALLS)) == FIXED_CALLS, spaced

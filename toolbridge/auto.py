@@ -186,7 +186,8 @@ class AutoParser:
         self.dialect: Dialect | None = None
         self._parser: StreamParser | None = None
         self._trials: list[_Trial] = []
-        self._marker = ""  # the marker the trials read from (the start of ``_buf``)
+        self._marker = ""  # the marker the trials read from (where ``_pending`` starts)
+        self._pending: list[str] = []  # the text the trials have read, while they decide
         self._buf = ""
         self._out: list[Event] = []
         self._closed = False
@@ -299,7 +300,7 @@ class AutoParser:
             if self._phase is Phase.CONTENT:
                 parser.phase = Phase.CONTENT  # mid-answer: a bare opener is not one here
             self._trials.append(_Trial(parser))
-        self._marker, self._buf = marker, ""
+        self._marker, self._pending = marker, []
         events = self._try(buf[start:], final)
         if events is not None:
             self._out += events
@@ -308,7 +309,7 @@ class AutoParser:
 
     def _try(self, text: str, final: bool) -> list[Event] | None:
         """Feed the trials: the winner's events, [] while undecided, None when all refuse."""
-        self._buf += text
+        self._pending.append(text)  # kept to scan again should every trial refuse the block
         for trial in self._trials:
             if trial.verdict is not False:
                 trial.feed(text, final)
@@ -317,7 +318,7 @@ class AutoParser:
                 return []
             if trial.verdict:
                 self._parser, self.dialect = trial.parser, trial.parser.dialect
-                self._trials, self._buf = [], ""
+                self._trials, self._pending = [], []
                 return trial.events
         self._trials = []
         if self._phase is Phase.START:
@@ -331,7 +332,7 @@ class AutoParser:
         events = self._try(text, final)
         if events is not None:
             return events
-        buf, self._buf = self._buf, ""
+        buf, self._pending = "".join(self._pending), []
         self._run(buf, final, len(self._marker))
         return self._out
 
