@@ -102,12 +102,14 @@ def needs_hint(dialect: Dialect) -> bool:
     return "" in dialect.bare_start
 
 
-def candidate_dialects(model: str | None = None, names: Iterable[str] | None = None) -> list[Dialect]:
-    """The dialects auto considers, in trial order: the model's hint first, then PRIORITY."""
+def candidate_dialects(model: str | None = None, names: Iterable[str] | None = None,
+                       hinted: Dialect | None = None) -> list[Dialect]:
+    """The dialects auto considers, in trial order: the hinted one (given, or the model's family)
+    first, then PRIORITY."""
     found = {d.name: d for d in map(get_dialect, names if names is not None else dialect_names())}
     rank = {name: i for i, name in enumerate(PRIORITY)}
     ordered = sorted(found.values(), key=lambda d: (rank.get(d.name, len(rank)), d.name))
-    hinted = dialect_for_model(model)
+    hinted = hinted or dialect_for_model(model)
     if hinted is not None and hinted.name in found:
         ordered.remove(hinted)
         ordered.insert(0, hinted)
@@ -354,18 +356,12 @@ class _Table:
 @lru_cache(maxsize=256)
 def _table(hint: str | None, candidates: tuple[str, ...] | None, reasoning: bool, in_reasoning: bool,
            drop_tokens: tuple[str, ...]) -> _Table:
-    ordered = candidate_dialects(hint, candidates) if hint is None else _hint_first(hint, candidates)
     hinted = get_dialect(hint) if hint is not None else None
+    ordered = candidate_dialects(names=candidates, hinted=hinted)
     hinted = hinted if hinted in ordered else None
     claims, bare = _claims(ordered, reasoning, in_reasoning, hinted)
     think = THINK if reasoning else (THINK[1],)
     return _Table(hinted, claims, bare, marker_set(tuple(claims) + think + drop_tokens))
-
-
-def _hint_first(hint: str, candidates: tuple[str, ...] | None) -> list[Dialect]:
-    ordered = candidate_dialects(None, candidates)
-    hinted = get_dialect(hint)
-    return [hinted, *(d for d in ordered if d is not hinted)] if hinted in ordered else ordered
 
 
 # Where the answer starts, a bare JSON object is first of all Llama 3's way of calling.
