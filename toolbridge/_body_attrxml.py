@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._body_json import stream_arguments
+from ._body_xml import NamedCall
 from ._jsonscan import JsonScanner
 from ._markers import MarkerSet, marker_set, match_at, skip_ws
 from ._rawvalue import RawValue
@@ -117,7 +118,7 @@ class _S(enum.Enum):
     AFTER = 7  # after an invoke's close tag
 
 
-class AttrXmlBody:
+class AttrXmlBody(NamedCall):
     """Read a block of attribute-named XML invokes; see the module docstring."""
 
     def __init__(self, sink: CallSink, opened_by: str, *, tags: AttrTags) -> None:
@@ -351,17 +352,6 @@ class AttrXmlBody:
         return pos, None
 
     # ------------------------------------------------------------------ calls
-
-    def _confirm(self) -> Outcome | None:
-        """Begin the call whose name was read, unless it already began."""
-        if self._in_call or not self._name:
-            return None
-        why = self._sink.begin(self._name)
-        self._name = ""
-        if why:
-            return self._fail(why)
-        self._in_call = True
-        return None
 
     def _end_call(self) -> Outcome | None:
         if self._wrapped is not None:

@@ -68,7 +68,28 @@ class _S(enum.Enum):
     AFTER = 5  # after a function's close tag
 
 
-class XmlBody:
+class NamedCall:
+    """What the XML-like bodies share: a call begins once its name has been read and accepted."""
+
+    _sink: CallSink
+    _name: str
+    _in_call: bool
+
+    def _fail(self, why: str) -> Outcome: ...
+
+    def _confirm(self) -> Outcome | None:
+        """Begin the call whose name was read, unless it already began."""
+        if self._in_call or not self._name:
+            return None
+        why = self._sink.begin(self._name)
+        self._name = ""
+        if why:
+            return self._fail(why)
+        self._in_call = True
+        return None
+
+
+class XmlBody(NamedCall):
     """Read a block of XML function elements; see the module docstring."""
 
     def __init__(self, sink: CallSink, opened_by: str, *, tags: XmlTags) -> None:
@@ -170,17 +191,6 @@ class XmlBody:
             return pos, None
         self._state = _S.AFTER  # </function> ended the value
         return pos, self._end_call()
-
-    def _confirm(self) -> Outcome | None:
-        """Begin the call whose name was read, unless it already began."""
-        if self._in_call or not self._name:
-            return None
-        why = self._sink.begin(self._name)
-        self._name = ""
-        if why:
-            return self._fail(why)
-        self._in_call = True
-        return None
 
     def _end_call(self) -> Outcome | None:
         if self._params:
