@@ -343,11 +343,9 @@ class AttrXmlBody(NamedCall):
     def _read_json(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         scanner = self._scanner
         assert scanner is not None
-        pos, why, done = stream_arguments(self._sink, scanner, buf, pos, final)
-        if why:
-            return pos, self._fail(why)
-        if not done:
-            return pos, Outcome.MORE
+        pos, outcome = stream_arguments(self._sink, scanner, buf, pos, final, self._fail)
+        if outcome is not None:
+            return pos, outcome
         self._scanner, self._json_done, self._state = None, True, _S.PARAMS
         return pos, None
 

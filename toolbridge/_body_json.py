@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Callable
 
 from ._jsonscan import ERROR, JsonScanner
 from ._markers import match_at, read_label, skip_ws
@@ -278,23 +279,23 @@ class JsonEnvelopeBody:
         return Outcome.FAIL
 
 
-def stream_arguments(sink: CallSink, scanner: JsonScanner, buf: str, pos: int,
-                     final: bool) -> tuple[int, str | None, bool]:
+def stream_arguments(sink: CallSink, scanner: JsonScanner, buf: str, pos: int, final: bool,
+                     fail: Callable[[str], Outcome]) -> tuple[int, Outcome | None]:
     """Read a call's JSON arguments with ``scanner``, streaming what it reads to ``sink``.
 
-    Returns the position reached, why the arguments are not a call (None while they are fine)
-    and whether they are complete.
+    Returns the position reached and ``fail(why)`` when the arguments are not a call, MORE while
+    they are incomplete, None once they are complete.
     """
     pos = scanner.feed(buf, pos, final)
     sink.args(scanner.take())
     if scanner.state == ERROR:
         why = scanner.error
-        return pos, why if why == "truncated" else "malformed JSON: " + why, False
+        return pos, fail(why if why == "truncated" else "malformed JSON: " + why)
     if not scanner.done:
-        return pos, None, False
+        return pos, Outcome.MORE
     if scanner.repaired:
         sink.repaired("raw control character escaped in a JSON string")
-    return pos, None, True
+    return pos, None
 
 
 def close_tail(sink: CallSink, buf: str, pos: int, final: bool, close: str) -> tuple[int, Outcome]:
@@ -368,11 +369,9 @@ class NameJsonBody:
             why = self._sink.begin(self._name)
             if why:
                 return pos, self._fail(why)
-        pos, why, done = stream_arguments(self._sink, scanner, buf, pos, final)
-        if why:
-            return pos, self._fail(why)
-        if not done:
-            return pos, Outcome.MORE
+        pos, outcome = stream_arguments(self._sink, scanner, buf, pos, final, self._fail)
+        if outcome is not None:
+            return pos, outcome
         self._sink.end()
         self._state = _N.TAIL
         return pos, None

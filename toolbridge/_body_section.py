@@ -149,11 +149,9 @@ class CallBody:
             why = self._sink.begin(self._name, self._written if self._spec.keeps_id else None)
             if why:
                 return pos, self._fail(why)
-        pos, why, done = stream_arguments(self._sink, scanner, buf, pos, final)
-        if why:
-            return pos, self._fail(why)
-        if not done:
-            return pos, Outcome.MORE
+        pos, outcome = stream_arguments(self._sink, scanner, buf, pos, final, self._fail)
+        if outcome is not None:
+            return pos, outcome
         self._sink.end()
         self._state = _C.FENCE_CLOSE
         return pos, None

@@ -86,11 +86,9 @@ class RecipientBody:
     def _json(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         scanner = self._scanner
         assert scanner is not None
-        pos, why, done = stream_arguments(self._sink, scanner, buf, pos, final)
-        if why:
-            return pos, self._fail(why)
-        if not done:
-            return pos, Outcome.MORE
+        pos, outcome = stream_arguments(self._sink, scanner, buf, pos, final, self._fail)
+        if outcome is not None:
+            return pos, outcome
         self._sink.end()
         return pos, Outcome.DONE
 
