@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from toolbridge import ConfigError, Toolset, parse
-from toolbridge.dialect import get_dialect
+from toolbridge.dialects import get_dialect
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "parse_cases.jsonl"
 # sglang's test-only detector exercises its base class with Hermes' <tool_call>{json}</tool_call>.

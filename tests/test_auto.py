@@ -13,8 +13,8 @@ import pytest
 
 from tests.harness import Case, make_table_tests, tool
 from toolbridge import StreamParser, Text, parse
-from toolbridge.auto import AutoParser, candidate_dialects, dialect_for_model, model_for, needs_hint
-from toolbridge.dialect import dialect_names, get_dialect
+from toolbridge.parsing.auto import AutoParser, candidate_dialects, dialect_for_model, model_for, needs_hint
+from toolbridge.dialects import dialect_names, get_dialect
 
 WEATHER = [tool("get_weather", city={"type": "string"}, days={"type": "integer"})]
 PY = [tool("python", code={"type": "string"})]

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from toolbridge import dialect_names, get_dialect
-from toolbridge.bench import QUICK, _arg_case, main
+from toolbridge.bench.parsers import QUICK, _arg_case, main
 
 PRIMARY = sorted({get_dialect(name).name for name in dialect_names()})
 CASES = ["call", "prose", *(_arg_case(n) for n in QUICK.args)]

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from toolbridge import bench, bench_gateway
-from toolbridge._bench_gateway_report import report_text, summarise
-from toolbridge._bench_gateway_script import DIALECTS, Script, assemble, check_message
+from toolbridge.bench import gateway as bench_gateway
+from toolbridge.bench import parsers as bench
+from toolbridge.bench.report import report_text, summarise
+from toolbridge.bench.script import DIALECTS, Script, assemble, check_message
 
 TINY = ["--quick", "--streams", "1,4", "--workers", "1,2", "--repeat", "1", "--rate", "300",
         "--ramp", "0.1", "--duration", "0.2", "--grace", "5", "--nice", "0", "--json"]

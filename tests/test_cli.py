@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from toolbridge import assemble, parse
-from toolbridge._cli_progress import Progress
-from toolbridge.cli import main
-from toolbridge.demo import SAMPLES
+from toolbridge.cli.progress import Progress
+from toolbridge.cli.main import main
+from toolbridge.cli.demo_parser import SAMPLES
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -325,9 +325,9 @@ def test_bench_passes_its_arguments_through(monkeypatch: pytest.MonkeyPatch) -> 
         seen.append(argv)
         return 0
 
-    fake = types.ModuleType("toolbridge.bench")
+    fake = types.ModuleType("toolbridge.bench.parsers")
     fake.main = fake_main  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "toolbridge.bench", fake)
+    monkeypatch.setitem(sys.modules, "toolbridge.bench.parsers", fake)
     assert main(["bench", "--quick", "--json"]) == 0
     assert seen == [["--quick", "--json"]]
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .dialect import Dialect, dialect_names, get_dialect, register
+from .syntax.dialect import Dialect, register
+
+from .dialects import dialect_names, get_dialect
 from .errors import ConfigError, DialectError, ToolBridgeError, UpstreamError
 from .events import (
     ArgumentsDelta,
@@ -17,7 +19,7 @@ from .events import (
     ToolCallEnd,
 )
 from .openai import ChunkEncoder, MessageBuilder, Report, assemble, finish_reason
-from .stream import ParseResult, StreamParser, parse
+from .parsing.parser import ParseResult, StreamParser, parse
 from .tools import Toolset
 
 __all__ = [

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .dialect import UNCLOSED_AT_END
+from .syntax.dialect import UNCLOSED_AT_END
 from .events import (
     ArgumentsDelta,
     CallAborted,

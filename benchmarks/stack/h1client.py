@@ -8,6 +8,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from toolbridge.gateway._h1client import UpstreamError, UpstreamPool, UpstreamResponse, UpstreamTimeout  # noqa: E402
+from toolbridge.gateway.http.client import UpstreamError, UpstreamPool, UpstreamResponse, UpstreamTimeout  # noqa: E402
 
 __all__ = ["UpstreamError", "UpstreamPool", "UpstreamResponse", "UpstreamTimeout"]

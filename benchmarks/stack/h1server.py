@@ -8,6 +8,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from toolbridge.gateway._h1server import ClientDisconnected, H1Server, Limits, Request, Response  # noqa: E402
+from toolbridge.gateway.http.server import ClientDisconnected, H1Server, Limits, Request, Response  # noqa: E402
 
 __all__ = ["ClientDisconnected", "H1Server", "Limits", "Request", "Response"]

@@ -8,6 +8,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from toolbridge.gateway.sse import SSEDecoder, SSEError  # noqa: E402
+from toolbridge.gateway.http.sse import SSEDecoder, SSEError  # noqa: E402
 
 __all__ = ["SSEDecoder", "SSEError"]

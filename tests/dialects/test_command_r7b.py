@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.harness import Case, make_table_tests, tool
-from toolbridge.dialect import get_dialect
+from toolbridge.dialects import get_dialect
 
 TOOLS = [tool("search", query={"type": "string"}), tool("todo_list", todos={"type": "array"}), tool("clock")]
 R = {"reasoning": True}

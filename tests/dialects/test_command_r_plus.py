@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.harness import Case, make_table_tests, tool
-from toolbridge.dialect import get_dialect
+from toolbridge.dialects import get_dialect
 
 TOOLS = [tool("internet_search", query={"type": "string"}), tool("clock"), tool("tabulate", rows={"type": "array"})]
 

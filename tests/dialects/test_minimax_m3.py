@@ -7,7 +7,7 @@ Outputs are written in the layout of docs/dialects.md: one ``<tool_call>`` wrapp
 from __future__ import annotations
 
 from tests.harness import Case, make_table_tests, tool
-from toolbridge.auto import dialect_for_model
+from toolbridge.parsing.auto import dialect_for_model
 
 M = "]<]minimax[>["
 WEATHER = [tool("get_weather", city={"type": "string"}, days={"type": "integer"})]

@@ -7,7 +7,7 @@ Outputs continue the prompt's ``<|start|>assistant``: the first message's header
 from __future__ import annotations
 
 from tests.harness import Case, make_table_tests, tool
-from toolbridge.auto import dialect_for_model
+from toolbridge.parsing.auto import dialect_for_model
 
 WEATHER = [tool("get_weather", city={"type": "string"}, days={"type": "integer"}),
            tool("read", path={"type": "string"}),

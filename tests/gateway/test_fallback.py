@@ -19,9 +19,9 @@ from tests.gateway.test_e2e import ask
 from tests.harness import tool
 from toolbridge.errors import ConfigError
 from toolbridge.gateway.config import GatewayConfig, env_defaults
-from toolbridge.gateway.local import Stack
-from toolbridge.gateway.replay import Reply, Script
-from toolbridge.gateway.replay_text import TextReplayUpstream
+from toolbridge.gateway.replay.stack import Stack
+from toolbridge.gateway.replay.upstream import Reply, Script
+from toolbridge.gateway.replay.text import TextReplayUpstream
 from toolbridge.render import ChatTemplate
 
 PLAIN_TEMPLATE = (

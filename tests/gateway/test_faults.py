@@ -11,9 +11,9 @@ from typing import Any
 import openai
 import pytest
 
-from toolbridge.gateway.local import Stack
+from toolbridge.gateway.replay.stack import Stack
 from tests.harness import tool
-from toolbridge.gateway.replay import Reply
+from toolbridge.gateway.replay.upstream import Reply
 
 TOOLS = [tool("read_file", path={"type": "string"})]
 USER = [{"role": "user", "content": "hello"}]

@@ -16,9 +16,9 @@ from functools import lru_cache
 import pytest
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-from toolbridge.gateway.local import Stack
+from toolbridge.gateway.replay.stack import Stack
 from tests.harness import tool
-from toolbridge.gateway.replay import Reply
+from toolbridge.gateway.replay.upstream import Reply
 
 MARKERS = ["<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>",
            "<|user|>", "<|endoftext|>"]

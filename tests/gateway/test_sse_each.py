@@ -11,8 +11,8 @@ from collections.abc import Callable
 import pytest
 import uvloop
 
-from toolbridge.gateway._h1client import GO, PAUSE, STOP, UpstreamError, UpstreamPool
-from toolbridge.gateway.replay import ReplayUpstream, Reply
+from toolbridge.gateway.http.client import GO, PAUSE, STOP, UpstreamError, UpstreamPool
+from toolbridge.gateway.replay.upstream import ReplayUpstream, Reply
 
 TEXT = "one two three four five six seven eight nine ten " * 6
 BODY = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "go"}]}).encode()

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.harness import tool
-from toolbridge.gateway.request import Settings, plan_request
+from toolbridge.gateway.fronts.chat import Settings, plan_request
 from toolbridge.gateway.streaming import StreamTranslator
 from toolbridge.openai import assemble
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from tests.harness import tool
-from toolbridge.gateway.request import RequestError, Settings, plan_request
-from toolbridge.gateway.response import repair_completion
+from toolbridge.gateway.fronts.chat import RequestError, Settings, plan_request
+from toolbridge.gateway.repair import repair_completion
 from toolbridge.gateway.streaming import StreamTranslator
 from toolbridge.openai import assemble
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from toolbridge.cli import main
+from toolbridge.cli.main import main
 from toolbridge.render import ChatTemplate
 
 from .conversations import CALL_TURN, RESULT, TOOLS, USER

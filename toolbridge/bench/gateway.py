@@ -37,12 +37,12 @@ import sys
 import time
 from typing import Any
 
-from ._bench_gateway_report import report_json, report_text, summarise
-from ._bench_gateway_script import DIALECTS, Script
+from .report import report_json, report_text, summarise
+from .script import DIALECTS, Script
 
 SERVER_CPU, LOAD_CPU = 0, 1
-LOADGEN = "toolbridge._bench_gateway_load"
-SERVERS = "toolbridge._bench_gateway_servers"
+LOADGEN = "toolbridge.bench.load"
+SERVERS = "toolbridge.bench.servers"
 
 
 class Procs:

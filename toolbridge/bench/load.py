@@ -34,8 +34,8 @@ from typing import Any
 import httptools
 import orjson
 
-from ._bench_gateway_script import DIALECTS, PATH, Script, check_message
-from .gateway.sse import SSEDecoder
+from .script import DIALECTS, PATH, Script, check_message
+from ..gateway.http.sse import SSEDecoder
 
 
 def _request(host: str, body: bytes) -> bytes:

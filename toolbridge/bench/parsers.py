@@ -35,11 +35,13 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any
 
-from .dialect import Dialect, dialect_names, get_dialect
-from .errors import ConfigError
-from .events import CallAborted, CallRejected, Invalid, Reasoning, Text, ToolCallBegin, ToolCallEnd
-from .stream import StreamParser
-from .tools import Toolset
+from ..syntax.dialect import Dialect
+
+from ..dialects import dialect_names, get_dialect
+from ..errors import ConfigError
+from ..events import CallAborted, CallRejected, Invalid, Reasoning, Text, ToolCallBegin, ToolCallEnd
+from ..parsing.parser import StreamParser
+from ..tools import Toolset
 
 DELTA = 4  # characters per streamed delta, about one token
 SLOW_NS = 1_000_000_000  # a run slower than this is repeated at most SLOW_REPEAT times
@@ -288,7 +290,7 @@ def bench_dialect(d: Dialect, repeat: int, sizes: Sizes, auto: bool = False) -> 
     tools = Toolset(TOOLS)  # shared by the runs, so its schema validator is built once
     make = partial(StreamParser, d, tools, reasoning=True, in_reasoning=False, validate=True)
     if auto:
-        from .auto import model_for, needs_hint
+        from ..parsing.auto import model_for, needs_hint
 
         hint = {"model": model_for(d.name)} if needs_hint(d) else {}
         make = partial(StreamParser, "auto", tools, reasoning=True, in_reasoning=False, validate=True, **hint)
@@ -447,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     if "--gateway-only" in argv:
-        from .bench_gateway import main as gateway_main
+        from .gateway import main as gateway_main
 
         return gateway_main([a for a in argv if a != "--gateway-only"])
     args = _arguments(argv)
@@ -463,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     for problem in problems:
         print(f"toolbridge bench: {problem}", file=sys.stderr)
     if args.gateway:
-        from .bench_gateway import main as gateway_main
+        from .gateway import main as gateway_main
 
         print(flush=True)
         gateway = gateway_main([f"--{f}" for f in ("quick", "json") if getattr(args, f)])

@@ -30,10 +30,10 @@ from typing import Any, ClassVar
 import httptools
 import orjson
 
-from ._bench_gateway_script import DIALECTS, Script
-from .gateway._h1client import GO, PAUSE, STOP, UpstreamError, UpstreamPool
-from .gateway._h1server import H1Server, Limits, Request, Response
-from .gateway.sse import DONE
+from .script import DIALECTS, Script
+from ..gateway.http.client import GO, PAUSE, STOP, UpstreamError, UpstreamPool
+from ..gateway.http.server import H1Server, Limits, Request, Response
+from ..gateway.http.sse import DONE
 
 _STREAM_HEAD = (b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
                 b"transfer-encoding: chunked\r\n\r\n")

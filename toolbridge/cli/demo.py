@@ -17,8 +17,8 @@ import json
 import sys
 from typing import Any, TextIO
 
-from .gateway.local import Stack
-from .gateway.replay import Reply
+from ..gateway.replay.stack import Stack
+from ..gateway.replay.upstream import Reply
 
 TOOLS = [{
     "type": "function",

@@ -15,8 +15,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .openai import ChunkEncoder, assemble
-from .stream import StreamParser, parse
+from ..openai import ChunkEncoder, assemble
+from ..parsing.parser import StreamParser, parse
 
 CHUNK = 3  # characters per streamed piece: smaller than any marker, so markers get split
 

@@ -19,13 +19,15 @@ from contextlib import AbstractContextManager, ExitStack, nullcontext
 from dataclasses import dataclass
 from typing import IO, Any, TextIO
 
-from ._cli_progress import Progress
-from .cli import EXIT_LINES_FAILED, EXIT_OK, EXIT_USAGE
-from .dialect import Dialect, get_dialect
-from .errors import ConfigError, ToolBridgeError
-from .openai import ChunkEncoder, Delta, MessageBuilder, assemble
-from .stream import StreamParser, random_call_id
-from .tools import Toolset
+from .progress import Progress
+from .exits import EXIT_LINES_FAILED, EXIT_OK, EXIT_USAGE
+from ..syntax.dialect import Dialect
+from ..dialects import get_dialect
+from ..errors import ConfigError, ToolBridgeError
+from ..openai import ChunkEncoder, Delta, MessageBuilder, assemble
+from ..parsing.parser import StreamParser
+from ..parsing.stream import random_call_id
+from ..tools import Toolset
 
 _FLUSH_EVERY = 1000  # output lines between flushes in --jsonl mode
 _TOOLS_CACHE_SIZE = 64
@@ -65,6 +67,57 @@ class Outcome:
 
     def as_dict(self) -> dict[str, Any]:
         return {"message": self.message, "report": self.report, "finish_reason": self.finish_reason}
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = commands.add_parser(
+        "parse",
+        help="model output in, OpenAI message JSON out",
+        description="Parse model output text into an OpenAI assistant message and a report.",
+        epilog="exit status: 0 done; 1 some --jsonl lines failed (each has an error line); "
+               "2 bad flag, dialect, tools file, or unreadable input",
+    )
+    p.add_argument("input", nargs="?", default="-", metavar="FILE",
+                   help="model output text (or JSON lines with --jsonl); '-' or omitted: stdin")
+    p.add_argument("--dialect", metavar="NAME", default="auto",
+                   help="tool-call dialect (see `toolbridge dialects`); default auto: recognised "
+                        "from the output (the report's 'detected' names it)")
+    p.add_argument("--model", metavar="ID",
+                   help="the model's id, a hint for auto (e.g. Qwen/Qwen3.6-35B-A3B -> qwen3_coder)")
+    p.add_argument("--tools", metavar="FILE",
+                   help="JSON file with the OpenAI tools list (or an object with a 'tools' key)")
+    p.add_argument("--reasoning", action="store_true",
+                   help="split <think>...</think> out as reasoning_content")
+    p.add_argument("--in-reasoning", action="store_true",
+                   help="the output starts inside reasoning (the prompt ended with <think>); "
+                        "implies --reasoning")
+    p.add_argument("--reject-invalid", action="store_true",
+                   help="with --tools, turn calls whose arguments fail the schema into content")
+    p.add_argument("--no-validate", dest="validate", action="store_false",
+                   help="do not check arguments against the tools' schemas")
+    p.add_argument("--call-ids", choices=("random", "index"), default="random",
+                   help="random call_... ids (default) or call_0, call_1, ... for diffable runs")
+    p.add_argument("--stream", action="store_true",
+                   help="print OpenAI chunk deltas, one JSON object a line, then the finish "
+                        "reason; with --jsonl, each message is assembled from the deltas")
+    p.add_argument("--chunk", type=positive_int, metavar="N",
+                   help="feed the parser N characters at a time")
+    p.add_argument("--jsonl", action="store_true",
+                   help='input is JSON lines {"id", "text", "dialect"?, "tools"?}; '
+                        'output one {"id", "message", "report", "finish_reason"} line each')
+    p.add_argument("--output", "-o", metavar="FILE", default="-",
+                   help="write here instead of stdout")
+    p.set_defaults(handler=run)
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return number
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,8 +13,8 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from .cli import EXIT_OK, EXIT_USAGE
-from .errors import ToolBridgeError
+from .exits import EXIT_OK, EXIT_USAGE
+from ..errors import ToolBridgeError
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,7 +51,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     """Run ``toolbridge render``; return the exit code."""
-    from .render import build_prompt, capabilities, load_model_dir, load_template
+    from ..render import build_prompt, capabilities, load_model_dir, load_template
 
     try:
         template = (load_model_dir(args.model_dir) if args.model_dir

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import json
 
-from .._body_json import close_tail
-from .._jsonscan import ERROR, JsonScanner
-from .._markers import skip_ws
-from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Dialect, Outcome, register
+from ..syntax.bodies.json import close_tail
+from ..syntax.jsonscan import ERROR, JsonScanner
+from ..syntax.markers import skip_ws
+from ..syntax.dialect import UNCLOSED_AT_END, Calls, CallSink, Dialect, Outcome, register
 
 OPEN, CLOSE = "<|tools_prefix|>", "<|tools_suffix|>"
 # Expected punctuation per state, and the state it leads to.

@@ -27,8 +27,8 @@ from __future__ import annotations
 import json
 from functools import partial
 
-from .._body_array import JsonArrayBody, ListShape
-from ..dialect import Body, Calls, CallSink, Dialect, register
+from ..syntax.bodies.array import JsonArrayBody, ListShape
+from ..syntax.dialect import Body, Calls, CallSink, Dialect, register
 
 ACTION = ("<|START_ACTION|>", "<|END_ACTION|>")
 R7B_SHAPE = ListShape(closes=("]", ACTION[1]), name_keys=("tool_call_id", "tool_name"), args_keys=("parameters",))

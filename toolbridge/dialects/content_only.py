@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 
-from .._body_json import JsonEnvelopeBody
-from ..dialect import Body, Calls, CallSink, Dialect, register
+from ..syntax.bodies.json import JsonEnvelopeBody
+from ..syntax.dialect import Body, Calls, CallSink, Dialect, register
 
 FENCE = "```json"
 

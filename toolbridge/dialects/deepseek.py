@@ -25,8 +25,8 @@ import json
 from collections.abc import Callable
 from functools import partial
 
-from .._body_section import CallBody, CallSpec, SectionBody, SectionTags
-from ..dialect import Body, Calls, CallSink, Dialect, register
+from ..syntax.bodies.section import CallBody, CallSpec, SectionBody, SectionTags
+from ..syntax.dialect import Body, Calls, CallSink, Dialect, register
 
 SPELLINGS = ("▁", "_", " ", "\\_")
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 import json
 from functools import partial
 
-from .._body_attrxml import AttrTags, AttrXmlBody
-from ..dialect import Calls, Dialect, register
+from ..syntax.bodies.attrxml import AttrTags, AttrXmlBody
+from ..syntax.dialect import Calls, Dialect, register
 
 SPELLINGS = ("｜DSML｜", "|DSML|")
 V41 = tuple(s + " " for s in SPELLINGS)  # V4.1 puts a space after the bars

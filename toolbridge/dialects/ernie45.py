@@ -21,8 +21,8 @@ from __future__ import annotations
 import json
 from functools import partial
 
-from .._body_json import JsonEnvelopeBody
-from ..dialect import Calls, Dialect, register
+from ..syntax.bodies.json import JsonEnvelopeBody
+from ..syntax.dialect import Calls, Dialect, register
 
 
 def render(calls: Calls) -> str:

@@ -20,10 +20,10 @@ from __future__ import annotations
 import json
 import re
 
-from .._body_json import NameJsonBody, stream_arguments
-from .._jsonscan import JsonScanner
-from .._markers import marker_set, match_at, skip_ws
-from ..dialect import Body, Calls, CallSink, Dialect, Outcome, register
+from ..syntax.bodies.json import NameJsonBody, stream_arguments
+from ..syntax.jsonscan import JsonScanner
+from ..syntax.markers import marker_set, match_at, skip_ws
+from ..syntax.dialect import Body, Calls, CallSink, Dialect, Outcome, register
 
 _encode = json.encoder.encode_basestring
 _RECIPIENT = re.compile(r"[A-Za-z_][\w.\-]{0,127}")

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from .._body_gemma import GemmaBody, render_gemma
-from ..dialect import Dialect, register
+from ..syntax.bodies.gemma import GemmaBody, render_gemma
+from ..syntax.dialect import Dialect, register
 
 QUOTE = '<|"|>'
 START, END = "<|tool_call>", "<tool_call|>"

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 
-from .._body_envelope import EnvelopeBody
-from ..dialect import Body, Calls, CallSink, Dialect, register
+from ..syntax.bodies.envelope import EnvelopeBody
+from ..syntax.dialect import Body, Calls, CallSink, Dialect, register
 
 FENCE = "```json"
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .._body_json import JsonEnvelopeBody
-from .._markers import match_at, skip_ws
-from ..dialect import Calls, CallSink, Dialect, Outcome, register
+from ..syntax.bodies.json import JsonEnvelopeBody
+from ..syntax.markers import match_at, skip_ws
+from ..syntax.dialect import Calls, CallSink, Dialect, Outcome, register
 
 ROLE = "<|message_sep|>\n\nfunction call<|role_sep|>"  # GigaChat 3: a message of its own
 MARK = "<|function_call|>"  # GigaChat 3.1: inside the assistant message

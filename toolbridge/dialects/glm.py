@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from .._body_argkey import ArgKeyBody, ArgKeyTags, render_argkey
-from ..dialect import Dialect, register
+from ..syntax.bodies.argkey import ArgKeyBody, ArgKeyTags, render_argkey
+from ..syntax.dialect import Dialect, register
 
 TAGS = ArgKeyTags()
 # <tool_call>, <arg_key>... are special tokens of the GLM tokenizers; so are these.

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 
-from .._body_harmony import HarmonyBody
-from ..dialect import Calls, Dialect, register
+from ..syntax.bodies.harmony import HarmonyBody
+from ..syntax.dialect import Calls, Dialect, register
 
 
 def render(calls: Calls) -> str:

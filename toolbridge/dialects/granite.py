@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 from functools import partial
 
-from .._body_array import JsonArrayBody, ListShape, render_list
-from .._body_json import JsonEnvelopeBody
-from ..dialect import Calls, Dialect, register
+from ..syntax.bodies.array import JsonArrayBody, ListShape, render_list
+from ..syntax.bodies.json import JsonEnvelopeBody
+from ..syntax.dialect import Calls, Dialect, register
 
 END_TOKENS = ("<|end_of_text|>", "<|start_of_role|>", "<|end_of_role|>")
 ONE_OBJECT = ListShape(open=(), seps="", closes=())

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import json
 
-from .._body_json import JsonEnvelopeBody, NameJsonBody
-from ..dialect import Body, Calls, CallSink, Dialect, register
+from ..syntax.bodies.json import JsonEnvelopeBody, NameJsonBody
+from ..syntax.dialect import Body, Calls, CallSink, Dialect, register
 
 SAMPLE = (
     "<think>\nThe user wants the weather.\n</think>\n\n"

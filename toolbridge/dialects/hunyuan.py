@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from .._body_array import ChooseBody, JsonArrayBody, ListShape, render_list
-from ..dialect import Body, CallSink, Dialect, register
+from ..syntax.bodies.array import ChooseBody, JsonArrayBody, ListShape, render_list
+from ..syntax.dialect import Body, CallSink, Dialect, register
 from .hunyuan_v3 import CALL, CallsBody
 
 A13B = ListShape(closes=("]", "</tool_calls>"))

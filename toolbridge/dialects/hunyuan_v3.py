@@ -19,9 +19,9 @@ is read when it follows, as when an unknown call before it was returned to conte
 
 from __future__ import annotations
 
-from .._body_argkey import ArgKeyBody, ArgKeyTags
-from .._markers import match_at, skip_ws
-from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Dialect, Outcome, raw_value, register
+from ..syntax.bodies.argkey import ArgKeyBody, ArgKeyTags
+from ..syntax.markers import match_at, skip_ws
+from ..syntax.dialect import UNCLOSED_AT_END, Calls, CallSink, Dialect, Outcome, raw_value, register
 
 TAGS = ArgKeyTags()
 WRAPPER = ("<tool_calls>", "</tool_calls>")

@@ -23,9 +23,9 @@ from __future__ import annotations
 import json
 from functools import partial
 
-from .._body_header import HeaderBody
-from .._body_json import JsonEnvelopeBody
-from ..dialect import Body, Calls, CallSink, Dialect, register
+from ..syntax.bodies.header import HeaderBody
+from ..syntax.bodies.json import JsonEnvelopeBody
+from ..syntax.dialect import Body, Calls, CallSink, Dialect, register
 
 MESSAGE, END, END_SAMPLING = "<|message_model|>", "<|end_message|>", "<|content_model_end_sampling|>"
 THINKING, TEXT, INVOKE_JSON = "<|content_thinking|>", "<|content_text|>", "<|content_invoke_tool_json|>"

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from .._body_array import ARRAY, JsonArrayBody, ListShape
-from .._body_array import render_list as render
-from ..dialect import Body, CallSink, Dialect, register
+from ..syntax.bodies.array import ARRAY, JsonArrayBody, ListShape
+from ..syntax.bodies.array import render_list as render
+from ..syntax.dialect import Body, CallSink, Dialect, register
 
 FENCED = ListShape(closes=("]", "```"))
 XLAM_SHAPES = {

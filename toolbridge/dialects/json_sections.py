@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from .._body_array import JsonArrayBody, ListShape, render_list
-from ..dialect import Dialect, register
+from ..syntax.bodies.array import JsonArrayBody, ListShape, render_list
+from ..syntax.dialect import Dialect, register
 
 NEMOTRON = ListShape(closes=("]", "</TOOLCALL>"))
 JAMBA = ListShape(closes=("]", "</tool_calls>"))

@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 from functools import partial
 
-from .._body_argkey import ArgKeyBody, ArgKeyTags
-from .._body_json import JsonEnvelopeBody
-from ..dialect import Calls, Dialect, register
+from ..syntax.bodies.argkey import ArgKeyBody, ArgKeyTags
+from ..syntax.bodies.json import JsonEnvelopeBody
+from ..syntax.dialect import Calls, Dialect, register
 
 LONGCAT_TAGS = ArgKeyTags(
     key=("<longcat_arg_key>", "</longcat_arg_key>"),

@@ -18,8 +18,8 @@ import json
 import re
 from functools import partial
 
-from .._body_section import CallBody, CallSpec, SectionBody, SectionTags
-from ..dialect import Body, Calls, CallSink, Dialect, register
+from ..syntax.bodies.section import CallBody, CallSpec, SectionBody, SectionTags
+from ..syntax.dialect import Body, Calls, CallSink, Dialect, register
 
 SECTION_BEGIN = ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>")
 SECTION_END = ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")

@@ -22,8 +22,8 @@ import itertools
 import json
 from functools import partial
 
-from .._body_attrxml import AttrTags, AttrXmlBody
-from ..dialect import Calls, Dialect, register
+from ..syntax.bodies.attrxml import AttrTags, AttrXmlBody
+from ..syntax.dialect import Calls, Dialect, register
 
 OPEN, CLOSE, SEP = "<|open|>", "<|close|>", "<|sep|>"
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 from functools import partial
 
-from .._body_array import ChooseBody, ElementSink, JsonArrayBody, ListShape
-from .._body_pythonic import PythonicBody
-from ..dialect import Body, Calls, CallSink, Dialect, register
+from ..syntax.bodies.array import ChooseBody, ElementSink, JsonArrayBody, ListShape
+from ..syntax.bodies.pythonic import PythonicBody
+from ..syntax.dialect import Body, Calls, CallSink, Dialect, register
 
 SHAPE = ListShape(open=(), seps=";", adjacent=True, closes=(), args_keys=("parameters", "arguments"))
 

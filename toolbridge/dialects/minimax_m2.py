@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from .._body_attrxml import AttrTags, AttrXmlBody
-from ..dialect import Calls, Dialect, raw_value, register
+from ..syntax.bodies.attrxml import AttrTags, AttrXmlBody
+from ..syntax.dialect import Calls, Dialect, raw_value, register
 
 TAGS = AttrTags(block_close=("</minimax:tool_call>",))
 

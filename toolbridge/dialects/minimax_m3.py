@@ -26,8 +26,8 @@ import re
 from functools import partial
 from typing import Any
 
-from .._body_elements import ElementBody, ElementTags
-from ..dialect import Calls, Dialect, register
+from ..syntax.bodies.elements import ElementBody, ElementTags
+from ..syntax.dialect import Calls, Dialect, register
 from ..tools import coerce
 
 M = "]<]minimax[>["

@@ -17,9 +17,9 @@ import json
 import re
 from functools import partial
 
-from .._body_array import ChooseBody, JsonArrayBody
-from .._body_named import NamedJsonBody
-from ..dialect import Calls, Dialect, register
+from ..syntax.bodies.array import ChooseBody, JsonArrayBody
+from ..syntax.bodies.named import NamedJsonBody
+from ..syntax.dialect import Calls, Dialect, register
 
 HEADER = re.compile(r"\s*(?P<name>[A-Za-z_][\w.\-:/]*)\s*(?:\[CALL_ID\]\s*[\w\-]+\s*)?(?:\[ARGS\]\s*)?")
 

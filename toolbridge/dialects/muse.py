@@ -22,9 +22,9 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from .._body_attrxml import AttrTags, AttrXmlBody
-from .._body_recipient import RecipientBody, RecipientForm
-from ..dialect import Body, Calls, CallSink, Dialect, raw_value, register
+from ..syntax.bodies.attrxml import AttrTags, AttrXmlBody
+from ..syntax.bodies.recipient import RecipientBody, RecipientForm
+from ..syntax.dialect import Body, Calls, CallSink, Dialect, raw_value, register
 
 BLOCK, INVOKE = "<atem:function_calls>", "<atem:invoke name="
 TERMINATORS = ("<|eom|>", "<|eot|>", "<|end_of_text|>")

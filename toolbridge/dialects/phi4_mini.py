@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from functools import partial
 
-from .._body_array import JsonArrayBody, ListShape
-from ..dialect import Calls, Dialect, register
+from ..syntax.bodies.array import JsonArrayBody, ListShape
+from ..syntax.dialect import Calls, Dialect, register
 
 SHAPE = ListShape(open="")  # the opener "functools[" already holds the bracket
 

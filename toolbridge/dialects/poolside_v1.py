@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from .._body_argkey import ArgKeyBody, ArgKeyTags, render_argkey
-from ..dialect import Dialect, register
+from ..syntax.bodies.argkey import ArgKeyBody, ArgKeyTags, render_argkey
+from ..syntax.dialect import Dialect, register
 
 TAGS = ArgKeyTags(orphan_keys=True)
 

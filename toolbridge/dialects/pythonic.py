@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from .._body_pythonic import PythonicBody, render_pythonic
-from ..dialect import Body, CallSink, Dialect, register
+from ..syntax.bodies.pythonic import PythonicBody, render_pythonic
+from ..syntax.dialect import Body, CallSink, Dialect, register
 
 LLAMA4_START, LLAMA4_END = "<|python_start|>", "<|python_end|>"
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 
-from .._body_xml import XmlBody, XmlTags, render_xml
-from ..dialect import Dialect, register
+from ..syntax.bodies.xml import XmlBody, XmlTags, render_xml
+from ..syntax.dialect import Dialect, register
 
 SAMPLE = (
     "<tool_call>\n<function=write_file>\n<parameter=path>\n/tmp/a.txt\n</parameter>\n"

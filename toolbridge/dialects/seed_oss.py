@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from .._body_xml import XmlBody, XmlTags, render_xml
-from ..dialect import Dialect, register
+from ..syntax.bodies.xml import XmlBody, XmlTags, render_xml
+from ..syntax.dialect import Dialect, register
 
 TAGS = XmlTags(block_close="</seed:tool_call>", trim_newline=False)
 WRAPPER = ("<seed:tool_call>", "</seed:tool_call>")

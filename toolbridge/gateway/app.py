@@ -23,14 +23,14 @@ from typing import Any
 import orjson
 
 from ..errors import ConfigError
-from ._h1client import GO, PAUSE, STOP, UpstreamError, UpstreamPool, UpstreamTimeout
-from ._h1server import ClientDisconnected, H1Server, Limits, Request, Response
+from .http.client import GO, PAUSE, STOP, UpstreamError, UpstreamPool, UpstreamTimeout
+from .http.server import ClientDisconnected, H1Server, Limits, Request, Response
 from .config import GatewayConfig
-from .fallback import FallbackHandler, name_the_flag
+from .upstream.fallback import FallbackHandler, name_the_flag
 from .metrics import Metrics
-from .request import RequestError, Settings, plan_request
-from .response import Provenance, repair_completion
-from .sse import DONE, SSEError, encode
+from .fronts.chat import RequestError, Settings, plan_request
+from .repair import Provenance, repair_completion
+from .http.sse import DONE, SSEError, encode
 from .streaming import StreamTranslator
 
 log = logging.getLogger("toolbridge.gateway")

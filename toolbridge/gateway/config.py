@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..errors import ConfigError
+from ..dialects import get_dialect
+from ..errors import ConfigError, RenderError
+
+if TYPE_CHECKING:
+    from ..render import ChatTemplate
+
+UPSTREAM_APIS = ("chat", "completions")
 
 
 @dataclass(frozen=True)
@@ -41,8 +47,7 @@ class GatewayConfig:
         return parts.hostname, parts.port or 80, base
 
     def check(self) -> None:
-        """Raise ConfigError for settings that cannot work."""
-        from ..dialect import get_dialect
+        """Raise ConfigError for settings that cannot work (loading the chat template, if any)."""
 
         if not self.upstream:
             raise ConfigError("--upstream (or TOOLBRIDGE_UPSTREAM) is required")
@@ -53,9 +58,29 @@ class GatewayConfig:
             raise ConfigError("--keep-special-tokens must be auto, always or never")
         if self.workers < 1 or self.max_body < 1 or self.timeout <= 0:
             raise ConfigError("--workers, --max-body and --timeout must be positive")
-        from .fallback import check_config
+        if self.upstream_api not in UPSTREAM_APIS:
+            raise ConfigError(f"--upstream-api must be chat or completions, not {self.upstream_api!r}")
+        if self.model_dir and self.chat_template:
+            raise ConfigError("give --model-dir or --chat-template, not both")
+        if self.upstream_api == "completions" and not (self.model_dir or self.chat_template):
+            raise ConfigError("--upstream-api completions renders the prompt: it needs --model-dir or "
+                              "--chat-template")
+        if get_dialect(self.fallback_dialect).render is None:
+            raise ConfigError(f"dialect {self.fallback_dialect!r} cannot write calls, so it cannot be "
+                              "the fallback dialect; hermes is the default")
+        self.template()
 
-        check_config(self)
+    def template(self) -> ChatTemplate | None:
+        """The chat template of ``--model-dir`` or ``--chat-template`` (None without either);
+        raises ConfigError when it cannot be loaded. Needs the ``render`` extra (Jinja2)."""
+        if not (self.model_dir or self.chat_template):
+            return None
+        from ..render import load_model_dir, load_template
+
+        try:
+            return load_model_dir(self.model_dir) if self.model_dir else load_template(self.chat_template)
+        except RenderError as exc:
+            raise ConfigError(str(exc)) from None
 
 
 def env_defaults(environ: dict[str, str] | None = None) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .response import Provenance
+from .repair import Provenance
 
 _HELP = {
     "toolbridge_requests_total": ("counter", "Requests answered, by endpoint and status."),

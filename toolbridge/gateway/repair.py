@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..stream import parse
-from .native import check_calls
-from .request import Plan, RequestError
+from ..parsing.parser import parse
+from .upstream.native import check_calls
+from .fronts.chat import Plan, RequestError
 
 REASONING_KEYS = ("reasoning_content", "reasoning")
 

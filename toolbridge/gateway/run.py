@@ -15,7 +15,7 @@ import sys
 import time
 
 from .config import GatewayConfig
-from .server import serve
+from .app import serve
 
 
 def run(config: GatewayConfig) -> int:

@@ -34,10 +34,10 @@ from ..events import (
     ToolCallEnd,
 )
 from ..openai import ChunkEncoder
-from ..stream import StreamParser
-from .native import NativeStream
-from .request import Plan, RequestError
-from .response import REASONING_KEYS, Provenance, tool_choice_unmet
+from ..parsing.parser import StreamParser
+from .upstream.native import NativeStream
+from .fronts.chat import Plan, RequestError
+from .repair import REASONING_KEYS, Provenance, tool_choice_unmet
 
 Delta = dict[str, Any]
 _dumps = orjson.dumps

@@ -26,12 +26,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ._markers import marker_set
-from .dialect import Dialect, dialect_names, get_dialect
-from .errors import ConfigError
-from .events import CallAborted, CallRejected, Event, Reasoning, Text, ToolCallBegin
-from .stream import Phase, StreamParser, random_call_id
-from .tools import Toolset
+from ..syntax.markers import marker_set
+from ..syntax.dialect import Dialect
+from ..dialects import dialect_names, get_dialect
+from ..errors import ConfigError
+from ..events import CallAborted, CallRejected, Event, Reasoning, Text, ToolCallBegin
+from .stream import DialectParser, Phase, random_call_id
+from ..tools import Toolset
 
 AUTO = "auto"
 THINK = ("<think>", "</think>")
@@ -121,7 +122,7 @@ class _Trial:
 
     __slots__ = ("parser", "events", "verdict")
 
-    def __init__(self, parser: StreamParser) -> None:
+    def __init__(self, parser: DialectParser) -> None:
         self.parser = parser
         self.events: list[Event] = []
         self.verdict: bool | None = None  # True: the block is this dialect's; False: it is not
@@ -186,7 +187,7 @@ class AutoParser:
         self._drop = frozenset(drop_tokens)
         self._phase = Phase.REASONING if reasoning and in_reasoning else Phase.START
         self.dialect: Dialect | None = None
-        self._parser: StreamParser | None = None
+        self._parser: DialectParser | None = None
         self._trials: list[_Trial] = []
         self._marker = ""  # the marker the trials read from (where ``_pending`` starts)
         self._pending: list[str] = []  # the text the trials have read, while they decide
@@ -298,7 +299,7 @@ class AutoParser:
         in_reasoning = self._phase is Phase.REASONING
         self._trials = []
         for d in claims:
-            parser = StreamParser(d, self._tools, in_reasoning=in_reasoning, **self._options)
+            parser = DialectParser(d, self._tools, in_reasoning=in_reasoning, **self._options)
             if self._phase is Phase.CONTENT:
                 parser.phase = Phase.CONTENT  # mid-answer: a bare opener is not one here
             self._trials.append(_Trial(parser))

@@ -1,4 +1,4 @@
-"""StreamParser: model output text in, events out; sans-I/O, one instance per response.
+"""DialectParser: one dialect's model output text in, events out; sans-I/O, one instance per response.
 
 Strategy (after h11): one phase (CONTENT, REASONING or CALL) plus a buffer that holds only text
 not yet consumed. In CONTENT and REASONING the parser searches the buffer for the phase's
@@ -25,10 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._markers import marker_set
-from .dialect import Body, Dialect, Outcome, get_dialect
-from .errors import ConfigError
-from .events import (
+from ..syntax.markers import marker_set
+from ..syntax.dialect import Body, Dialect, Outcome
+from ..dialects import get_dialect
+from ..errors import ConfigError
+from ..events import (
     ArgumentsDelta,
     CallAborted,
     CallRejected,
@@ -40,7 +41,7 @@ from .events import (
     ToolCallBegin,
     ToolCallEnd,
 )
-from .tools import Toolset, coerce
+from ..tools import Toolset, coerce
 
 _PLAUSIBLE_NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")
 
@@ -64,35 +65,9 @@ def random_call_id(index: int) -> str:
     return "call_" + secrets.token_hex(12)
 
 
-class StreamParser:
-    """Parse one response's output incrementally.
-
-    Args:
-        dialect: a registry name or alias (``hermes``, ``qwen3_coder``, ``glm45``...) or a Dialect.
-        tools: the request's OpenAI ``tools`` list (or a Toolset); None accepts any plausible name
-            and types raw values that parse as JSON.
-        reasoning: split ``<think>...</think>`` (the dialect's convention) out as Reasoning.
-        in_reasoning: the output starts inside reasoning (the prompt ended with the opener).
-        validate: check each call's arguments against its tool's schema (Invalid events).
-        reject_invalid: with tools, hold each call until it ends and turn a call whose arguments
-            fail the schema into content (CallRejected) instead of emitting it.
-        call_id: makes the id of call ``index``; random ``call_...`` ids by default.
-        drop_tokens: special tokens to remove from content and reasoning (end-of-turn tokens
-            that arrive when an upstream was asked to keep special tokens).
-
-    ``dialect="auto"`` makes an ``toolbridge.auto.AutoParser`` instead, which recognises the
-    dialect from the output (it also takes ``model=`` and ``candidates=``).
-
-    Raises:
-        ConfigError: unknown dialect or malformed tools.
-    """
-
-    def __new__(cls, dialect: str | Dialect = "", *args: Any, **kwargs: Any) -> Any:
-        if dialect == "auto":
-            from .auto import AutoParser
-
-            return AutoParser(*args, **kwargs)
-        return super().__new__(cls)
+class DialectParser:
+    """The parser of one dialect; ``StreamParser`` (``toolbridge.parsing.parser``) is the public
+    name, which also makes ``AutoParser`` for ``dialect="auto"``. Arguments as StreamParser's."""
 
     def __init__(
         self,
@@ -364,35 +339,3 @@ class StreamParser:
         if not isinstance(value, dict):
             return ("arguments are not a JSON object",)
         return self._tools.validate(name, value) if self._validate and self._tools else ()
-
-
-@dataclass(frozen=True)
-class ParseResult:
-    """The outcome of ``parse``: the OpenAI assistant message, the report, the events."""
-
-    message: dict[str, Any]
-    report: Any
-    events: list[Event]
-    finish_reason: str
-
-
-def parse(
-    text: str,
-    dialect: str | Dialect,
-    tools: list[dict[str, Any]] | Toolset | None = None,
-    **options: Any,
-) -> ParseResult:
-    """Parse a whole output: exactly ``feed(text)`` then ``close()`` on a new StreamParser.
-
-    Options are those of StreamParser (with ``dialect="auto"``, also ``model`` and
-    ``candidates``); the report's ``detected`` names the dialect auto recognised. Raises ConfigError for an unknown dialect or bad tools.
-    """
-    from .openai import MessageBuilder
-
-    parser = StreamParser(dialect, tools, **options)
-    events = parser.feed(text) + parser.close()
-    builder = MessageBuilder(parser.dialect.name if parser.dialect else "auto")
-    builder.add(events)
-    if dialect == "auto":
-        builder.report.detected = parser.detected
-    return ParseResult(builder.message, builder.report, events, builder.finish_reason)

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from ..errors import RenderError
-from ..stream import parse
+from ..parsing.parser import parse
 from .probe import ARG_MARK, CALL_ID, PROBE_TOOLS, TOOL_NAME, _call_turn
 from .template import ChatTemplate
 

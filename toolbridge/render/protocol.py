@@ -28,7 +28,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..dialect import Dialect, get_dialect
+from ..syntax.dialect import Dialect
+
+from ..dialects import get_dialect
 from ..errors import ConfigError, RenderError
 
 RESPONSE_TAG = "tool_response"

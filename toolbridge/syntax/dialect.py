@@ -1,22 +1,23 @@
 """Dialects as declarations: markers, a body kind, aliases, reasoning convention, a sample.
 
 A dialect says which markers open a call block and which body kind reads what follows. Body kinds
-(``toolbridge/_body_*.py``) are small sans-I/O readers shared by every dialect whose calls have
+(``toolbridge/syntax/bodies/``) are small sans-I/O readers shared by every dialect whose calls have
 that shape: a JSON envelope (hermes), XML function/parameter elements (qwen3_coder), key/value
 tag pairs (glm). A body reads from a buffer and reports calls through a ``CallSink`` that the
 StreamParser provides; it returns how far it consumed and whether the block is finished.
 
-Importing ``toolbridge.dialects`` registers every dialect.
+Importing ``toolbridge.dialects`` registers every built-in dialect; it also looks names up.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol
 
-from .errors import ConfigError, DialectError
+from ..errors import DialectError
 
 UNCLOSED_AT_END = "call not closed at end of output"
 """What a body reports when it completes a call whose close marker never came."""
@@ -138,21 +139,10 @@ def register(dialect: Dialect) -> Dialect:
     return dialect
 
 
-def get_dialect(name: str | Dialect) -> Dialect:
-    """Look up a dialect by registry name or alias."""
-    if isinstance(name, Dialect):
-        return name
-    from . import dialects  # noqa: F401  (registers the built-in dialects)
-
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise ConfigError(f"unknown dialect {name!r}; known: {known}") from None
+def registered() -> Mapping[str, Dialect]:
+    """Every dialect registered so far, by name and alias (a read-only view). The built-in ones
+    are registered by importing ``toolbridge.dialects``, which looks names up."""
+    return _VIEW
 
 
-def dialect_names() -> list[str]:
-    """Every registry name and alias, sorted."""
-    from . import dialects  # noqa: F401
-
-    return sorted(_REGISTRY)
+_VIEW: Mapping[str, Dialect] = MappingProxyType(_REGISTRY)

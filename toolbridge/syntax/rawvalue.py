@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import re
 
-from ._markers import MarkerSet
+from .markers import MarkerSet
 from .dialect import CallSink
-from .tools import is_plain_string
+from ..tools import is_plain_string
 
 _encode = json.encoder.encode_basestring
 _JSON_START = frozenset('-0123456789tfn[{" \t\r\n')

@@ -14,9 +14,11 @@ from typing import Any
 
 import orjson
 
-from ..dialect import Dialect, get_dialect
-from ..errors import ConfigError, ToolBridgeError
-from ..tools import Toolset
+from ...syntax.dialect import Dialect
+
+from ...dialects import get_dialect
+from ...errors import ConfigError, ToolBridgeError
+from ...tools import Toolset
 
 KEEP_SPECIAL = ("auto", "always", "never")
 
@@ -111,7 +113,7 @@ def plan_request(body: Any, settings: Settings) -> Plan:
 def _reader(name: str, model: str | None) -> tuple[Dialect | str, bool, tuple[str, ...]]:
     """The dialect to read answers with, whether its markers are special tokens, its end tokens."""
     if name == "auto":
-        from ..auto import special_tokens
+        from ...parsing.auto import special_tokens
 
         return "auto", *special_tokens(model)
     dialect = get_dialect(name)

@@ -12,8 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 from toolbridge.gateway.config import GatewayConfig
-from toolbridge.gateway.replay import Detokenize, ReplayUpstream, Script
-from toolbridge.gateway.server import Gateway
+from toolbridge.gateway.replay.upstream import Detokenize, ReplayUpstream, Script
+from toolbridge.gateway.app import Gateway
 
 
 class Stack:

@@ -12,8 +12,8 @@ import json
 import time
 from typing import Any
 
-from ._h1server import Request, Response
-from .replay import JSON, ReplayUpstream, Reply
+from ..http.server import Request, Response
+from .upstream import JSON, ReplayUpstream, Reply
 
 
 class TextReplayUpstream(ReplayUpstream):

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ._h1server import H1Server, Request, Response
+from ..http.server import H1Server, Request, Response
 
 JSON = [(b"content-type", b"application/json")]
 

@@ -15,15 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..dialect import get_dialect
-from ..openai import assemble
-from ..render import ChatTemplate, Prompt, build_prompt
-from ..render.hint import template_dialect
-from ..render.prompt import stop_markers
-from ..tools import Toolset
-from .request import Plan, RequestError
-from .response import Provenance
-from .streaming import StreamTranslator
+from ...dialects import get_dialect
+from ...openai import assemble
+from ...render import ChatTemplate, Prompt, build_prompt
+from ...render.hint import template_dialect
+from ...render.prompt import stop_markers
+from ...tools import Toolset
+from ..fronts.chat import Plan, RequestError
+from ..repair import Provenance
+from ..streaming import StreamTranslator
 
 # Chat-only request fields: replaced by the prompt, or shaped differently in the text API.
 _CHAT_ONLY = frozenset({

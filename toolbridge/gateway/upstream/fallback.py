@@ -19,75 +19,33 @@ without tool support is answered 400 naming the flag (FallbackRequired).
 
 from __future__ import annotations
 
-import argparse
 import logging
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from ..errors import ConfigError, RenderError
-from ..render import ChatTemplate, FallbackRequired, inject, load_model_dir, load_template, missing
-from ..render.prompt import FLAG_HINT, capabilities
-from ..render.protocol import fallback_dialect
-from ._h1client import UpstreamError
-from ._h1server import ClientDisconnected, Request, Response
+from ...errors import ConfigError, RenderError
+from ...render import ChatTemplate, FallbackRequired, inject, missing
+from ...render.prompt import FLAG_HINT, capabilities
+from ..http.client import UpstreamError
+from ..http.server import ClientDisconnected, Request, Response
 from .completions import TextPlan, TextTranslator, render_request, whole_answer
-from .request import Plan, RequestError, plan_request
-from .response import Provenance, repair_completion
-from .sse import SSEError
-from .streaming import StreamTranslator
+from ..fronts.chat import Plan, RequestError, plan_request
+from ..repair import Provenance, repair_completion
+from ..http.sse import SSEError
+from ..streaming import StreamTranslator
 
 if TYPE_CHECKING:
-    from .config import GatewayConfig
-    from .server import Gateway
+    from ..config import GatewayConfig
+    from ..app import Gateway
 
 log = logging.getLogger("toolbridge.gateway")
 
-UPSTREAM_APIS = ("chat", "completions")
 # How upstreams say that they will not take ``tools`` (Ollama, vLLM, llama.cpp), lower-cased.
 REFUSALS = ("does not support tools", "--enable-auto-tool-choice", "--tool-call-parser",
             "tools param requires --jinja")
 _TOOL_FIELDS = ("tools", "tool_choice", "parallel_tool_calls")
 _MAX_BODY = 64 << 20
-
-
-def add_serve_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
-    """The ``serve`` flags of this module."""
-    p.add_argument("--tool-fallback", action="store_true", default=d.tool_fallback,
-                   help="write tools, calls and results into the prompt as ordinary turns when the "
-                        "template or upstream has no tool support (off by default)")
-    p.add_argument("--fallback-dialect", default=d.fallback_dialect,
-                   help="the call format the injected protocol asks for (default hermes)")
-    p.add_argument("--upstream-api", choices=UPSTREAM_APIS, default=d.upstream_api,
-                   help="chat: the upstream's /chat/completions; completions: render the prompt "
-                        "here and call its /completions")
-    p.add_argument("--model-dir", default=d.model_dir,
-                   help="model folder with the chat template (chat_template.jinja or tokenizer_config.json)")
-    p.add_argument("--chat-template", default=d.chat_template, help="a Jinja chat template file")
-
-
-def check_config(config: GatewayConfig) -> None:
-    """Raise ConfigError for settings of this module that cannot work."""
-    if config.upstream_api not in UPSTREAM_APIS:
-        raise ConfigError(f"--upstream-api must be chat or completions, not {config.upstream_api!r}")
-    if config.model_dir and config.chat_template:
-        raise ConfigError("give --model-dir or --chat-template, not both")
-    if config.upstream_api == "completions" and not (config.model_dir or config.chat_template):
-        raise ConfigError("--upstream-api completions renders the prompt: it needs --model-dir or "
-                          "--chat-template")
-    fallback_dialect(config.fallback_dialect)
-    load_config_template(config)
-
-
-def load_config_template(config: GatewayConfig) -> ChatTemplate | None:
-    try:
-        if config.model_dir:
-            return load_model_dir(config.model_dir)
-        if config.chat_template:
-            return load_template(config.chat_template)
-    except RenderError as exc:
-        raise ConfigError(str(exc)) from None
-    return None
 
 
 def is_refusal(raw: bytes) -> bool:
@@ -150,7 +108,7 @@ class FallbackHandler:
     def for_gateway(cls, gateway: Gateway) -> FallbackHandler | None:
         """The handler the gateway's configuration needs, or None (plain relay)."""
         config = gateway.config
-        template = load_config_template(config)
+        template = config.template()
         if config.upstream_api == "chat" and not config.tool_fallback and template is None:
             return None
         return cls(gateway, template)
@@ -217,7 +175,7 @@ class FallbackHandler:
         return "/chat/completions", plan, self.flag
 
     def _injected(self, body: dict[str, Any], plan: Plan) -> Plan:
-        from ..dialect import get_dialect
+        from ...dialects import get_dialect
 
         try:
             plan.body = injected_body(plan.body, self.dialect)

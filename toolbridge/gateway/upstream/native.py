@@ -14,7 +14,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tools import Toolset
+from ...tools import Toolset
 
 
 def new_id() -> str:

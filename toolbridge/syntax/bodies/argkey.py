@@ -20,10 +20,10 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from ._body_json import JsonEnvelopeBody
-from ._markers import MarkerSet, marker_set, match_at
-from ._rawvalue import RawValue
-from .dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome, raw_value
+from .json import JsonEnvelopeBody
+from ..markers import MarkerSet, marker_set, match_at
+from ..rawvalue import RawValue
+from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome, raw_value
 
 # Whitespace between tags; a literal backslash-n counts too (output that was escaped twice).
 _WS = re.compile(r"(?:\s|\\n)*")

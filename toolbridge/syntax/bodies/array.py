@@ -30,9 +30,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._body_json import JsonEnvelopeBody, close_tail
-from ._markers import marker_set, match_at, skip_ws
-from .dialect import UNCLOSED_AT_END, Body, BodyFactory, Calls, CallSink, Outcome
+from .json import JsonEnvelopeBody, close_tail
+from ..markers import marker_set, match_at, skip_ws
+from ..dialect import UNCLOSED_AT_END, Body, BodyFactory, Calls, CallSink, Outcome
 
 
 @dataclass(frozen=True)

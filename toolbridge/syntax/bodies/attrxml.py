@@ -33,12 +33,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._body_json import stream_arguments
-from ._body_xml import NamedCall
-from ._jsonscan import JsonScanner
-from ._markers import MarkerSet, marker_set, match_at, skip_ws
-from ._rawvalue import RawValue
-from .dialect import UNCLOSED_AT_END, CallSink, Outcome
+from .json import stream_arguments
+from .xml import NamedCall
+from ..jsonscan import JsonScanner
+from ..markers import MarkerSet, marker_set, match_at, skip_ws
+from ..rawvalue import RawValue
+from ..dialect import UNCLOSED_AT_END, CallSink, Outcome
 
 _ATTR = re.compile(r"""\s+([\w:.-]+)\s*=\s*(?:"([^"<>]*)"|'([^'<>]*)'|([^\s"'<>=/]+))""")
 _LIMIT = 512  # longest opening tag read

@@ -35,10 +35,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._body_attrxml import parse_attrs
-from ._markers import marker_set, skip_ws
-from .dialect import UNCLOSED_AT_END, CallSink, Outcome
-from .tools import coerce, deref
+from .attrxml import parse_attrs
+from ..markers import marker_set, skip_ws
+from ..dialect import UNCLOSED_AT_END, CallSink, Outcome
+from ...tools import coerce, deref
 
 _LIMIT = 512  # longest tag read
 _NAME = re.compile(r"[^\s<>/=\"']{1,256}")

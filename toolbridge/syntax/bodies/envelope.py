@@ -19,11 +19,11 @@ from __future__ import annotations
 import enum
 import json
 
-from ._body_array import ARRAY, ElementSink, JsonArrayBody
-from ._body_json import JsonEnvelopeBody, close_tail
-from ._jsonscan import ERROR, JsonScanner
-from ._markers import skip_ws
-from .dialect import UNCLOSED_AT_END, Body, CallSink, Outcome
+from .array import ARRAY, ElementSink, JsonArrayBody
+from .json import JsonEnvelopeBody, close_tail
+from ..jsonscan import ERROR, JsonScanner
+from ..markers import skip_ws
+from ..dialect import UNCLOSED_AT_END, Body, CallSink, Outcome
 
 TEXT_KEYS = ("response", "content")
 CALL_KEYS = ("tool_calls", "tool_call")

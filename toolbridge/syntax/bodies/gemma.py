@@ -22,8 +22,8 @@ import json
 import math
 import re
 
-from ._markers import marker_set, match_at, skip_ws
-from .dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome
+from ..markers import marker_set, match_at, skip_ws
+from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome
 
 _encode = json.encoder.encode_basestring
 _NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")

@@ -27,9 +27,9 @@ from __future__ import annotations
 import enum
 import re
 
-from ._body_section import CallBody, CallSpec
-from ._markers import marker_set
-from .dialect import CallSink, Outcome
+from .section import CallBody, CallSpec
+from ..markers import marker_set
+from ..dialect import CallSink, Outcome
 
 START, CHANNEL, CONSTRAIN, MESSAGE = "<|start|>", "<|channel|>", "<|constrain|>", "<|message|>"
 TERMINATORS = ("<|end|>", "<|call|>", "<|return|>")

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ._markers import marker_set
-from .dialect import Body, BodyFactory, CallSink, Outcome
+from ..markers import marker_set
+from ..dialect import Body, BodyFactory, CallSink, Outcome
 
 _SPECIAL = re.compile(r"<\|[a-z_]+\|>")
 

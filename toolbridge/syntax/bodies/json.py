@@ -15,9 +15,9 @@ import enum
 import json
 from collections.abc import Callable
 
-from ._jsonscan import ERROR, JsonScanner
-from ._markers import match_at, read_label, skip_ws
-from .dialect import UNCLOSED_AT_END, CallSink, Outcome
+from ..jsonscan import ERROR, JsonScanner
+from ..markers import match_at, read_label, skip_ws
+from ..dialect import UNCLOSED_AT_END, CallSink, Outcome
 
 
 class _S(enum.Enum):

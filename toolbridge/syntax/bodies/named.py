@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 
-from ._body_json import stream_arguments
-from ._jsonscan import JsonScanner
-from .dialect import CallSink, Outcome
+from .json import stream_arguments
+from ..jsonscan import JsonScanner
+from ..dialect import CallSink, Outcome
 
 # What a header can hold before its "{" arrives: name characters and bracketed special tokens.
 _HEADER_CHARS = re.compile(r"\s*[\w.\-:/\[\]]*")

@@ -32,9 +32,9 @@ import re
 import warnings
 from typing import Any
 
-from ._body_json import close_tail
-from ._markers import match_at, skip_ws
-from .dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome
+from .json import close_tail
+from ..markers import match_at, skip_ws
+from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome
 
 _IDENT_START = re.compile(r"[A-Za-z_]")
 _IDENT_RUN = re.compile(r"[\w.]*")

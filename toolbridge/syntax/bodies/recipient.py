@@ -29,8 +29,8 @@ import enum
 import re
 from dataclasses import dataclass
 
-from ._markers import marker_set, match_at, skip_ws
-from .dialect import Body, BodyFactory, CallSink, Outcome
+from ..markers import marker_set, match_at, skip_ws
+from ..dialect import Body, BodyFactory, CallSink, Outcome
 
 START, MESSAGE = "<|start|>", "<|message|>"
 _HEADER_LIMIT = 256

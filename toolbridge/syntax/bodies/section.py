@@ -24,10 +24,10 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ._body_json import stream_arguments
-from ._jsonscan import JsonScanner
-from ._markers import match_at, skip_ws
-from .dialect import UNCLOSED_AT_END, Body, CallSink, Outcome
+from .json import stream_arguments
+from ..jsonscan import JsonScanner
+from ..markers import match_at, skip_ws
+from ..dialect import UNCLOSED_AT_END, Body, CallSink, Outcome
 
 _LABEL_LIMIT = 256
 

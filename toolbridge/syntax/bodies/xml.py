@@ -23,9 +23,9 @@ import enum
 import json
 from dataclasses import dataclass, field
 
-from ._markers import MarkerSet, marker_set, match_at, read_label, skip_ws
-from ._rawvalue import RawValue
-from .dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome, raw_value
+from ..markers import MarkerSet, marker_set, match_at, read_label, skip_ws
+from ..rawvalue import RawValue
+from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome, raw_value
 
 
 @dataclass(frozen=True)
