@@ -21,3 +21,11 @@ class UpstreamError(ToolBridgeError):
 
 class RenderError(ToolBridgeError):
     """A chat template could not be loaded or rendered, or messages cannot be rendered."""
+
+
+FLAG_HINT = "--tool-fallback (TOOLBRIDGE_TOOL_FALLBACK=1)"
+"""How an error names the opt-in prompt-injected tool protocol."""
+
+
+class FallbackRequired(RenderError):
+    """The conversation needs tool support the template lacks, and the protocol is off."""

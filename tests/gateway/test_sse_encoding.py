@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.harness import tool
-from toolbridge.gateway.fronts.chat import Settings, plan_request
-from toolbridge.gateway.streaming import StreamTranslator
+from toolbridge.gateway.fronts.chat import plan_request
+from toolbridge.gateway.turn import Settings
+from toolbridge.gateway.fronts.chat import StreamTranslator
 from toolbridge.openai import assemble
 
 TOOLS = [tool("read_file", path={"type": "string"}, limit={"type": "integer"})]

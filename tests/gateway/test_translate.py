@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from tests.harness import tool
-from toolbridge.gateway.fronts.chat import RequestError, Settings, plan_request
+from toolbridge.gateway.fronts.chat import plan_request
+from toolbridge.gateway.turn import RequestError, Settings
 from toolbridge.gateway.repair import repair_completion
-from toolbridge.gateway.streaming import StreamTranslator
+from toolbridge.gateway.fronts.chat import StreamTranslator
 from toolbridge.openai import assemble
 
 READ = tool("os__fs__read", path={"type": "string"}, limit={"type": "integer"})

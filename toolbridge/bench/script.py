@@ -118,8 +118,8 @@ class Script:
         """
         if not translated:
             return list(range(len(self.chunks)))
-        from ..gateway.fronts.chat import Settings, plan_request
-        from ..gateway.streaming import StreamTranslator
+        from ..gateway.fronts.chat import StreamTranslator, plan_request
+        from ..gateway.turn import Settings
 
         plan = plan_request(json.loads(self.request(True)), Settings(self.dialect))
         translator = StreamTranslator(plan)

@@ -12,10 +12,18 @@ EXTRAS = {"serve": ("httptools", "orjson"), "render": ("jinja2",), "demo": ("ope
 
 def missing_extra(extra: str) -> str | None:
     """None when the extra's packages import, else a message saying what to install."""
-    import importlib.util
-
-    lacking = [name for name in EXTRAS[extra] if importlib.util.find_spec(name) is None]
+    lacking = [name for name in EXTRAS[extra] if not _importable(name)]
     if not lacking:
         return None
     return (f"toolbridge: this command needs {', '.join(lacking)}: pip install 'toolbridge[{extra}]' "
             f"(or 'toolbridge[all]')")
+
+
+def _importable(name: str) -> bool:
+    import importlib
+
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        return False
+    return True

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..parsing.parser import parse
 from .upstream.native import check_calls
-from .fronts.chat import Plan, RequestError
+from .turn import Plan, RequestError
 
 REASONING_KEYS = ("reasoning_content", "reasoning")
 

@@ -1,24 +1,28 @@
-"""Validating a client's chat request and planning what to send upstream and how to read it.
+"""One turn as the pipeline sees it (``Turn``), and the plan for sending it upstream (``Plan``).
 
-A Plan records everything later stages need: the offered tools (restricted to what
-``tool_choice`` allows), whether the answer is parsed for calls at all, whether a call is
-required, and the body to send upstream (with ``skip_special_tokens: false`` when the dialect's
-markers are special tokens and the policy asks for it). Nothing else in the body is changed.
+A front translates its client's request into a ``Turn``: messages in the Chat Completions shape
+(the lingua franca of upstreams and chat templates), the offered function tools, ``tool_choice``,
+the stream flags and ``options``, every other field passed to the upstream as it is (sampling,
+``max_tokens``, ``stop``, ``chat_template_kwargs`` ...). ``plan_turn`` checks the tool fields and
+records everything later stages need: the offered tools (restricted to what ``tool_choice``
+allows), whether the answer is parsed for calls at all, whether a call is required, and the body
+to send upstream (with ``skip_special_tokens: false`` when the dialect's markers are special
+tokens and the policy asks for it). Nothing else in the body is changed.
 """
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-from ...syntax.dialect import Dialect
 
-from ...dialects import get_dialect
-from ...errors import ConfigError, ToolBridgeError
-from ...tools import Toolset
+from ..dialects import get_dialect
+from ..errors import ConfigError, ToolBridgeError
+from ..parsing.auto import special_tokens
+from ..syntax.dialect import Dialect
+from ..tools import Toolset
 
 KEEP_SPECIAL = ("auto", "always", "never")
 
@@ -68,37 +72,56 @@ class Plan:
         return {"drop_tokens": self.drop_tokens}
 
 
-def plan_request(body: Any, settings: Settings) -> Plan:
-    """Validate a chat completions request; raises RequestError (400) when it is malformed."""
-    if not isinstance(body, dict):
-        raise RequestError("the request body must be a JSON object")
-    _check_messages(body.get("messages"))
-    if "functions" in body or "function_call" in body:
-        raise RequestError("'functions' and 'function_call' are deprecated; send 'tools' and 'tool_choice'",
-                           param="functions")
-    stream = body.get("stream", False)
-    if not isinstance(stream, bool):
-        raise RequestError("'stream' must be a boolean", param="stream")
-    options = body.get("stream_options") or {}
-    if not isinstance(options, dict):
-        raise RequestError("'stream_options' must be an object", param="stream_options")
-    offered = _toolset(body.get("tools"))
-    mode, named = _tool_choice(body.get("tool_choice"), offered)
-    parallel = body.get("parallel_tool_calls", True)
+# The tool fields of a Turn, by their Chat Completions names (how they go upstream).
+TOOL_FIELDS = ("tools", "tool_choice", "parallel_tool_calls")
+
+
+@dataclass
+class Turn:
+    """One request, whatever API it came in: what the pipeline is asked to do.
+
+    ``tools``, ``tool_choice`` and ``parallel`` are None when the client did not give them (and
+    are then not sent upstream); ``options`` holds every other field for the upstream, as is.
+    """
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None = None  # OpenAI function tools: {"type": "function", "function": {...}}
+    tool_choice: Any = None  # "none" | "auto" | "required" | {"type": "function", ...} | allowed_tools
+    parallel: Any = None  # parallel_tool_calls
+    stream: bool = False
+    include_usage: bool = False
+    model: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def body(self) -> dict[str, Any]:
+        """The Chat Completions request body this turn is (what a chat upstream is sent)."""
+        out = dict(self.options)
+        out["messages"] = self.messages
+        for key, value in zip(TOOL_FIELDS, (self.tools, self.tool_choice, self.parallel)):
+            if value is not None:
+                out[key] = value
+        return out
+
+
+def plan_turn(turn: Turn, settings: Settings) -> Plan:
+    """Check a turn's tool fields and plan it; raises RequestError (400) naming the field."""
+    offered = _toolset(turn.tools)
+    mode, named = _tool_choice(turn.tool_choice, offered)
+    parallel = True if turn.parallel is None else turn.parallel
     if not isinstance(parallel, bool):
         raise RequestError("'parallel_tool_calls' must be a boolean", param="parallel_tool_calls")
-    model = body.get("model") if isinstance(body.get("model"), str) else None
+    model = turn.model
     dialect, special, end_tokens = _reader(settings.dialect, model)
     parse = offered is not None and mode != "none"
-    tools = _restrict(body["tools"], named) if parse and named else (offered if parse else None)
-    upstream = _upstream_body(body, special, settings, parse)
+    tools = _restrict(turn.tools or [], named) if parse and named else (offered if parse else None)
+    upstream = _upstream_body(turn.body(), special, settings, parse)
     required = None
     if mode == "required" and parse:
         required = named[0] if len(named) == 1 else "any"
     return Plan(
         body=upstream,
-        stream=stream,
-        include_usage=bool(options.get("include_usage")),
+        stream=turn.stream,
+        include_usage=turn.include_usage,
         dialect=dialect,
         tools=tools,
         required=required,
@@ -113,21 +136,9 @@ def plan_request(body: Any, settings: Settings) -> Plan:
 def _reader(name: str, model: str | None) -> tuple[Dialect | str, bool, tuple[str, ...]]:
     """The dialect to read answers with, whether its markers are special tokens, its end tokens."""
     if name == "auto":
-        from ...parsing.auto import special_tokens
-
         return "auto", *special_tokens(model)
     dialect = get_dialect(name)
     return dialect, dialect.special_markers, dialect.end_tokens
-
-
-def _check_messages(messages: Any) -> None:
-    if not isinstance(messages, list) or not messages:
-        raise RequestError("'messages' must be a non-empty array", param="messages")
-    for i, message in enumerate(messages):
-        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
-            raise RequestError(f"messages[{i}] must be an object with a 'role'", param=f"messages[{i}]")
-        if message["role"] == "tool" and not isinstance(message.get("tool_call_id"), str):
-            raise RequestError(f"messages[{i}]: a tool message needs 'tool_call_id'", param=f"messages[{i}]")
 
 
 def _toolset(tools: Any) -> Toolset | None:
@@ -193,8 +204,7 @@ def _restrict(tools: list[dict[str, Any]], names: list[str]) -> Toolset:
     return Toolset(keep)
 
 
-def _upstream_body(body: dict[str, Any], special: bool, settings: Settings, parse: bool) -> dict[str, Any]:
-    upstream = copy.copy(body)
+def _upstream_body(upstream: dict[str, Any], special: bool, settings: Settings, parse: bool) -> dict[str, Any]:
     policy = settings.keep_special_tokens
     if policy == "always" or (policy == "auto" and parse and special):
         upstream.setdefault("skip_special_tokens", False)

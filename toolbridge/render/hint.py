@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import RenderError
 from ..parsing.parser import parse
-from .probe import ARG_MARK, CALL_ID, PROBE_TOOLS, TOOL_NAME, _call_turn
+from .probe import ARG_MARK, CALL_ID, PROBE_TOOLS, TOOL_NAME, call_turn
 from .template import ChatTemplate
 
 _USER = {"role": "user", "content": "Look it up."}
@@ -26,7 +26,7 @@ def template_dialect(template: ChatTemplate) -> str | None:
     """The registry name of the dialect ``template`` renders assistant calls in, or None when it
     renders none that a dialect reads (no tool support, or a format toolbridge does not know)."""
     for arguments, content in itertools.product(({"query": ARG_MARK}, json.dumps({"query": ARG_MARK})), (None, "")):
-        written = _assistant_text(template, _call_turn(arguments, content))
+        written = _assistant_text(template, call_turn(arguments, content))
         if written is None:
             continue
         result = parse(written, "auto", PROBE_TOOLS, reasoning=True)

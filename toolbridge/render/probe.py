@@ -64,7 +64,7 @@ def probe(template: ChatTemplate) -> Capabilities:
     seen: set[str] = set()
     for arguments in ({"query": ARG_MARK}, json.dumps({"query": ARG_MARK})):
         for content in (None, ""):
-            call = _call_turn(arguments, content)
+            call = call_turn(arguments, content)
             for after in (result, thanks):
                 seen.update(_marks(template, [user, call, after], PROBE_TOOLS,
                                    (ARG_MARK, RESULT_MARK)))
@@ -72,7 +72,7 @@ def probe(template: ChatTemplate) -> Capabilities:
                         system_role=system)
 
 
-def _call_turn(arguments: Any, content: str | None) -> dict[str, Any]:
+def call_turn(arguments: Any, content: str | None) -> dict[str, Any]:
     return {
         "role": "assistant",
         "content": content,

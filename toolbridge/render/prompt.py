@@ -11,17 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import RenderError
+from ..errors import FLAG_HINT, FallbackRequired, RenderError
 from .probe import Capabilities, end_markers, probe
 from .protocol import inject
 from .template import ChatTemplate
-
-FLAG_HINT = "--tool-fallback (TOOLBRIDGE_TOOL_FALLBACK=1)"
-
-
-class FallbackRequired(RenderError):
-    """The conversation needs tool support the template lacks, and the protocol is off."""
-
 
 @dataclass(frozen=True)
 class Prompt:

@@ -5,8 +5,8 @@ prompt is the model's own chat template applied to the messages (or the injected
 when the template lacks tool support and the operator opted in), special tokens are kept
 (``skip_special_tokens: false``, ``spaces_between_special_tokens: false``), and the template's
 end-of-turn markers are stop strings. The answer's text is then read exactly as an upstream's
-chat ``content`` is: ``TextTranslator`` turns each text-completion chunk into a chat chunk and
-hands it to the same StreamTranslator, with the family's reasoning split out (from the start
+chat ``content`` is: ``TextAnswerStream`` reads each text-completion chunk as a chat chunk with
+the same AnswerStream, with the family's reasoning split out (from the start
 when the prompt ended by opening it). A non-streamed answer is the same translation fed once.
 """
 
@@ -16,14 +16,15 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ...dialects import get_dialect
-from ...openai import assemble
+from ...events import Event
+from ...openai import ChunkEncoder, assemble
 from ...render import ChatTemplate, Prompt, build_prompt
 from ...render.hint import template_dialect
 from ...render.prompt import stop_markers
 from ...tools import Toolset
-from ..fronts.chat import Plan, RequestError
+from ..turn import Plan, RequestError
 from ..repair import Provenance
-from ..streaming import StreamTranslator
+from ..streaming import AnswerStream, Finish
 
 # Chat-only request fields: replaced by the prompt, or shaped differently in the text API.
 _CHAT_ONLY = frozenset({
@@ -147,24 +148,14 @@ def chat_chunk(chunk: Any) -> dict[str, Any]:
     return out
 
 
-class TextTranslator:
-    """StreamTranslator over text-completion chunks (what ``Gateway._relay`` feeds)."""
+class TextAnswerStream(AnswerStream):
+    """AnswerStream over text-completion chunks (each read as the chat chunk it stands for)."""
 
-    def __init__(self, plan: TextPlan) -> None:
-        self._inner = StreamTranslator(plan)
-
-    @property
-    def provenance(self) -> Provenance:
-        return self._inner.provenance
-
-    def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
+    def feed(self, chunk: dict[str, Any]) -> list[tuple[int, list[Event]]]:
         converted = chat_chunk(chunk)
         if "error" in converted and not converted["choices"]:
             return []
-        return self._inner.feed(converted)
-
-    def finish(self) -> list[dict[str, Any]]:
-        return self._inner.finish()
+        return super().feed(converted)
 
 
 def whole_answer(answer: Any, plan: TextPlan) -> tuple[dict[str, Any], Provenance]:
@@ -172,18 +163,23 @@ def whole_answer(answer: Any, plan: TextPlan) -> tuple[dict[str, Any], Provenanc
     Raises RequestError when ``tool_choice`` is unmet or a call is malformed."""
     if not isinstance(answer, dict) or not isinstance(answer.get("choices"), list):
         raise RequestError("the upstream's completion has no choices", status=502, type="upstream_error")
-    translator = TextTranslator(plan)
-    chunks = translator.feed(answer) + translator.finish()
-    deltas: dict[int, list[dict[str, Any]]] = {}
-    finish: dict[int, str | None] = {}
-    for chunk in chunks:
-        for ch in chunk.get("choices") or ():
-            deltas.setdefault(ch["index"], []).append(ch["delta"])
-            finish[ch["index"]] = ch["finish_reason"] or finish.get(ch["index"])
-    choices = [{"index": i, "message": assemble(deltas[i]), "logprobs": None,
-                "finish_reason": finish[i]} for i in sorted(deltas)]
+    stream = TextAnswerStream(plan)
+    events: dict[int, list[Event]] = {}
+    for index, evs in stream.feed(answer) + stream.finish():
+        events.setdefault(index, []).extend(evs)
+    choices = [{"index": i, **_message(events[i]), "logprobs": None} for i in sorted(events)]
+    for choice in choices:  # the key order of a chat.completion choice
+        choice["finish_reason"] = choice.pop("finish_reason")
     out = {"id": answer.get("id", "chatcmpl-toolbridge"), "object": "chat.completion",
            "created": answer.get("created", 0), "model": answer.get("model", ""), "choices": choices}
     if answer.get("usage") is not None:
         out["usage"] = answer["usage"]
-    return out, translator.provenance
+    return out, stream.provenance
+
+
+def _message(events: list[Event]) -> dict[str, Any]:
+    """One choice's events folded into its message and finish reason."""
+    encoder = ChunkEncoder()
+    finish = [ev.reason for ev in events if isinstance(ev, Finish)]
+    deltas = encoder.encode(events) + encoder.finish()
+    return {"message": assemble(deltas), "finish_reason": finish[-1] if finish else None}

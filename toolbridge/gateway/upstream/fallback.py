@@ -1,71 +1,37 @@
-"""Chat requests the plain relay cannot serve: the completions upstream mode, and the opt-in
+"""Turns the plain relay cannot serve: the completions upstream mode, and the opt-in
 prompt-injected tool protocol (``--tool-fallback``) in front of a chat upstream.
 
-``FallbackHandler.for_gateway`` returns None when neither is configured, and the gateway relays
-as before (this module is then not on any request's path). Otherwise it serves
-``/v1/chat/completions``:
+``Router.for_config`` returns None when neither is configured, and the pipeline relays as it
+is (this module is then not on any request's path). Otherwise the pipeline asks the router where
+each turn goes and how its answer is read:
 
 - completions mode: render the prompt (``completions.render_request``), call
-  ``/v1/completions``, translate the text;
+  ``/v1/completions``, read the text (``TextAnswerStream``, ``whole_answer``);
 - chat mode with the flag: send the request as it is; when the upstream answers with a
-  recognisable "tools not supported" error, retry once with the protocol written into the
-  messages (no ``tools`` sent) and parse the answer in the fallback dialect. A model that
-  refused once is sent the protocol directly afterwards. With ``--chat-template`` or
-  ``--model-dir`` the template's probed capabilities decide up front instead.
+  recognisable "tools not supported" error (``refusal``), the pipeline retries once with the
+  protocol written into the messages (``injected``: no ``tools`` sent) and the answer is parsed
+  in the fallback dialect. A model that refused once is sent the protocol directly afterwards
+  (``remember``). With ``--chat-template`` or ``--model-dir`` the template's probed
+  capabilities decide up front instead.
 
-Without the flag, ``name_the_flag`` adds the flag to such an upstream error, and a template
-without tool support is answered 400 naming the flag (FallbackRequired).
+Without the flag, a template without tool support is answered 400 naming the flag
+(FallbackRequired).
 """
 
 from __future__ import annotations
 
-import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import orjson
-
-from ...errors import ConfigError, RenderError
-from ...render import ChatTemplate, FallbackRequired, inject, missing
-from ...render.prompt import FLAG_HINT, capabilities
-from ..http.client import UpstreamError
-from ..http.server import ClientDisconnected, Request, Response
-from .completions import TextPlan, TextTranslator, render_request, whole_answer
-from ..fronts.chat import Plan, RequestError, plan_request
+from ...dialects import get_dialect
+from ...errors import FLAG_HINT, FallbackRequired, RenderError
+from ...render import ChatTemplate, capabilities, inject, missing
+from ..config import GatewayConfig
 from ..repair import Provenance, repair_completion
-from ..http.sse import SSEError
-from ..streaming import StreamTranslator
+from ..streaming import AnswerStream
+from ..turn import Plan, RequestError, Turn
+from .completions import TextAnswerStream, TextPlan, render_request, whole_answer
 
-if TYPE_CHECKING:
-    from ..config import GatewayConfig
-    from ..app import Gateway
-
-log = logging.getLogger("toolbridge.gateway")
-
-# How upstreams say that they will not take ``tools`` (Ollama, vLLM, llama.cpp), lower-cased.
-REFUSALS = ("does not support tools", "--enable-auto-tool-choice", "--tool-call-parser",
-            "tools param requires --jinja")
 _TOOL_FIELDS = ("tools", "tool_choice", "parallel_tool_calls")
-_MAX_BODY = 64 << 20
-
-
-def is_refusal(raw: bytes) -> bool:
-    """Whether an upstream error body says that it does not take tools."""
-    text = raw[:4000].decode("utf-8", "replace").lower()
-    return any(fragment in text for fragment in REFUSALS)
-
-
-def name_the_flag(raw: bytes) -> bytes:
-    """An upstream "tools not supported" error with the flag that works around it added."""
-    if not is_refusal(raw):
-        return raw
-    try:
-        body = orjson.loads(raw)
-        message = str(body["error"]["message"])
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        message = raw[:2000].decode("utf-8", "replace")
-    hint = f" (toolbridge: the upstream takes no tools; {FLAG_HINT} writes them into the prompt)"
-    return orjson.dumps({"error": {"message": message + hint, "type": "invalid_request_error",
-                                   "param": "tools", "code": "tool_fallback_required"}})
 
 
 def injected_body(body: dict[str, Any], dialect: str) -> dict[str, Any]:
@@ -83,21 +49,10 @@ def _uses_tools(body: dict[str, Any]) -> bool:
         for m in body.get("messages") or ())
 
 
-JSON = [(b"content-type", b"application/json")]
-SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+class Router:
+    """Where a turn goes and how its answer is read, for the completions mode or the flag."""
 
-
-def _error(message: str, code: str | None = None, param: str | None = None) -> bytes:
-    return orjson.dumps({"error": {"message": message, "type": "invalid_request_error",
-                                   "param": param, "code": code}})
-
-
-class FallbackHandler:
-    """Serves ``/v1/chat/completions`` for a gateway in completions mode or with the flag."""
-
-    def __init__(self, gateway: Gateway, template: ChatTemplate | None) -> None:
-        config = gateway.config
-        self.gateway = gateway
+    def __init__(self, config: GatewayConfig, template: ChatTemplate | None) -> None:
         self.template = template
         self.completions = config.upstream_api == "completions"
         self.flag = config.tool_fallback
@@ -105,55 +60,24 @@ class FallbackHandler:
         self._refusing: set[Any] = set()  # models whose upstream refused tools
 
     @classmethod
-    def for_gateway(cls, gateway: Gateway) -> FallbackHandler | None:
-        """The handler the gateway's configuration needs, or None (plain relay)."""
-        config = gateway.config
+    def for_config(cls, config: GatewayConfig) -> Router | None:
+        """The router the configuration needs, or None (plain relay)."""
         template = config.template()
         if config.upstream_api == "chat" and not config.tool_fallback and template is None:
             return None
-        return cls(gateway, template)
+        return cls(config, template)
 
-    async def chat(self, req: Request, resp: Response) -> tuple[int, Provenance]:
-        try:
-            body = orjson.loads(req.body)
-            plan = plan_request(body, self.gateway.settings)
-            path, plan, retry = self._prepare(body, plan)
-        except orjson.JSONDecodeError as exc:
-            resp.send(400, JSON, _error(f"the request body is not valid JSON: {exc}"))
-            return 400, Provenance()
-        except RequestError as exc:
-            resp.send(exc.status, JSON, orjson.dumps(exc.body()))
-            return exc.status, Provenance()
-        except (ConfigError, RenderError) as exc:
-            code = "tool_fallback_required" if isinstance(exc, FallbackRequired) else None
-            resp.send(400, JSON, _error(str(exc), code, "messages"))
-            return 400, Provenance()
-        headers = self.gateway._upstream_headers(req, plan.stream)
-        try:
-            result = await self._send(plan, path, headers, resp, retry)
-            if result is None:  # the upstream refused tools: once more, with the protocol
-                self._remember(body.get("model"))
-                log.info("upstream refused tools for model %r; retrying with the injected "
-                         "protocol", body.get("model"))
-                result = await self._send(self._injected(body, plan), path, headers, resp, False)
-            assert result is not None
-            return result
-        except RequestError as exc:  # the history cannot be written as the protocol
-            resp.send(exc.status, JSON, orjson.dumps(exc.body()))
-            return exc.status, Provenance()
-        except (UpstreamError, SSEError) as exc:
-            if resp.started:
-                self.gateway._stream_error(resp, str(exc), "upstream_error")
-                return 200, Provenance()
-            return self.gateway._upstream_failure(resp, exc), Provenance()
-
-    def _remember(self, model: Any) -> None:
+    def remember(self, model: Any) -> None:
+        """The upstream refused tools for ``model``: send it the protocol from now on."""
         if len(self._refusing) >= 256:  # model names come from clients: keep the set bounded
             self._refusing.pop()
         self._refusing.add(model)
 
-    def _prepare(self, body: dict[str, Any], plan: Plan) -> tuple[str, Plan, bool]:
-        """Where the request goes, how its answer is read, and whether a refusal is retried."""
+    def prepare(self, turn: Turn, plan: Plan) -> tuple[str, Plan, bool]:
+        """The upstream path, the plan its answer is read with, and whether a refusal of tools
+        is retried with the protocol. Raises RenderError (FallbackRequired naming the flag) or
+        RequestError."""
+        body = turn.body()
         if self.completions:
             assert self.template is not None
             text_plan = render_request(body, plan, self.template, tool_fallback=self.flag,
@@ -169,14 +93,13 @@ class FallbackHandler:
                     f"chat template {self.template.name} does not render {', '.join(lacking)}; "
                     f"enable the prompt-injected tool protocol with {FLAG_HINT}")
             if lacking:
-                return "/chat/completions", self._injected(body, plan), False
-        if self.flag and body.get("model") in self._refusing:
-            return "/chat/completions", self._injected(body, plan), False
+                return "/chat/completions", self.injected(plan), False
+        if self.flag and turn.model in self._refusing:
+            return "/chat/completions", self.injected(plan), False
         return "/chat/completions", plan, self.flag
 
-    def _injected(self, body: dict[str, Any], plan: Plan) -> Plan:
-        from ...dialects import get_dialect
-
+    def injected(self, plan: Plan) -> Plan:
+        """``plan`` with the protocol written into its upstream body, read in the fallback dialect."""
         try:
             plan.body = injected_body(plan.body, self.dialect)
         except RenderError as exc:
@@ -186,46 +109,12 @@ class FallbackHandler:
                             else ())
         return plan
 
-    async def _send(self, plan: Plan, path: str, headers: list[tuple[bytes, bytes]], resp: Response,
-                    retry: bool) -> tuple[int, Provenance] | None:
-        """One upstream exchange; None when it was refused for tools and ``retry`` is set."""
-        g = self.gateway
-        assert g.pool is not None
-        async with g.pool.request("POST", g._base + path, headers, orjson.dumps(plan.body)) as up:
-            if up.status != 200:
-                raw = await up.read(_MAX_BODY)
-                if retry and is_refusal(raw):
-                    return None
-                return g._pass_error(resp, up.status, raw), Provenance()
-            if plan.stream:
-                return await self._stream(up, plan, resp)
-            raw = await up.read(_MAX_BODY)
-        try:
-            answer = orjson.loads(raw)
-            answer, provenance = (whole_answer(answer, plan) if isinstance(plan, TextPlan)
-                                  else repair_completion(answer, plan))
-        except orjson.JSONDecodeError:
-            resp.send(502, JSON, orjson.dumps({"error": {
-                "message": "the upstream answered with invalid JSON", "type": "upstream_error",
-                "param": None, "code": None}}))
-            return 502, Provenance()
-        except RequestError as exc:
-            resp.send(exc.status, JSON, orjson.dumps(exc.body()))
-            return exc.status, Provenance()
-        resp.send(200, [*JSON, (b"x-toolbridge-calls", provenance.header().encode())],
-                  orjson.dumps(answer))
-        return 200, provenance
+    @staticmethod
+    def answer_stream(plan: Plan) -> AnswerStream:
+        """The reader of a streamed answer to ``plan``."""
+        return TextAnswerStream(plan) if isinstance(plan, TextPlan) else AnswerStream(plan)
 
-    async def _stream(self, up: Any, plan: Plan, resp: Response) -> tuple[int, Provenance]:
-        g = self.gateway
-        translator: Any = (TextTranslator(plan) if isinstance(plan, TextPlan)
-                           else StreamTranslator(plan))
-        resp.start(200, [*SSE, (b"x-toolbridge-calls", b"streamed; see metrics and the log")])
-        g.metrics.open_streams += 1
-        try:
-            await g._relay(up, translator, resp)
-        except ClientDisconnected:
-            log.info("client disconnected mid-stream; upstream request closed")
-        finally:
-            g.metrics.open_streams -= 1
-        return 200, translator.provenance
+    @staticmethod
+    def whole(answer: Any, plan: Plan) -> tuple[dict[str, Any], Provenance]:
+        """A whole answer to ``plan`` as a repaired chat.completion."""
+        return whole_answer(answer, plan) if isinstance(plan, TextPlan) else repair_completion(answer, plan)

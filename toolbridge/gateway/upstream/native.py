@@ -14,6 +14,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...events import ArgumentsDelta, Event, ToolCallBegin
 from ...tools import Toolset
 
 
@@ -86,8 +87,9 @@ class _StreamedCall:
 class NativeStream:
     """Normalise streamed native tool-call deltas into OpenAI-conformant ones.
 
-    ``feed`` takes one upstream delta's ``tool_calls`` list and returns the parts to send, with
-    our own indices (``allocate`` hands them out, shared with calls parsed from text).
+    ``feed`` takes one upstream delta's ``tool_calls`` list and returns the events to pass on
+    (``ToolCallBegin``, ``ArgumentsDelta``) with our own indices (``allocate`` hands them out,
+    shared with calls parsed from text).
     """
 
     def __init__(self, tools: Toolset | None, allocate: Any, seen_ids: set[str]) -> None:
@@ -98,14 +100,14 @@ class NativeStream:
         self._last: Any = None
         self.rejected: list[str] = []
 
-    def feed(self, parts: list[Any]) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+    def feed(self, parts: list[Any]) -> list[Event]:
+        out: list[Event] = []
         for part in parts:
             if isinstance(part, dict):
                 self._part(part, out)
         return out
 
-    def _part(self, part: dict[str, Any], out: list[dict[str, Any]]) -> None:
+    def _part(self, part: dict[str, Any], out: list[Event]) -> None:
         fn: dict[str, Any] = part["function"] if isinstance(part.get("function"), dict) else {}
         key = self._key(part)
         call = self._calls.get(key)
@@ -117,7 +119,7 @@ class NativeStream:
         if isinstance(fragment, str) and fragment:
             call.arguments.append(fragment)
             if call.index is not None:
-                out.append({"index": call.index, "function": {"arguments": fragment}})
+                out.append(ArgumentsDelta(call.index, fragment))
 
     def _key(self, part: dict[str, Any]) -> Any:
         """Which call a part belongs to: its index, else its id, else the previous call."""
@@ -131,15 +133,14 @@ class NativeStream:
             self._last = ("id", call_id)
         return self._last
 
-    def _open(self, key: Any, part: dict[str, Any], fn: dict[str, Any], out: list[dict[str, Any]]) -> _StreamedCall:
+    def _open(self, key: Any, part: dict[str, Any], fn: dict[str, Any], out: list[Event]) -> _StreamedCall:
         name = resolve(fn.get("name"), self._tools)
         call_id: str = part["id"] if isinstance(part.get("id"), str) and part["id"] not in self._seen_ids else new_id()
         self._seen_ids.add(call_id)
         index = self._allocate() if name is not None else None
         call = self._calls[key] = _StreamedCall(index, call_id, name or str(fn.get("name")))
         if index is not None:
-            out.append({"index": index, "id": call_id, "type": "function",
-                        "function": {"name": name, "arguments": ""}})
+            out.append(ToolCallBegin(index, call_id, name))
         return call
 
     def finish(self) -> tuple[list[int], list[str], int]:

@@ -1,0 +1,109 @@
+"""A quick schema check for the flat schemas tools nearly always declare.
+
+Validating a call's arguments with jsonschema costs tens of microseconds, as much as parsing the
+call; nearly every tool declares only types, properties, required keys and string enums. For
+such a schema ``quick_check`` builds a plain function that answers True only when jsonschema
+would find no error. It answers False when it is not sure, and the caller then asks jsonschema,
+which also words the errors; a schema using any other keyword gets no quick check (None).
+Annotations (``description``, ``format``, which is not asserted, ...) are ignored, as
+jsonschema ignores them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+_EXACT_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "null": (type(None),), "array": (list,), "object": (dict,),
+}
+# Keywords that never make an instance invalid (annotations; ``format`` is not asserted).
+_ANNOTATIONS = frozenset(("description", "title", "default", "examples", "deprecated", "readOnly",
+                          "writeOnly", "$comment", "format"))
+_KNOWN_DRAFTS = re.compile(r"https?://json-schema\.org/(draft-0[4-7]|draft/20(19-09|20-12))/schema#?")
+Check = Callable[[Any], bool]
+
+
+def quick_check(schema: Any, root: bool = True) -> Check | None:
+    """A check that answers True only for instances jsonschema finds no error in, for the flat
+    schemas tools nearly always declare (types, properties, required, string enums); None when
+    the schema uses anything else. False means "ask jsonschema", which also words the errors.
+
+    Types are matched by exact Python type, as ``json.loads`` makes them: ``1.0`` for an
+    integer, say, is left to jsonschema.
+    """
+    if not isinstance(schema, dict):
+        return None
+    schema = dict(schema)
+    if root and isinstance(schema.get("$schema"), str) and _KNOWN_DRAFTS.fullmatch(schema["$schema"]):
+        del schema["$schema"]
+    checks: list[Check] = []
+    for key, value in schema.items():
+        if key in _ANNOTATIONS:
+            continue
+        if key == "additionalProperties" and value is False:
+            check = _closed_object(schema)
+        else:
+            check = _KEYWORDS[key](value) if key in _KEYWORDS else None
+        if check is None:
+            return None
+        checks.append(check)
+    return lambda instance: all(check(instance) for check in checks)
+
+
+def _type_check(declared: Any) -> Check | None:
+    names = [declared] if isinstance(declared, str) else declared
+    if not isinstance(names, list) or not all(isinstance(n, str) and n in _EXACT_TYPES for n in names):
+        return None
+    exact = tuple(t for n in names for t in _EXACT_TYPES[n])
+    return lambda instance: type(instance) in exact
+
+
+def _properties_check(props: Any) -> Check | None:
+    if not isinstance(props, dict):
+        return None
+    subs = {name: quick_check(sub, False) for name, sub in props.items()}
+    if any(sub is None for sub in subs.values()):
+        return None
+    return lambda instance: type(instance) is not dict or all(
+        sub(instance[name]) for name, sub in subs.items() if name in instance)  # type: ignore[misc]
+
+
+def _required_check(names: Any) -> Check | None:
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return None
+    return lambda instance: type(instance) is not dict or all(n in instance for n in names)
+
+
+def _additional_check(allowed: Any) -> Check | None:
+    return (lambda instance: True) if allowed is True else None
+
+
+def _closed_object(schema: dict[str, Any]) -> Check | None:
+    """``additionalProperties: false`` beside ``properties``: no other keys."""
+    props = schema.get("properties", {})
+    if not isinstance(props, dict) or "patternProperties" in schema:
+        return None
+    return lambda instance: type(instance) is not dict or all(k in props for k in instance)
+
+
+def _items_check(items: Any) -> Check | None:
+    sub = quick_check(items, False)
+    if sub is None:
+        return None
+    return lambda instance: type(instance) is not list or all(sub(v) for v in instance)
+
+
+def _enum_check(values: Any) -> Check | None:
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        return None
+    allowed = frozenset(values)
+    return lambda instance: type(instance) is str and instance in allowed
+
+
+_KEYWORDS: dict[str, Callable[[Any], Check | None]] = {
+    "type": _type_check, "properties": _properties_check, "required": _required_check,
+    "additionalProperties": _additional_check, "items": _items_check, "enum": _enum_check,
+}

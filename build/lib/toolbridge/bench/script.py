@@ -1,0 +1,173 @@
+"""What the gateway benchmark's test upstream says, and what a client must receive from it.
+
+One agent turn, as a model answers it: a sentence of content, then a call to ``edit_file`` with
+about 300 characters of arguments, in the model's own dialect (``hermes`` JSON or
+``qwen3_coder`` XML). The request offers three tools, so the gateway parses and translates.
+
+- ``pieces(dialect)``: the model text as a server's detokeniser streams it, one token per
+  delta: markers (special tokens) whole, everything else 4 characters at a time.
+- ``Script``: the upstream's chunk templates (a ``%b`` slot for the response id, which carries
+  the stream's number so the load generator can match chunks to the upstream's send times),
+  the non-streamed answer, and, for a client of the gateway or of a plain proxy, which upstream
+  chunk each received chunk comes from (``sources``) and the message it must assemble into.
+
+Invariant: ``sources`` is computed by running the gateway's own translator over the same
+chunks, and the load generator checks every stream's chunk count and assembled message against
+it, so a mismatch shows up as a check failure, never as a wrong delay figure.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+MODEL = "qwen3-coder-30b-a3b-instruct"
+PATH = "/v1/chat/completions"
+TOKEN = 4  # characters per content delta, about one token
+LEAD = "I'll fix `close()` so the held-back tail is written before the final chunk.\n\n"
+CALL_NAME = "edit_file"
+CALL_ARGS: dict[str, Any] = {
+    "path": "toolbridge/gateway/streaming.py",
+    "old_string": "        if resp.paused:\n            return\n        resp.end(tail)",
+    "new_string": "        if resp.paused:\n            await resp.drain()\n"
+                  "        resp.end(tail + DONE)  # the tail before [DONE]",
+    "expected_replacements": 1,
+}
+_TOOL_PARAMS = {
+    "read_file": {"path": {"type": "string"}, "start_line": {"type": "integer"}},
+    "edit_file": {"path": {"type": "string"}, "old_string": {"type": "string"},
+                  "new_string": {"type": "string"}, "expected_replacements": {"type": "integer"}},
+    "run_tests": {"path": {"type": "string"}, "max_failures": {"type": "integer"}},
+}
+TOOLS = [{"type": "function", "function": {
+    "name": name, "description": f"{name.replace('_', ' ').capitalize()} in the workspace.",
+    "parameters": {"type": "object", "properties": props, "required": ["path"]}}}
+    for name, props in _TOOL_PARAMS.items()]
+REQUEST: dict[str, Any] = {
+    "model": MODEL,
+    "messages": [
+        {"role": "system", "content": "You are a careful coding assistant. Use the tools."},
+        {"role": "user", "content": "The gateway drops the last chunk of a streamed answer when "
+                                    "the client is slow. Find the flush and fix it."},
+    ],
+    "tools": TOOLS,
+    "tool_choice": "auto",
+    "temperature": 0.2,
+    "max_tokens": 1024,
+}
+DIALECTS = ("hermes", "qwen3_coder")
+
+
+def model_text(dialect: str) -> str:
+    """The model's raw answer in ``dialect``: content, then one call."""
+    if dialect == "hermes":
+        call = json.dumps({"name": CALL_NAME, "arguments": CALL_ARGS})
+        return f"{LEAD}<tool_call>\n{call}\n</tool_call>"
+    if dialect == "qwen3_coder":
+        params = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in CALL_ARGS.items())
+        return f"{LEAD}<tool_call>\n<function={CALL_NAME}>\n{params}</function>\n</tool_call>"
+    raise ValueError(f"no benchmark script for dialect {dialect!r} (one of {DIALECTS})")
+
+
+def pieces(dialect: str) -> list[str]:
+    """The model text as streamed deltas: special-token markers whole, the rest in 4 characters."""
+    text, out = model_text(dialect), []
+    for i, part in enumerate(text.replace("</tool_call>", "<tool_call>").split("<tool_call>")):
+        if i:
+            out.append("<tool_call>" if i == 1 else "</tool_call>")
+        out += [part[j:j + TOKEN] for j in range(0, len(part), TOKEN)]
+    assert "".join(out) == text
+    return out
+
+
+def _chunk(delta: dict[str, Any], finish: str | None) -> bytes:
+    body = {"id": "@ID@", "object": "chat.completion.chunk", "created": 1733140000, "model": MODEL,
+            "system_fingerprint": "fp_44709d6fcb",
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+    return json.dumps(body, separators=(",", ":")).replace("%", "%%").replace("@ID@", "%b").encode()
+
+
+@dataclass(frozen=True)
+class Script:
+    """Everything the upstream sends and the load generator checks, for one dialect."""
+
+    dialect: str
+    chunks: tuple[bytes, ...]  # templates; ``template % (id,)`` is the chunk's JSON
+    completion: bytes  # the non-streamed answer, a chat.completion with the text as content
+
+    @classmethod
+    def build(cls, dialect: str) -> Script:
+        deltas = [{"role": "assistant", "content": ""}, *({"content": p} for p in pieces(dialect))]
+        chunks = [_chunk(d, None) for d in deltas] + [_chunk({}, "stop")]
+        message = {"role": "assistant", "content": model_text(dialect)}
+        answer = {"id": "chatcmpl-bench", "object": "chat.completion", "created": 1733140000,
+                  "model": MODEL, "choices": [{"index": 0, "logprobs": None,
+                                               "finish_reason": "stop", "message": message}],
+                  "usage": {"prompt_tokens": 412, "completion_tokens": 87, "total_tokens": 499}}
+        return cls(dialect, tuple(chunks), json.dumps(answer, separators=(",", ":")).encode())
+
+    def request(self, stream: bool, **extra: Any) -> bytes:
+        return json.dumps(dict(REQUEST, stream=stream, **extra), separators=(",", ":")).encode()
+
+    def sources(self, translated: bool) -> list[int]:
+        """For each chunk a client receives, the index of the upstream chunk it comes from.
+
+        A plain proxy relays chunk for chunk; the gateway's translator may hold text back (a
+        possible marker) or split a chunk, and its closing chunks come with the last one.
+        """
+        if not translated:
+            return list(range(len(self.chunks)))
+        from ..gateway.fronts.chat import StreamTranslator, plan_request
+        from ..gateway.turn import Settings
+
+        plan = plan_request(json.loads(self.request(True)), Settings(self.dialect))
+        translator = StreamTranslator(plan)
+        out: list[int] = []
+        for seq, template in enumerate(self.chunks):
+            out += [seq] * len(translator.feed(json.loads(template % (b"x",))))
+        return out + [len(self.chunks) - 1] * len(translator.finish())
+
+    def check(self, chunks: list[dict[str, Any]], sources: list[int],
+              translated: bool) -> str | None:
+        """What is wrong with one stream as a client received it (None: nothing)."""
+        if len(chunks) != len(sources):
+            return f"{len(chunks)} chunks, expected {len(sources)}"
+        return check_message(assemble(chunks), self.dialect, translated)
+
+
+def assemble(chunks: list[dict[str, Any]]) -> dict[str, Any]:
+    """The message and finish reason a client builds from a stream's chunks."""
+    content: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    finish = None
+    for chunk in chunks:
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") or {}
+            content.append(delta.get("content") or "")
+            for part in delta.get("tool_calls") or ():
+                call = calls.setdefault(part["index"], {"name": "", "arguments": "", "id": None})
+                call["id"] = call["id"] or part.get("id")
+                call["name"] += (part.get("function") or {}).get("name") or ""
+                call["arguments"] += (part.get("function") or {}).get("arguments") or ""
+            finish = choice.get("finish_reason") or finish
+    return {"content": "".join(content), "tool_calls": [calls[i] for i in sorted(calls)],
+            "finish_reason": finish}
+
+
+def check_message(message: dict[str, Any], dialect: str, translated: bool) -> str | None:
+    """Compare an assembled (or non-streamed) message with what the script must give."""
+    if not translated:
+        ok = message.get("content") == model_text(dialect) and not message.get("tool_calls")
+        return None if ok else "the relayed text differs from the model's"
+    calls = message.get("tool_calls") or []
+    if (message.get("content") or "").strip() != LEAD.strip():
+        return f"content {message.get('content')!r}, expected {LEAD.strip()!r}"
+    if len(calls) != 1 or not calls[0].get("id"):
+        return f"{len(calls)} tool calls (or no id), expected one"
+    fn = calls[0].get("function") or calls[0]
+    if fn.get("name") != CALL_NAME or json.loads(fn.get("arguments") or "null") != CALL_ARGS:
+        return f"call {fn.get('name')!r} with {fn.get('arguments')!r} is not the expected one"
+    if message.get("finish_reason") != "tool_calls":
+        return f"finish_reason {message.get('finish_reason')!r}, expected 'tool_calls'"
+    return None

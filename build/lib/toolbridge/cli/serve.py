@@ -1,0 +1,82 @@
+"""``toolbridge serve``: the gateway's flags (each with its ``TOOLBRIDGE_*`` variable) and the run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import fields
+
+from ..errors import ConfigError
+from ..gateway.config import UPSTREAM_APIS, GatewayConfig, env_defaults
+from .exits import EXIT_USAGE, missing_extra
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from ..gateway.config import GatewayConfig, env_defaults
+
+    p = commands.add_parser(
+        "serve",
+        help="run the OpenAI-compatible gateway in front of an upstream",
+        description="Every flag has a TOOLBRIDGE_<FLAG> variable (TOOLBRIDGE_UPSTREAM, ...).",
+    )
+    d = GatewayConfig()
+    p.add_argument("--upstream", default=d.upstream, help="upstream base URL, e.g. http://127.0.0.1:8000/v1")
+    p.add_argument("--host", default=d.host, help="listen address (default loopback)")
+    p.add_argument("--port", type=int, default=d.port)
+    p.add_argument("--tool-call-parser", default=d.tool_call_parser, help="dialect of the model's output (default auto: recognised from the output, "
+                        "hinted by the request's model name)")
+    p.add_argument("--api-key", default=d.api_key, help="key clients must send")
+    p.add_argument("--upstream-api-key", default=d.upstream_api_key,
+                   help="key sent upstream (default: the client's Authorization passes through)")
+    p.add_argument("--recover-from-reasoning", action="store_true", default=d.recover_from_reasoning,
+                   help="also take calls from reasoning_content/reasoning (off by default)")
+    p.add_argument("--keep-special-tokens", choices=("auto", "always", "never"), default=d.keep_special_tokens,
+                   help="ask the upstream for skip_special_tokens=false (auto: when the markers are special)")
+    p.add_argument("--max-body", type=int, default=d.max_body, help="largest request body in bytes (413 above)")
+    p.add_argument("--timeout", type=float, default=d.timeout, help="seconds of upstream silence before 504")
+    p.add_argument("--connect-timeout", type=float, default=d.connect_timeout)
+    p.add_argument("--workers", type=int, default=d.workers, help="processes sharing the port")
+    p.add_argument("--log-level", default=d.log_level)
+    _fallback_flags(p, d)
+    p.set_defaults(handler=run, **_env_or_exit(env_defaults))
+
+
+def _env_or_exit(read: object) -> dict[str, object]:
+    try:
+        return read()  # type: ignore[operator,no-any-return]
+    except ConfigError as exc:
+        print(f"toolbridge: {exc}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    config = GatewayConfig(**{f.name: getattr(args, f.name) for f in fields(GatewayConfig)})
+    if config.api_key == "" and config.host not in ("127.0.0.1", "localhost", "::1"):
+        print("toolbridge: warning: listening beyond loopback without --api-key", file=sys.stderr)
+    lacking = missing_extra("serve") or (missing_extra("render") if config.model_dir or config.chat_template
+                                         or config.tool_fallback or config.upstream_api != "chat" else None)
+    if lacking:
+        print(lacking, file=sys.stderr)
+        return EXIT_USAGE
+    from ..gateway.run import run as run_gateway  # the HTTP stack: only when serving
+
+    try:
+        return run_gateway(config)
+    except ConfigError as exc:
+        print(f"toolbridge: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _fallback_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
+    """The flags of the completions mode and the injected protocol (gateway/upstream/fallback.py)."""
+    p.add_argument("--tool-fallback", action="store_true", default=d.tool_fallback,
+                   help="write tools, calls and results into the prompt as ordinary turns when the "
+                        "template or upstream has no tool support (off by default)")
+    p.add_argument("--fallback-dialect", default=d.fallback_dialect,
+                   help="the call format the injected protocol asks for (default hermes)")
+    p.add_argument("--upstream-api", choices=UPSTREAM_APIS, default=d.upstream_api,
+                   help="chat: the upstream's /chat/completions; completions: render the prompt "
+                        "here and call its /completions")
+    p.add_argument("--model-dir", default=d.model_dir,
+                   help="model folder with the chat template (chat_template.jinja or tokenizer_config.json)")
+    p.add_argument("--chat-template", default=d.chat_template, help="a Jinja chat template file")

@@ -1,0 +1,47 @@
+"""Mistral: ``[TOOL_CALLS]`` then a JSON array (older tokenizers) or ``NAME[ARGS]{json}`` (v11+).
+
+Samples (the Mistral Nemo, Mistral Small 3.2 and Ministral 3 Reasoning chat templates)::
+
+    [TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "a1b2c3d4e"}]
+    [TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Paris"}
+    [THINK]The user wants the weather.[/THINK][TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}
+
+The v11+ form repeats ``[TOOL_CALLS]`` before every call; ``[CALL_ID]ID`` (Small 3.2) is
+optional, and so is ``[ARGS]``, which detokenisers that drop special tokens erase. Reasoning
+(Magistral, Ministral 3) is ``[THINK]...[/THINK]``. All of these are special tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import partial
+
+from ..syntax.bodies.array import ChooseBody, JsonArrayBody
+from ..syntax.bodies.named import NamedJsonBody
+from ..syntax.dialect import Calls, Dialect, register
+
+HEADER = re.compile(r"\s*(?P<name>[A-Za-z_][\w.\-:/]*)\s*(?:\[CALL_ID\]\s*[\w\-]+\s*)?(?:\[ARGS\]\s*)?")
+
+body = partial(ChooseBody, choices={"[": JsonArrayBody}, default=partial(NamedJsonBody, header=HEADER))
+
+
+def render(calls: Calls) -> str:
+    """Calls as the v11+ templates (Devstral, Magistral, Ministral 3) write them."""
+    return "".join(f"[TOOL_CALLS]{n}[ARGS]" + json.dumps(a, ensure_ascii=False) for n, a in calls)
+
+
+MISTRAL = register(
+    Dialect(
+        name="mistral",
+        aliases=("magistral", "ministral", "devstral", "mistral_v11"),
+        call_start=("[TOOL_CALLS]",),
+        body=body,
+        reasoning=("[THINK]", "[/THINK]"),
+        calls_in_reasoning=False,  # [THINK] is always closed and may quote a call
+        special_markers=True,
+        end_tokens=("</s>", "[INST]", "[/INST]"),
+        render=render,
+        sample='[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
+    )
+)

@@ -1,0 +1,133 @@
+"""The gateway's HTTP side: routes, authentication, the non-API endpoints, one log line.
+
+Requests are read by ``http.server`` and the upstream is called through ``http.client``
+(asyncio protocols on httptools, chosen by measurement: see benchmarks/stack/README.md). Each
+API route is a front (``fronts/``) over the one ``pipeline``, which does the upstream exchange,
+the tool-call work and the failures: adding an API is a front module and one line in
+``_routes``. Errors here: 401 missing key, 404/405 unknown route, 413 body too large (from the
+server layer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import importlib
+import logging
+import time
+from typing import Any
+
+import orjson
+
+from .config import GatewayConfig
+from .fronts.chat import ChatFront, error_body
+from .http.client import UpstreamError, UpstreamPool
+from .http.server import H1Server, Limits, Request, Response
+from .metrics import Metrics
+from .pipeline import JSON, MAX_UPSTREAM_BODY, Pipeline
+from .repair import Provenance
+
+log = logging.getLogger("toolbridge.gateway")
+
+CHAT = ChatFront()
+
+
+class Gateway:
+    """One gateway process: ``await Gateway(config).start()``."""
+
+    def __init__(self, config: GatewayConfig) -> None:
+        config.check()
+        self.config = config
+        self.metrics = Metrics()
+        self.pipeline = Pipeline(config, self.metrics)
+        self._host, self._port, self._base = config.upstream_parts()
+        self.pool: UpstreamPool | None = None
+        self.server: H1Server | None = None
+        self._routes: dict[tuple[str, str], Any] = {
+            ("POST", "/v1/chat/completions"): lambda req, resp: self.pipeline.serve(CHAT, req, resp),
+            ("GET", "/v1/models"): self._models,
+            ("GET", "/health"): self._health,
+            ("GET", "/metrics"): self._metrics,
+        }
+
+    async def start(self, reuse_port: bool = False) -> H1Server:
+        c = self.config
+        self.pool = self.pipeline.pool = UpstreamPool(self._host, self._port, read_timeout=c.timeout,
+                                                      connect_timeout=c.connect_timeout)
+        limits = Limits(max_body=c.max_body)
+        self.server = await H1Server.start(self.handle, c.host, c.port, limits, reuse_port=reuse_port)
+        return self.server
+
+    async def close(self) -> None:
+        if self.server is not None:
+            await self.server.close(grace=1.0)
+        if self.pool is not None:
+            await self.pool.close()
+
+    # ---------------------------------------------------------------- routing
+
+    async def handle(self, req: Request, resp: Response) -> None:
+        started = time.perf_counter()
+        route = self._routes.get((req.method, req.path))
+        status, provenance = 404, Provenance()
+        try:
+            if route is None:
+                known = any(path == req.path for _, path in self._routes)
+                status = 405 if known else 404
+                resp.send(status, JSON, error_body(f"{req.method} {req.path} is not served here", code=str(status)))
+            elif not self._authorised(req):
+                status = 401
+                resp.send(401, JSON, error_body("missing or wrong API key", "authentication_error", "invalid_api_key"))
+            else:
+                status, provenance = await route(req, resp)
+        finally:
+            self.metrics.inc("toolbridge_requests_total", endpoint=req.path if route else "other", status=str(status))
+            self.metrics.record(provenance)
+            log.info("%s %s %d calls[%s] %.1fms", req.method, req.path, status, provenance.header(),
+                     1000 * (time.perf_counter() - started))
+
+    def _authorised(self, req: Request) -> bool:
+        key = self.config.api_key
+        if not key or req.path == "/health":
+            return True
+        given = req.header(b"x-api-key") or (req.header(b"authorization") or b"").removeprefix(b"Bearer ")
+        return given.decode("latin-1") == key
+
+    # ---------------------------------------------------------------- endpoints
+
+    async def _health(self, req: Request, resp: Response) -> tuple[int, Provenance]:
+        resp.send(200, JSON, orjson.dumps({"status": "ok", "upstream": self.config.upstream,
+                                           "tool_call_parser": self.config.tool_call_parser}))
+        return 200, Provenance()
+
+    async def _metrics(self, req: Request, resp: Response) -> tuple[int, Provenance]:
+        resp.send(200, [(b"content-type", b"text/plain; version=0.0.4")], self.metrics.render().encode())
+        return 200, Provenance()
+
+    async def _models(self, req: Request, resp: Response) -> tuple[int, Provenance]:
+        assert self.pool is not None
+        try:
+            async with self.pool.request("GET", self._base + "/models",
+                                         self.pipeline.upstream_headers(req, False)) as up:
+                body = await up.read(MAX_UPSTREAM_BODY)
+        except UpstreamError as exc:
+            return self.pipeline.upstream_failure(CHAT, resp, exc), Provenance()
+        resp.send(up.status, JSON, body)
+        return up.status, Provenance()
+
+
+async def serve(config: GatewayConfig, reuse_port: bool = False) -> None:
+    """Run one gateway process until cancelled."""
+    gateway = Gateway(config)
+    server = await gateway.start(reuse_port=reuse_port)
+    importlib.import_module("jsonschema")  # for schemas the quick check leaves; before the freeze
+    # Long-lived objects made at start-up leave the collector's scans, and young-generation
+    # collections run less often: each stream allocates small dicts at every chunk.
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
+    log.info("toolbridge gateway on http://%s:%d -> %s (parser %s)", config.host, server.port,
+             config.upstream, config.tool_call_parser)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await gateway.close()

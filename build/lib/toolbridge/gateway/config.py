@@ -1,0 +1,99 @@
+"""Gateway configuration: every flag of ``toolbridge serve`` and its ``TOOLBRIDGE_*`` variable."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from ..dialects import get_dialect
+from ..errors import ConfigError, RenderError
+
+if TYPE_CHECKING:
+    from ..render import ChatTemplate
+
+UPSTREAM_APIS = ("chat", "completions")
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    upstream: str = ""  # the upstream's base URL, e.g. http://127.0.0.1:8000/v1
+    host: str = "127.0.0.1"
+    port: int = 8080
+    tool_call_parser: str = "auto"
+    api_key: str = ""  # clients must send it (Authorization: Bearer, or x-api-key)
+    upstream_api_key: str = ""  # sent upstream; without it the client's Authorization passes through
+    recover_from_reasoning: bool = False
+    keep_special_tokens: str = "auto"
+    max_body: int = 8 << 20
+    timeout: float = 300.0  # upstream silence, seconds
+    connect_timeout: float = 10.0
+    workers: int = 1
+    log_level: str = "info"
+    # The prompt-injected tool protocol and the completions upstream mode (gateway/fallback.py).
+    tool_fallback: bool = False
+    fallback_dialect: str = "hermes"
+    upstream_api: str = "chat"  # or "completions": render the prompt here
+    model_dir: str = ""
+    chat_template: str = ""
+
+    def upstream_parts(self) -> tuple[str, int, str]:
+        """Host, port and base path (``/v1`` when the URL has none) of the upstream."""
+        parts = urlsplit(self.upstream if "://" in self.upstream else "http://" + self.upstream)
+        if parts.scheme != "http" or not parts.hostname:
+            raise ConfigError(f"--upstream must be an http:// URL, not {self.upstream!r} (terminate TLS in front)")
+        base = parts.path.rstrip("/") or "/v1"
+        return parts.hostname, parts.port or 80, base
+
+    def check(self) -> None:
+        """Raise ConfigError for settings that cannot work (loading the chat template, if any)."""
+
+        if not self.upstream:
+            raise ConfigError("--upstream (or TOOLBRIDGE_UPSTREAM) is required")
+        self.upstream_parts()
+        if self.tool_call_parser != "auto":
+            get_dialect(self.tool_call_parser)
+        if self.keep_special_tokens not in ("auto", "always", "never"):
+            raise ConfigError("--keep-special-tokens must be auto, always or never")
+        if self.workers < 1 or self.max_body < 1 or self.timeout <= 0:
+            raise ConfigError("--workers, --max-body and --timeout must be positive")
+        if self.upstream_api not in UPSTREAM_APIS:
+            raise ConfigError(f"--upstream-api must be chat or completions, not {self.upstream_api!r}")
+        if self.model_dir and self.chat_template:
+            raise ConfigError("give --model-dir or --chat-template, not both")
+        if self.upstream_api == "completions" and not (self.model_dir or self.chat_template):
+            raise ConfigError("--upstream-api completions renders the prompt: it needs --model-dir or "
+                              "--chat-template")
+        if get_dialect(self.fallback_dialect).render is None:
+            raise ConfigError(f"dialect {self.fallback_dialect!r} cannot write calls, so it cannot be "
+                              "the fallback dialect; hermes is the default")
+        self.template()
+
+    def template(self) -> ChatTemplate | None:
+        """The chat template of ``--model-dir`` or ``--chat-template`` (None without either);
+        raises ConfigError when it cannot be loaded. Needs the ``render`` extra (Jinja2)."""
+        if not (self.model_dir or self.chat_template):
+            return None
+        from ..render import load_model_dir, load_template
+
+        try:
+            return load_model_dir(self.model_dir) if self.model_dir else load_template(self.chat_template)
+        except RenderError as exc:
+            raise ConfigError(str(exc)) from None
+
+
+def env_defaults(environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """Defaults from ``TOOLBRIDGE_<FLAG>`` variables (``TOOLBRIDGE_TOOL_CALL_PARSER`` ...)."""
+    environ = dict(os.environ if environ is None else environ)
+    out: dict[str, Any] = {}
+    for f in fields(GatewayConfig):
+        raw = environ.get("TOOLBRIDGE_" + f.name.upper())
+        if raw is None:
+            continue
+        kind = type(f.default)
+        try:
+            out[f.name] = raw.lower() in ("1", "true", "yes", "on") if kind is bool else kind(raw)
+        except ValueError:
+            raise ConfigError(f"TOOLBRIDGE_{f.name.upper()}={raw!r} is not a valid {kind.__name__}") from None
+    return out

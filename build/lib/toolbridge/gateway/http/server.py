@@ -1,0 +1,472 @@
+"""A small HTTP/1.1 server on asyncio Protocols, with httptools (llhttp) parsing the requests.
+
+Made for an OpenAI-compatible gateway: requests are read whole (JSON bodies), responses are
+either whole (``Response.send``) or streamed with chunked transfer encoding (``Response.start``,
+``write``, ``end``; SSE is just ``write(b"data: ...\\n\\n")``). Runs on any asyncio loop; use uvloop
+for speed.
+
+What it handles:
+- keep-alive (HTTP/1.1 default, HTTP/1.0 ``Connection: keep-alive``) and ``Connection: close``;
+- request bodies by ``Content-Length`` or chunked transfer encoding (decoded by llhttp);
+- a request body size limit: a ``Content-Length`` above ``Limits.max_body`` is refused with 413
+  before any of the body is read, a chunked body is refused with 413 as soon as it exceeds it;
+  the connection is closed after a 413;
+- a limit on the request line + headers (431) and a deadline for receiving a whole request
+  once it has begun (408), an idle keep-alive timeout (the connection is closed);
+- ``Expect: 100-continue`` (answered before the body is read, unless the body is too large);
+- pipelined requests: answered in order, one at a time (reading pauses while some are queued);
+- malformed requests and upgrade attempts: 400, connection closed;
+- client disconnect detection: when the connection is lost (EOF, reset, write error), the task
+  running the handler is cancelled, so whatever it awaits (e.g. the upstream read) raises
+  ``CancelledError`` and its ``async with``/``finally`` blocks release resources (the h1client
+  exchange aborts its upstream connection); ``Response.write`` on a lost connection raises
+  ``ClientDisconnected``; ``Response.disconnected`` can be polled;
+- write back-pressure: ``Response.paused`` is true while the transport's buffer is above its
+  high-water mark, ``await Response.drain()`` waits for it to drain (or raises
+  ``ClientDisconnected``);
+- ``Response.abort()`` cuts a started response (the client sees it incomplete, not ended);
+- streamed responses to HTTP/1.0 clients (no chunked encoding: body delimited by close);
+- HEAD (headers only), a cached ``Date`` header, graceful shutdown (``H1Server.close``).
+
+What it does not do: TLS (terminate it in front), HTTP/2, upgrades/WebSocket, request trailers,
+streaming request bodies to the handler (bodies are buffered up to ``max_body``), a limit on the
+number of connections, lingering close after an error response (a client still sending a too
+large body may see a reset instead of the 413), access logging. Disconnects are noticed by
+reading, so they are not noticed while reading is paused for queued pipelined requests (they are
+at the next write).
+
+Usage::
+
+    async def handler(req: Request, resp: Response) -> None:
+        resp.send(200, [(b"content-type", b"application/json")], b"{}")
+
+    server = await H1Server.start(handler, "127.0.0.1", 8000, Limits(max_body=1 << 20))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from email.utils import formatdate
+from http import HTTPStatus
+
+import httptools
+
+log = logging.getLogger("h1server")
+
+Headers = list[tuple[bytes, bytes]]
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_body: int = 8 << 20  # bytes of request body (after chunked decoding)
+    max_head: int = 64 << 10  # bytes of request line + headers
+    request_timeout: float = 60.0  # seconds to receive a whole request once it has begun
+    keepalive_timeout: float = 75.0  # seconds an idle connection is kept open
+
+
+class ClientDisconnected(ConnectionError):
+    """The client's connection is gone; the response cannot be written."""
+
+
+class Request:
+    __slots__ = ("body", "headers", "keep_alive", "method", "target", "version")
+
+    def __init__(self, method: str, target: str, version: str, headers: Headers, body: bytes,
+                 keep_alive: bool) -> None:
+        self.method = method
+        self.target = target  # raw request target, e.g. "/v1/chat/completions?x=1"
+        self.version = version  # "1.1" or "1.0"
+        self.headers = headers  # [(lower-case name, value)] in arrival order
+        self.body = body
+        self.keep_alive = keep_alive
+
+    @property
+    def path(self) -> str:
+        return self.target.partition("?")[0]
+
+    def header(self, name: bytes, default: bytes | None = None) -> bytes | None:
+        """First value of header ``name`` (lower-case bytes)."""
+        for k, v in self.headers:
+            if k == name:
+                return v
+        return default
+
+
+Handler = Callable[[Request, "Response"], Awaitable[None]]
+
+_STATUS_LINES = {
+    s.value: b"HTTP/1.1 %d %s\r\n" % (s.value, s.phrase.encode()) for s in HTTPStatus
+}
+_date_cache = [0, b""]
+
+
+def _date_header() -> bytes:
+    now = int(time.time())
+    if now != _date_cache[0]:
+        _date_cache[0] = now
+        _date_cache[1] = b"date: " + formatdate(now, usegmt=True).encode() + b"\r\n"
+    return _date_cache[1]
+
+
+def _check_header(name: bytes, value: bytes) -> None:
+    if b"\n" in value or b"\r" in value or b"\n" in name or b"\r" in name or b":" in name:
+        raise ValueError(f"invalid response header {name!r}")
+
+
+class Response:
+    """Writes the response to one request. ``send`` or ``start``/``write``/``end``."""
+
+    __slots__ = ("_chunked", "_head_only", "_keep_alive", "_proto", "finished", "started")
+
+    def __init__(self, proto: _H1Protocol, req: Request) -> None:
+        self._proto = proto
+        self._keep_alive = req.keep_alive
+        self._head_only = req.method == "HEAD"
+        self._chunked = req.version != "1.0"
+        self.started = False  # the status line has been written
+        self.finished = False  # the whole response has been written
+
+    def _head(self, status: int, headers: Iterable[tuple[bytes, bytes]]) -> list[bytes]:
+        if self.started:
+            raise RuntimeError("response already started")
+        if self._proto.closed:
+            raise ClientDisconnected()
+        self.started = True
+        line = _STATUS_LINES.get(status) or b"HTTP/1.1 %d Unknown\r\n" % status
+        parts = [line, _date_header()]
+        for name, value in headers:
+            _check_header(name, value)
+            parts += (name, b": ", value, b"\r\n")
+        if not self._keep_alive:
+            parts.append(b"connection: close\r\n")
+        return parts
+
+    def send(self, status: int, headers: Iterable[tuple[bytes, bytes]] = (),
+             body: bytes = b"") -> None:
+        """Write a whole response with ``Content-Length``."""
+        parts = self._head(status, headers)
+        parts.append(b"content-length: %d\r\n\r\n" % len(body))
+        if not self._head_only:
+            parts.append(body)
+        self._proto.transport.write(b"".join(parts))
+        self.finished = True
+
+    def start(self, status: int, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
+        """Write the head of a streamed response (chunked; close-delimited for HTTP/1.0)."""
+        parts = self._head(status, headers)
+        if self._chunked:
+            parts.append(b"transfer-encoding: chunked\r\n\r\n")
+        else:
+            if self._keep_alive:
+                parts.append(b"connection: close\r\n")
+                self._keep_alive = False
+            parts.append(b"\r\n")
+        self._proto.transport.write(b"".join(parts))
+        if self._head_only:
+            self.finished = True
+
+    def write(self, data: bytes) -> None:
+        """Write one piece of a streamed response. Raises ``ClientDisconnected``."""
+        if self._proto.closed:
+            raise ClientDisconnected()
+        if not data or self._head_only:
+            return
+        if self._chunked:
+            self._proto.transport.write(b"%x\r\n%b\r\n" % (len(data), data))
+        else:
+            self._proto.transport.write(data)
+
+    def end(self, data: bytes = b"") -> None:
+        """Finish a streamed response (optionally writing a last piece)."""
+        if self.finished:
+            return
+        if self._proto.closed:
+            raise ClientDisconnected()
+        if self._chunked:
+            if data:
+                self._proto.transport.write(b"%x\r\n%b\r\n0\r\n\r\n" % (len(data), data))
+            else:
+                self._proto.transport.write(b"0\r\n\r\n")
+        elif data:
+            self._proto.transport.write(data)
+        self.finished = True
+
+    def abort(self) -> None:
+        """Cut the response: close the connection at once, without finishing the response, so
+        the client sees it incomplete (for errors after ``start``, e.g. an upstream failure)."""
+        self.finished = True
+        self._keep_alive = False
+        if not self._proto.closed:
+            self._proto.transport.abort()
+
+    @property
+    def paused(self) -> bool:
+        """True while the client is not reading fast enough; ``await drain()`` then."""
+        return self._proto.write_paused
+
+    async def drain(self) -> None:
+        """Wait until the write buffer is below its high-water mark."""
+        await self._proto.drain()
+
+    @property
+    def disconnected(self) -> bool:
+        return self._proto.closed
+
+
+class _H1Protocol(asyncio.Protocol):
+    def __init__(self, server: H1Server) -> None:
+        self._server = server
+        self._handler = server.handler
+        self._limits = server.limits
+        self._loop = server.loop
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.write_paused = False
+        self._drain_waiter: asyncio.Future | None = None
+        self._parser = httptools.HttpRequestParser(self)
+        self._task: asyncio.Task | None = None
+        self._queue: deque[Request] = deque()  # pipelined requests waiting their turn
+        self._reading_paused = False
+        self._timer: asyncio.TimerHandle | None = None
+        # state of the request being received
+        self._in_message = False
+        self._head_done = False
+        self._head_bytes = 0
+        self._url: list[bytes] = []
+        self._headers: Headers = []
+        self._body: list[bytes] = []
+        self._body_size = 0
+        self._reject: tuple[int, bytes] | None = None
+
+    # --- connection ---
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self._server.connections.add(self)
+        self._arm(self._limits.keepalive_timeout)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self._server.connections.discard(self)
+        self._disarm()
+        if self._task is not None:
+            self._task.cancel()  # the client is gone: stop the handler (and its upstream)
+        w = self._drain_waiter
+        if w is not None and not w.done():
+            w.set_exception(ClientDisconnected())
+        self._drain_waiter = None
+
+    def pause_writing(self) -> None:
+        self.write_paused = True
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        w = self._drain_waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+        self._drain_waiter = None
+
+    async def drain(self) -> None:
+        if self.closed:
+            raise ClientDisconnected()
+        if not self.write_paused:
+            return
+        self._drain_waiter = self._loop.create_future()
+        await self._drain_waiter
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self._fail(400, b"upgrades are not supported")
+            return
+        except httptools.HttpParserError:
+            self._fail(400, b"malformed request")
+            return
+        if self._reject is not None:
+            self._fail(*self._reject)
+        elif self._in_message and not self._head_done:
+            # llhttp buffers nothing itself, but httptools accumulates the URL and headers:
+            # bound them by counting the reads that leave a request head incomplete.
+            self._head_bytes += len(data)
+            if self._head_bytes > self._limits.max_head:
+                self._fail(431, b"request head too large")
+
+    def _fail(self, status: int, message: bytes) -> None:
+        """Answer a protocol-level error (if no response is under way) and close."""
+        if self.closed:
+            return
+        if self._task is None:
+            body = b'{"error":{"message":"%b","type":"invalid_request_error","param":null,"code":"%d"}}' % (
+                message, status)  # OpenAI-style, like every other error the gateway sends
+            self.transport.write(
+                _STATUS_LINES[status] + _date_header() + b"connection: close\r\n"
+                b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%b"
+                % (len(body), body)
+            )
+            self.transport.close()
+        else:
+            self.transport.abort()
+
+    # --- timers: request deadline while receiving, idle timeout between requests ---
+
+    def _arm(self, delay: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self._loop.call_later(delay, self._on_timer)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        if self._in_message:
+            self._fail(408, b"request not received in time")
+        elif self._task is None and not self._queue:
+            self.transport.close()  # idle keep-alive connection
+
+    # --- httptools callbacks ---
+
+    def on_message_begin(self) -> None:
+        self._in_message = True
+        self._head_done = False
+        self._url = []
+        self._headers = []
+        self._body = []
+        self._body_size = 0
+        self._head_bytes = 0
+        self._reject = None
+        self._arm(self._limits.request_timeout)
+
+    def on_url(self, url: bytes) -> None:
+        self._url.append(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._headers.append((name.lower(), value))
+
+    def on_headers_complete(self) -> None:
+        self._head_done = True
+        for name, value in self._headers:
+            if name == b"content-length":
+                try:
+                    too_large = int(value) > self._limits.max_body
+                except ValueError:
+                    too_large = False  # llhttp rejects it
+                if too_large:
+                    self._reject = (413, b"request body too large")
+                    return
+        for name, value in self._headers:
+            if name == b"expect" and value.lower() == b"100-continue":
+                self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+    def on_body(self, body: bytes) -> None:
+        if self._reject is not None:
+            return
+        self._body_size += len(body)
+        if self._body_size > self._limits.max_body:
+            self._reject = (413, b"request body too large")
+            return
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        self._in_message = False
+        self._disarm()
+        if self._reject is not None:
+            return
+        p = self._parser
+        req = Request(
+            p.get_method().decode("latin-1"),
+            b"".join(self._url).decode("latin-1"),
+            p.get_http_version(),
+            self._headers,
+            b"".join(self._body),
+            p.should_keep_alive(),
+        )
+        if self._task is not None or self._queue:
+            self._queue.append(req)
+            if not self._reading_paused:
+                self._reading_paused = True
+                self.transport.pause_reading()
+        else:
+            self._run(req)
+
+    # --- handler tasks ---
+
+    def _run(self, req: Request) -> None:
+        self._task = self._loop.create_task(self._handle(req, Response(self, req)))
+
+    async def _handle(self, req: Request, resp: Response) -> None:
+        try:
+            await self._handler(req, resp)
+            if not resp.finished:
+                if resp.started:
+                    resp.end()
+                else:
+                    resp.send(500, (), b"no response")
+        except (asyncio.CancelledError, ClientDisconnected):
+            self._task = None
+            return  # connection lost (or server shutdown): nothing left to do
+        except Exception:
+            log.exception("handler failed for %s %s", req.method, req.target)
+            if not self.closed:
+                if resp.started:
+                    self.transport.abort()  # the client sees a truncated response
+                else:
+                    resp.send(500, ((b"content-type", b"text/plain"),), b"internal error")
+        self._task = None
+        if self.closed:
+            return
+        if not resp._keep_alive:
+            self.transport.close()
+        elif self._queue:
+            self._run(self._queue.popleft())
+            if not self._queue and self._reading_paused:
+                self._reading_paused = False
+                self.transport.resume_reading()
+        elif not self._in_message:
+            self._arm(self._limits.keepalive_timeout)
+
+
+class H1Server:
+    """A listening server; ``await H1Server.start(handler, host, port, limits)``."""
+
+    def __init__(self, handler: Handler, limits: Limits, loop: asyncio.AbstractEventLoop) -> None:
+        self.handler = handler
+        self.limits = limits
+        self.loop = loop
+        self.connections: set[_H1Protocol] = set()
+        self._server: asyncio.Server | None = None
+
+    @classmethod
+    async def start(cls, handler: Handler, host: str, port: int, limits: Limits = Limits(),
+                    backlog: int = 2048, reuse_port: bool = False) -> H1Server:
+        """Listen on host:port. ``reuse_port`` lets several worker processes share the port
+        (SO_REUSEPORT), one event loop per core."""
+        self = cls(handler, limits, asyncio.get_running_loop())
+        self._server = await self.loop.create_server(lambda: _H1Protocol(self), host, port,
+                                                     backlog=backlog, reuse_port=reuse_port)
+        return self
+
+    @property
+    def port(self) -> int:
+        return self._server.sockets[0].getsockname()[1]
+
+    async def close(self, grace: float = 5.0) -> None:
+        """Stop accepting, let in-flight requests finish for ``grace`` seconds, then abort."""
+        self._server.close()
+        deadline = self.loop.time() + grace
+        while self.connections and self.loop.time() < deadline:
+            for c in list(self.connections):
+                if c._task is None and not c._in_message and not c._queue:
+                    c.transport.close()
+            await asyncio.sleep(0.05)
+        for c in list(self.connections):
+            c.transport.abort()
+        await self._server.wait_closed()

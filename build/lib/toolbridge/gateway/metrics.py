@@ -1,0 +1,52 @@
+"""Prometheus counters for the gateway, rendered in the text exposition format.
+
+Hand-written on purpose: a handful of labelled counters and one gauge do not need a client
+library, and keeping them as plain integers costs nothing on the request path.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .repair import Provenance
+
+_HELP = {
+    "toolbridge_requests_total": ("counter", "Requests answered, by endpoint and status."),
+    "toolbridge_tool_calls_total": ("counter", "Tool calls returned, by where they came from."),
+    "toolbridge_rejected_total": ("counter", "Call-like blocks or native calls not returned as calls."),
+    "toolbridge_invalid_arguments_total": ("counter", "Calls returned whose arguments fail the tool's schema."),
+    "toolbridge_upstream_errors_total": ("counter", "Upstream failures, by kind."),
+    "toolbridge_streamed_chunks_total": ("counter", "Chunks sent to clients on streams."),
+    "toolbridge_open_streams": ("gauge", "Streams in progress."),
+}
+
+
+@dataclass
+class Metrics:
+    counters: Counter[tuple[str, tuple[tuple[str, str], ...]]] = field(default_factory=Counter)
+    open_streams: int = 0
+
+    def inc(self, name: str, amount: int = 1, **labels: str) -> None:
+        self.counters[(name, tuple(sorted(labels.items())))] += amount
+
+    def record(self, provenance: Provenance) -> None:
+        for source in ("native", "content", "reasoning"):
+            count = getattr(provenance, source)
+            if count:
+                self.inc("toolbridge_tool_calls_total", count, source=source)
+        if provenance.rejected:
+            self.inc("toolbridge_rejected_total", provenance.rejected)
+        if provenance.invalid:
+            self.inc("toolbridge_invalid_arguments_total", provenance.invalid)
+
+    def render(self) -> str:
+        lines: list[str] = []
+        by_name: dict[str, list[str]] = {}
+        for (name, labels), value in sorted(self.counters.items()):
+            text = ",".join(f'{k}="{v}"' for k, v in labels)
+            by_name.setdefault(name, []).append(f"{name}{{{text}}} {value}" if text else f"{name} {value}")
+        by_name["toolbridge_open_streams"] = [f"toolbridge_open_streams {self.open_streams}"]
+        for name, (kind, help_text) in _HELP.items():
+            lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}", *by_name.get(name, [])]
+        return "\n".join(lines) + "\n"

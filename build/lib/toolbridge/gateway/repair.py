@@ -1,0 +1,116 @@
+"""Repairing a non-streamed upstream answer: native calls kept, calls in text recovered.
+
+For each choice: native ``tool_calls`` win and are canonicalised; otherwise the content is parsed
+with the dialect (and, when the operator opted in, the reasoning too). What is left of the text
+stays content (``null`` when only whitespace remains). ``finish_reason`` becomes ``tool_calls``
+when calls are returned and ``length`` when the output was cut inside a call. ``Provenance``
+counts where calls came from, for the response header, the metrics and the log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..parsing.parser import parse
+from .upstream.native import check_calls
+from .turn import Plan, RequestError
+
+REASONING_KEYS = ("reasoning_content", "reasoning")
+
+
+@dataclass
+class Provenance:
+    """Where one response's calls came from."""
+
+    native: int = 0
+    content: int = 0
+    reasoning: int = 0
+    rejected: int = 0
+    invalid: int = 0  # calls returned whose arguments do not match the tool's schema
+    dialect: str | None = None  # with the auto parser: the dialect it recognised
+
+    def header(self) -> str:
+        return (f"native={self.native}; content={self.content}; reasoning={self.reasoning}; "
+                f"rejected={self.rejected}; invalid={self.invalid}"
+                + (f"; dialect={self.dialect}" if self.dialect else ""))
+
+    def noted(self, parser: Any) -> None:
+        """Keep the dialect an auto parser recognised (the first one, when choices differ)."""
+        self.dialect = self.dialect or getattr(parser, "detected", None)
+
+    @property
+    def calls(self) -> int:
+        return self.native + self.content + self.reasoning
+
+
+def tool_choice_unmet(required: str) -> RequestError:
+    what = "a tool call" if required == "any" else f"a call to {required!r}"
+    return RequestError(f"tool_choice requires {what}, and the model's answer has none",
+                        status=502, type="upstream_error", code="tool_choice_unmet")
+
+
+def repair_completion(answer: dict[str, Any], plan: Plan) -> tuple[dict[str, Any], Provenance]:
+    """Repair a chat.completion object in place; raises RequestError when tool_choice is unmet."""
+    provenance = Provenance()
+    if plan.tools is None:
+        return answer, provenance
+    seen_ids: set[str] = set()
+    for choice in answer.get("choices") or ():
+        if isinstance(choice, dict) and isinstance(choice.get("message"), dict):
+            _repair_choice(choice, plan, provenance, seen_ids)
+    return answer, provenance
+
+
+def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, seen_ids: set[str]) -> None:
+    message = choice["message"]
+    leftovers: list[str] = []
+    truncated = False
+    if message.get("tool_calls"):
+        checked = check_calls(message["tool_calls"], plan.tools, seen_ids)
+        calls, leftovers = checked.calls, checked.rejected
+        provenance.native += len(calls)
+        provenance.invalid += checked.invalid
+    else:
+        calls, truncated = _from_text(message, "content", plan, provenance)
+        provenance.content += len(calls)
+        if plan.recover_from_reasoning:
+            for key in REASONING_KEYS:
+                found, cut = _from_text(message, key, plan, provenance)
+                provenance.reasoning += len(found)
+                calls, truncated = calls + found, truncated or cut
+    provenance.rejected += len(leftovers)
+    if not plan.parallel and len(calls) > 1:
+        provenance.rejected += len(calls) - 1
+        calls = calls[:1]
+    if plan.required and not calls:
+        raise tool_choice_unmet(plan.required)
+    _settle(choice, message, calls, leftovers, truncated)
+
+
+def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Provenance) -> tuple[list[Any], bool]:
+    text = message.get(key)
+    if not isinstance(text, str) or not text:
+        return [], False
+    result = parse(text, plan.dialect, plan.tools, **plan.parser_options)
+    provenance.dialect = provenance.dialect or result.report.detected
+    provenance.rejected += len(result.report.rejected) + len(result.report.aborted)
+    provenance.invalid += len(result.report.invalid)
+    message[key] = result.message["content"] if key == "content" or result.message["content"] else None
+    return result.message.get("tool_calls", []), result.report.truncated
+
+
+def _settle(choice: dict[str, Any], message: dict[str, Any], calls: list[Any], leftovers: list[str],
+            truncated: bool) -> None:
+    content = message.get("content")
+    if leftovers:  # rejected native calls stay visible as text
+        content = "\n".join(([content] if content else []) + leftovers)
+    if calls:
+        message["tool_calls"] = calls
+        message["content"] = content if isinstance(content, str) and content.strip() else None
+        choice["finish_reason"] = "length" if truncated else "tool_calls"
+    else:
+        message.pop("tool_calls", None)
+        message["content"] = content
+        if truncated:
+            choice["finish_reason"] = "length"

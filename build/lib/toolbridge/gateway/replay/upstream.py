@@ -1,0 +1,161 @@
+"""A replaying upstream: a real OpenAI-compatible HTTP server that answers from a script.
+
+Used by the tests, the demo and the benchmark in place of a model server. A script maps each
+request to a ``Reply``: model text (in any dialect) to return as ``content`` or as reasoning,
+or native ``tool_calls``, streamed in chunks of a given size and pace or returned whole, with the
+quirks real upstreams have (a whole native call in one chunk, an id on every chunk, no index,
+arguments as an object), and with faults (an error status, silence, a stream cut mid-way).
+Every request body it received is kept in ``requests``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..http.server import H1Server, Request, Response
+
+JSON = [(b"content-type", b"application/json")]
+
+
+@dataclass
+class Reply:
+    content: str | None = None
+    reasoning: str | None = None  # sent as reasoning_content
+    tool_calls: list[dict[str, Any]] | None = None  # native calls, OpenAI shape
+    chunk: int = 4  # characters per streamed delta
+    pace: float = 0.0  # seconds between streamed chunks
+    finish_reason: str = "stop"
+    status: int = 200
+    error: str = ""  # with a non-200 status: the error message
+    delay: float = 0.0  # seconds of silence before answering
+    cut_after: int | None = None  # streamed: drop the connection after this many chunks
+    quirk: str = ""  # native streams: "whole", "id_every_chunk", "no_index", "object_arguments"
+    usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 10, "completion_tokens": 20,
+                                                            "total_tokens": 30})
+
+
+Script = Callable[[dict[str, Any]], Reply]
+# Model text -> the pieces a server's detokeniser yields, one per token, honouring the request's
+# skip_special_tokens (True by default, as common servers do).
+Detokenize = Callable[[str, bool], list[str]]
+
+
+class ReplayUpstream:
+    """``async with ReplayUpstream(script) as up: ... up.port ... up.requests``."""
+
+    def __init__(self, script: Script, host: str = "127.0.0.1", port: int = 0,
+                 detokenize: Detokenize | None = None) -> None:
+        self.script = script
+        self.detokenize = detokenize
+        self.host, self._port = host, port
+        self.requests: list[dict[str, Any]] = []
+        self.disconnects = 0  # streams whose client went away before the end
+        self.server: H1Server | None = None
+
+    @property
+    def port(self) -> int:
+        assert self.server is not None
+        return self.server.port
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    async def __aenter__(self) -> ReplayUpstream:
+        self.server = await H1Server.start(self._handle, self.host, self._port)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        await self.server.close(grace=0.2)
+
+    async def _handle(self, req: Request, resp: Response) -> None:
+        if req.path.endswith("/models"):
+            resp.send(200, JSON, json.dumps({"object": "list", "data": [{"id": "replay", "object": "model"}]}).encode())
+            return
+        body = json.loads(req.body)
+        self.requests.append(body)
+        reply = self.script(body)
+        pieces = None
+        if self.detokenize is not None and reply.content:
+            pieces = self.detokenize(reply.content, body.get("skip_special_tokens", True))
+            reply = replace(reply, content="".join(pieces))
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
+        if reply.status != 200:
+            resp.send(reply.status, JSON, json.dumps({"error": {"message": reply.error, "type": "upstream"}}).encode())
+        elif body.get("stream"):
+            await self._stream(reply, body, resp, pieces)
+        else:
+            resp.send(200, JSON, json.dumps(completion(reply, body)).encode())
+
+    async def _stream(self, reply: Reply, body: dict[str, Any], resp: Response,
+                      pieces: list[str] | None) -> None:
+        resp.start(200, [(b"content-type", b"text/event-stream")])
+        chunks = stream_chunks(reply, body, pieces)
+        try:
+            for n, chunk in enumerate(chunks):
+                if reply.cut_after is not None and n == reply.cut_after:
+                    resp.abort()
+                    return
+                resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                if reply.pace:
+                    await asyncio.sleep(reply.pace)
+            resp.end(b"data: [DONE]\n\n")
+        except (ConnectionError, asyncio.CancelledError):
+            self.disconnects += 1
+            raise
+
+
+def completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.reasoning is not None:
+        message["reasoning_content"] = reply.reasoning
+    if reply.tool_calls:
+        message["tool_calls"] = reply.tool_calls
+    return {"id": "chatcmpl-replay", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", "replay"),
+            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
+            "usage": reply.usage}
+
+
+def stream_chunks(reply: Reply, body: dict[str, Any], pieces: list[str] | None = None) -> list[dict[str, Any]]:
+    head = {"id": "chatcmpl-replay", "object": "chat.completion.chunk", "created": int(time.time()),
+            "model": body.get("model", "replay")}
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    for key, text in (("reasoning_content", reply.reasoning), ("content", reply.content)):
+        if key == "content" and pieces is not None:
+            deltas += [{key: piece} for piece in pieces if piece]
+        elif text:
+            deltas += [{key: text[i:i + reply.chunk]} for i in range(0, len(text), reply.chunk)]
+    for index, call in enumerate(reply.tool_calls or ()):
+        deltas += native_deltas(index, call, reply.quirk, reply.chunk)
+    chunks = [{**head, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+    chunks.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]})
+    if (body.get("stream_options") or {}).get("include_usage"):
+        chunks.append({**head, "choices": [], "usage": reply.usage})
+    return chunks
+
+
+def native_deltas(index: int, call: dict[str, Any], quirk: str, size: int) -> list[dict[str, Any]]:
+    """A native call as upstreams stream it, with one of their quirks."""
+    fn, call_id = call["function"], call["id"]
+    arguments = fn["arguments"]
+    if quirk == "whole":
+        return [{"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": fn}]}]
+    if quirk == "object_arguments":
+        whole = {"name": fn["name"], "arguments": json.loads(arguments)}
+        return [{"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": whole}]}]
+    first = {"index": index, "id": call_id, "type": "function", "function": {"name": fn["name"], "arguments": ""}}
+    rest = [{"index": index, "function": {"arguments": arguments[i:i + size]}} for i in range(0, len(arguments), size)]
+    if quirk == "id_every_chunk":
+        rest = [{**part, "id": call_id} for part in rest]
+    if quirk == "no_index":
+        first = {k: v for k, v in first.items() if k != "index"}
+        rest = [{k: v for k, v in part.items() if k != "index"} for part in rest]
+    return [{"tool_calls": [part]} for part in [first, *rest]]

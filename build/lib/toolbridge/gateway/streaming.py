@@ -1,0 +1,261 @@
+"""An upstream's streamed answer as the pipeline's events, chunk by chunk; no client wire format.
+
+Per choice, content deltas go through a StreamParser (calls recovered incrementally, markers
+never leaking), reasoning deltas through a second one when recovery from reasoning is on, and
+native tool-call deltas are checked and normalised (``upstream.native``). All calls of a choice
+share one index sequence, so the events carry the turn's own call indices. Trailing whitespace of
+the content is held back until more content or the end shows whether it belongs (a turn that
+ends in calls has the same content streamed as whole). The upstream's ``finish_reason`` is held
+back until the parsers are closed, then replaced by ``tool_calls`` or ``length`` as the calls
+warrant (``Finish``). Fronts turn these events into their own wire format.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from ..events import (
+    ArgumentsDelta,
+    CallAborted,
+    CallRejected,
+    Event,
+    Invalid,
+    Reasoning,
+    Repaired,
+    Text,
+    ToolCallBegin,
+    ToolCallEnd,
+)
+from ..openai import ChunkEncoder
+from ..parsing.parser import StreamParser
+from .repair import REASONING_KEYS, Provenance, tool_choice_unmet
+from .turn import Plan, RequestError
+from .upstream.native import NativeStream
+
+_UNCOUNTED = frozenset((Text, ArgumentsDelta, Reasoning, Repaired))  # nothing to count: most events
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """A field of the upstream's delta passed on as it is (``role``, ``refusal``, ``logprobs``...);
+    fronts that have no place for it drop it."""
+
+    key: str
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """The choice is complete: ``stop``, ``length``, ``tool_calls`` or the upstream's own reason."""
+
+    reason: str
+
+
+def malformed_call(reason: str) -> RequestError:
+    """A call whose opening was already streamed turned out malformed: it cannot be taken back,
+    so the stream ends with this error rather than with a call whose arguments are broken."""
+    return RequestError(f"the model's tool call became malformed after it began streaming ({reason})",
+                        status=502, type="upstream_error", code="malformed_tool_call")
+
+
+class _Choice:
+    """The translation state of one choice."""
+
+    def __init__(self, plan: Plan, provenance: Provenance, seen_ids: set[str]) -> None:
+        self._plan = plan
+        self._prov = provenance
+        self._next = itertools.count().__next__
+        self._any_call = False
+        parse = plan.tools is not None
+        self._content = StreamParser(plan.dialect, plan.tools, **plan.parser_options) if parse else None
+        self._reasoning = (StreamParser(plan.dialect, plan.tools, **plan.parser_options)
+                           if parse and plan.recover_from_reasoning else None)
+        self._held = ChunkEncoder()  # holds the content's trailing whitespace
+        self._native = NativeStream(plan.tools, self._begin, seen_ids)
+        self._index: dict[tuple[str, int], int | None] = {}  # (source, parser index) -> ours
+        self._calls = 0
+        self._truncated = False
+        self.upstream_finish: str | None = None
+        self.reasoning_key = "reasoning_content"  # the upstream's spelling (or "reasoning")
+
+    def feed(self, delta: dict[str, Any]) -> list[Event]:
+        """The events of one upstream delta."""
+        if len(delta) == 1 and type(delta.get("content")) is str:  # nearly every chunk
+            return self.content(delta["content"])
+        out: list[Event] = []
+        for key, value in delta.items():
+            if key == "content" and isinstance(value, str):
+                out += self.content(value)
+            elif key in REASONING_KEYS and isinstance(value, str):
+                self.reasoning_key = key
+                out += self._thoughts(value)
+            elif key == "tool_calls" and isinstance(value, list):
+                out += self._native.feed(value)
+            elif value is not None and key != "content":
+                out.append(Field(key, value))
+        return out
+
+    def finish(self) -> list[Event]:
+        out: list[Event] = []
+        if self._content is not None:
+            out += self._content_events(self._content.close())
+            self._prov.noted(self._content)
+        held = self._held.finish()
+        if held:
+            out.append(Text(held[0]["content"]))
+        if self._reasoning is not None:
+            out += self._thought_events(self._reasoning.close())
+        good, rejected, invalid = self._native.finish()
+        self._prov.native += len(good)
+        self._prov.invalid += invalid
+        self._prov.rejected += len(rejected)
+        if rejected:
+            out.append(Text("\n".join(rejected)))
+        calls = self._calls + len(good)
+        if self._plan.required and not calls:
+            raise tool_choice_unmet(self._plan.required)
+        reason = "length" if self._truncated else ("tool_calls" if calls else self.upstream_finish or "stop")
+        out.append(Finish(reason))
+        return out
+
+    # ---------------------------------------------------------------- text and reasoning
+
+    def content(self, text: str) -> list[Event]:
+        """Events for upstream content: settled text and the calls recovered from it."""
+        if self._content is None:
+            return [Text(text)] if text else []
+        out: list[Event] = []
+        for ev in self._content.feed(text):
+            if type(ev) is Text:
+                sent = self._held.content(ev.text)
+                if sent is not None:
+                    out.append(ev if sent is ev.text else Text(sent))
+            elif type(ev) is ArgumentsDelta:
+                ours = self._index.get(("content", ev.index))
+                if ours is not None:
+                    out.append(ev if ours == ev.index else ArgumentsDelta(ours, ev.text))
+            else:
+                out += self._content_events([ev])
+        return out
+
+    def _content_events(self, events: list[Event]) -> list[Event]:
+        self._count(events, "content")
+        out: list[Event] = []
+        for ev in events:
+            if type(ev) is Text:
+                sent = self._held.content(ev.text)
+                if sent is not None:
+                    out.append(Text(sent))
+            elif type(ev) is Reasoning:  # the parser splits reasoning (completions mode)
+                out.append(ev)
+            else:
+                if type(ev) is ToolCallBegin:
+                    self._held.encode([ev])  # content beside calls: its held whitespace is dropped
+                out += self._remap("content", ev)
+        return out
+
+    def _thoughts(self, text: str) -> list[Event]:
+        if self._reasoning is None:
+            return [Reasoning(text)]
+        return self._thought_events(self._reasoning.feed(text))
+
+    def _thought_events(self, events: list[Event]) -> list[Event]:
+        self._count(events, "reasoning")
+        out: list[Event] = []
+        for ev in events:
+            if isinstance(ev, Text):
+                out.append(Reasoning(ev.text))
+            else:
+                out += self._remap("reasoning", ev)
+        return out
+
+    def _count(self, events: list[Event], source: str) -> None:
+        for ev in events:
+            if type(ev) in _UNCOUNTED:
+                continue
+            if isinstance(ev, ToolCallBegin):
+                self._index[(source, ev.index)] = self._begin()
+            elif isinstance(ev, ToolCallEnd) and self._index.get((source, ev.index)) is not None:
+                self._calls += 1
+                setattr(self._prov, source, getattr(self._prov, source) + 1)
+            elif isinstance(ev, Invalid):
+                self._prov.invalid += 1
+            elif isinstance(ev, (CallRejected, CallAborted)):
+                self._prov.rejected += 1
+                self._truncated = self._truncated or ev.reason == "truncated"
+                if isinstance(ev, CallAborted) and ev.reason != "truncated":
+                    raise malformed_call(ev.reason)
+
+    def _begin(self) -> int | None:
+        """Our index for a new call, or None when parallel calls are off and one already came."""
+        if not self._plan.parallel and self._any_call:
+            self._prov.rejected += 1
+            return None
+        self._any_call = True
+        return self._next()
+
+    def _remap(self, source: str, ev: Event) -> list[Event]:
+        """A parser's call event with the turn's index; [] for a call not passed on, and for
+        events that are only counted."""
+        if isinstance(ev, ToolCallBegin | ArgumentsDelta | ToolCallEnd):
+            ours = self._index.get((source, ev.index))
+            if ours is None:
+                return []
+            if isinstance(ev, ToolCallBegin):
+                return [ev if ours == ev.index else ToolCallBegin(ours, ev.id, ev.name)]
+            if isinstance(ev, ArgumentsDelta):
+                return [ev if ours == ev.index else ArgumentsDelta(ours, ev.text)]
+            return [ev if ours == ev.index else ToolCallEnd(ours, ev.arguments)]
+        return []
+
+
+class AnswerStream:
+    """An upstream's chat chunks in, the pipeline's events out; see the module docstring.
+
+    ``feed`` and ``finish`` return ``(choice index, events)`` pairs; ``meta`` holds the fields
+    every chunk repeats (id, created, model, system_fingerprint), ``usage`` the last usage seen.
+    """
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.provenance = Provenance()
+        self.meta: dict[str, Any] = {}
+        self.usage: Any = None
+        self._seen_ids: set[str] = set()
+        self._choices: dict[int, _Choice] = {}
+        self.hot: _Choice | None = None  # choice 0, for the one-choice content fast path
+
+    def feed(self, chunk: dict[str, Any]) -> list[tuple[int, list[Event]]]:
+        if not self.meta:
+            self.meta = {k: chunk.get(k) for k in ("id", "created", "model", "system_fingerprint")}
+        if chunk.get("usage"):
+            self.usage = chunk["usage"]
+        out = []
+        for ch in chunk.get("choices") or ():
+            if not isinstance(ch, dict):
+                continue
+            index = ch.get("index", 0)
+            state = self._choices.get(index) or self._new_choice(index)
+            if ch.get("finish_reason"):
+                state.upstream_finish = ch["finish_reason"]
+            delta: dict[str, Any] = ch["delta"] if isinstance(ch.get("delta"), dict) else {}
+            out.append((index, state.feed(delta)))
+        return out
+
+    def finish(self) -> list[tuple[int, list[Event]]]:
+        """Each choice's closing events, ending with its ``Finish``; raises RequestError when
+        ``tool_choice`` is unmet."""
+        return [(index, state.finish()) for index, state in sorted(self._choices.items())]
+
+    def reasoning_key(self, index: int) -> str:
+        """How the upstream spelled choice ``index``'s reasoning field."""
+        state = self._choices.get(index)
+        return state.reasoning_key if state is not None else "reasoning_content"
+
+    def _new_choice(self, index: int) -> _Choice:
+        state = self._choices[index] = _Choice(self.plan, self.provenance, self._seen_ids)
+        if index == 0:
+            self.hot = state
+        return state

@@ -1,0 +1,212 @@
+"""One turn as the pipeline sees it (``Turn``), and the plan for sending it upstream (``Plan``).
+
+A front translates its client's request into a ``Turn``: messages in the Chat Completions shape
+(the lingua franca of upstreams and chat templates), the offered function tools, ``tool_choice``,
+the stream flags and ``options``, every other field passed to the upstream as it is (sampling,
+``max_tokens``, ``stop``, ``chat_template_kwargs`` ...). ``plan_turn`` checks the tool fields and
+records everything later stages need: the offered tools (restricted to what ``tool_choice``
+allows), whether the answer is parsed for calls at all, whether a call is required, and the body
+to send upstream (with ``skip_special_tokens: false`` when the dialect's markers are special
+tokens and the policy asks for it). Nothing else in the body is changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+
+from ..dialects import get_dialect
+from ..errors import ConfigError, ToolBridgeError
+from ..parsing.auto import special_tokens
+from ..syntax.dialect import Dialect
+from ..tools import Toolset
+
+KEEP_SPECIAL = ("auto", "always", "never")
+
+
+class RequestError(ToolBridgeError):
+    """A request the gateway refuses; carries the HTTP status and an OpenAI-style error body."""
+
+    def __init__(self, message: str, *, status: int = 400, param: str | None = None,
+                 type: str = "invalid_request_error", code: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.param, self.type, self.code = status, param, type, code
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": str(self), "type": self.type, "param": self.param, "code": self.code}}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the operator configured for translation."""
+
+    dialect: str = "auto"
+    recover_from_reasoning: bool = False
+    keep_special_tokens: str = "auto"  # auto: when tools are offered and the markers are special
+
+
+@dataclass
+class Plan:
+    """How one request is forwarded and its answer read."""
+
+    body: dict[str, Any]
+    stream: bool
+    include_usage: bool
+    dialect: Dialect | str  # a Dialect, or "auto"
+    tools: Toolset | None  # the tools a call may name (None: do not parse for calls)
+    required: str | None = None  # "any" or a function name when a call must come
+    parallel: bool = True
+    recover_from_reasoning: bool = False
+    drop_tokens: tuple[str, ...] = ()
+    offered: list[str] = field(default_factory=list)
+    model: str | None = None  # the request's model: auto's hint
+
+    @property
+    def parser_options(self) -> dict[str, Any]:
+        """StreamParser's options for this request (auto also takes the model as a hint)."""
+        if self.dialect == "auto":
+            return {"drop_tokens": self.drop_tokens, "model": self.model}
+        return {"drop_tokens": self.drop_tokens}
+
+
+# The tool fields of a Turn, by their Chat Completions names (how they go upstream).
+TOOL_FIELDS = ("tools", "tool_choice", "parallel_tool_calls")
+
+
+@dataclass
+class Turn:
+    """One request, whatever API it came in: what the pipeline is asked to do.
+
+    ``tools``, ``tool_choice`` and ``parallel`` are None when the client did not give them (and
+    are then not sent upstream); ``options`` holds every other field for the upstream, as is.
+    """
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None = None  # OpenAI function tools: {"type": "function", "function": {...}}
+    tool_choice: Any = None  # "none" | "auto" | "required" | {"type": "function", ...} | allowed_tools
+    parallel: Any = None  # parallel_tool_calls
+    stream: bool = False
+    include_usage: bool = False
+    model: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def body(self) -> dict[str, Any]:
+        """The Chat Completions request body this turn is (what a chat upstream is sent)."""
+        out = dict(self.options)
+        out["messages"] = self.messages
+        for key, value in zip(TOOL_FIELDS, (self.tools, self.tool_choice, self.parallel)):
+            if value is not None:
+                out[key] = value
+        return out
+
+
+def plan_turn(turn: Turn, settings: Settings) -> Plan:
+    """Check a turn's tool fields and plan it; raises RequestError (400) naming the field."""
+    offered = _toolset(turn.tools)
+    mode, named = _tool_choice(turn.tool_choice, offered)
+    parallel = True if turn.parallel is None else turn.parallel
+    if not isinstance(parallel, bool):
+        raise RequestError("'parallel_tool_calls' must be a boolean", param="parallel_tool_calls")
+    model = turn.model
+    dialect, special, end_tokens = _reader(settings.dialect, model)
+    parse = offered is not None and mode != "none"
+    tools = _restrict(turn.tools or [], named) if parse and named else (offered if parse else None)
+    upstream = _upstream_body(turn.body(), special, settings, parse)
+    required = None
+    if mode == "required" and parse:
+        required = named[0] if len(named) == 1 else "any"
+    return Plan(
+        body=upstream,
+        stream=turn.stream,
+        include_usage=turn.include_usage,
+        dialect=dialect,
+        tools=tools,
+        required=required,
+        parallel=parallel,
+        recover_from_reasoning=settings.recover_from_reasoning,
+        drop_tokens=end_tokens if upstream.get("skip_special_tokens") is False else (),
+        offered=list(offered.schemas) if offered else [],
+        model=model,
+    )
+
+
+def _reader(name: str, model: str | None) -> tuple[Dialect | str, bool, tuple[str, ...]]:
+    """The dialect to read answers with, whether its markers are special tokens, its end tokens."""
+    if name == "auto":
+        return "auto", *special_tokens(model)
+    dialect = get_dialect(name)
+    return dialect, dialect.special_markers, dialect.end_tokens
+
+
+def _toolset(tools: Any) -> Toolset | None:
+    if tools is None:
+        return None
+    if not isinstance(tools, list):
+        raise RequestError("'tools' must be an array", param="tools")
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, dict) or tool.get("type", "function") != "function":
+            kind = tool.get("type") if isinstance(tool, dict) else type(tool).__name__
+            raise RequestError(f"tools[{i}]: only function tools are supported, not {kind!r}", param=f"tools[{i}]")
+    if not tools:
+        return None
+    key = orjson.dumps(tools)
+    cached = _TOOLSETS.get(key)
+    if cached is not None:
+        return cached
+    try:
+        toolset = Toolset(tools)
+    except ConfigError as exc:
+        raise RequestError(str(exc), param="tools") from exc
+    if len(_TOOLSETS) >= 256:
+        _TOOLSETS.pop(next(iter(_TOOLSETS)))
+    _TOOLSETS[key] = toolset
+    return toolset
+
+
+# Agents send the same tools with every request: their Toolsets (name tables, schema
+# validators) are built once and shared; a Toolset is not changed after it is built.
+_TOOLSETS: dict[bytes, Toolset] = {}
+
+
+def _tool_choice(choice: Any, offered: Toolset | None) -> tuple[str, list[str]]:
+    """The mode ("none", "auto", "required") and the names a call is limited to ([] = all)."""
+    if choice is None:
+        return ("auto" if offered else "none"), []
+    if choice in ("none", "auto", "required"):
+        if choice == "required" and offered is None:
+            raise RequestError("tool_choice 'required' needs 'tools'", param="tool_choice")
+        return choice, []
+    if isinstance(choice, dict) and choice.get("type") == "function":
+        name = (choice.get("function") or {}).get("name") if isinstance(choice.get("function"), dict) else None
+        return "required", [_offered_name(name, offered)]
+    if isinstance(choice, dict) and choice.get("type") == "allowed_tools":
+        mode = choice.get("mode", "auto")
+        entries = choice.get("tools")
+        if mode not in ("auto", "required") or not isinstance(entries, list):
+            raise RequestError("tool_choice allowed_tools needs a mode and a tools array", param="tool_choice")
+        names = [_offered_name((e.get("function") or {}).get("name") if isinstance(e, dict) else None, offered)
+                 for e in entries]
+        return mode, names
+    raise RequestError("tool_choice must be 'none', 'auto', 'required' or a function", param="tool_choice")
+
+
+def _offered_name(name: Any, offered: Toolset | None) -> str:
+    if not isinstance(name, str) or offered is None or name not in offered.schemas:
+        raise RequestError(f"tool_choice names {name!r}, which is not among the offered tools", param="tool_choice")
+    return name
+
+
+def _restrict(tools: list[dict[str, Any]], names: list[str]) -> Toolset:
+    keep = [t for t in tools if (t.get("function") or t).get("name") in names]
+    return Toolset(keep)
+
+
+def _upstream_body(upstream: dict[str, Any], special: bool, settings: Settings, parse: bool) -> dict[str, Any]:
+    policy = settings.keep_special_tokens
+    if policy == "always" or (policy == "auto" and parse and special):
+        upstream.setdefault("skip_special_tokens", False)
+        upstream.setdefault("spaces_between_special_tokens", False)
+    return upstream

@@ -1,0 +1,218 @@
+"""Events to OpenAI Chat Completions objects, and back; pure functions and small folds.
+
+- ``MessageBuilder`` folds events into the assistant ``message`` dict and a ``Report``.
+- ``ChunkEncoder`` turns events into ``chat.completion.chunk`` deltas as they arrive: the first
+  delta of a call carries index, id, type, name and ``arguments: ""``; later ones only the index
+  and a fragment. Trailing whitespace of the content is held back, so that a turn that ends in
+  calls gets the same ``content`` streamed as whole (``null`` when only whitespace is beside calls).
+- ``assemble`` rebuilds the message a client would from a sequence of deltas.
+
+A call that began and was then aborted (cut off by the end of output, or malformed after its
+name) cannot be taken back from a stream; the report says so and ``finish_reason`` is
+``length`` when output was cut inside a call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .syntax.dialect import UNCLOSED_AT_END
+from .events import (
+    ArgumentsDelta,
+    CallAborted,
+    CallRejected,
+    Event,
+    Invalid,
+    Reasoning,
+    Repaired,
+    Text,
+    ToolCallBegin,
+    ToolCallEnd,
+)
+
+Message = dict[str, Any]
+Delta = dict[str, Any]
+
+
+@dataclass
+class Report:
+    """What happened while parsing one output: counts and the reasons behind them."""
+
+    dialect: str
+    calls: int = 0
+    recovered: list[int] = field(default_factory=list)  # calls completed without a close marker
+    rejected: list[dict[str, str]] = field(default_factory=list)
+    aborted: list[dict[str, Any]] = field(default_factory=list)
+    repaired: list[dict[str, Any]] = field(default_factory=list)
+    invalid: list[dict[str, Any]] = field(default_factory=list)
+    truncated: bool = False  # the output ended inside a call
+    detected: str | None = None  # with dialect "auto": the dialect recognised (None: none was)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dialect": self.dialect,
+            "calls": self.calls,
+            "recovered": self.recovered,
+            "rejected": self.rejected,
+            "aborted": self.aborted,
+            "repaired": self.repaired,
+            "invalid": self.invalid,
+            "truncated": self.truncated,
+            **({"detected": self.detected} if self.dialect == "auto" else {}),
+        }
+
+
+class MessageBuilder:
+    """Fold events into the assistant message and the report."""
+
+    def __init__(self, dialect: str) -> None:
+        self.report = Report(dialect)
+        self._text: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: dict[int, dict[str, Any]] = {}
+        self._done: list[int] = []
+
+    def add(self, events: list[Event]) -> None:
+        for ev in events:
+            match ev:
+                case Text(text=text):
+                    self._text.append(text)
+                case Reasoning(text=text):
+                    self._reasoning.append(text)
+                case ToolCallBegin(index=index, id=call_id, name=name):
+                    self._calls[index] = {"id": call_id, "name": name}
+                case ToolCallEnd(index=index, arguments=arguments):
+                    self._calls[index]["arguments"] = arguments
+                    self._done.append(index)
+                    self.report.calls += 1
+                case ArgumentsDelta():
+                    pass
+                case _:
+                    self._note(ev)
+
+    def _note(self, ev: Event) -> None:
+        report = self.report
+        if isinstance(ev, Repaired):
+            report.repaired.append({"index": ev.index, "what": ev.what})
+            if ev.what == UNCLOSED_AT_END and ev.index is not None:
+                report.recovered.append(ev.index)
+        elif isinstance(ev, CallRejected):
+            report.rejected.append({"reason": ev.reason, "text": ev.text})
+            report.truncated = report.truncated or ev.reason == "truncated"
+        elif isinstance(ev, CallAborted):
+            report.aborted.append({"index": ev.index, "reason": ev.reason})
+            report.truncated = report.truncated or ev.reason == "truncated"
+        elif isinstance(ev, Invalid):
+            report.invalid.append({"index": ev.index, "errors": list(ev.errors)})
+
+    @property
+    def message(self) -> Message:
+        calls = [
+            {
+                "id": self._calls[i]["id"],
+                "type": "function",
+                "function": {"name": self._calls[i]["name"], "arguments": self._calls[i]["arguments"]},
+            }
+            for i in self._done
+        ]
+        text = "".join(self._text)
+        message: Message = {"role": "assistant", "content": (text.rstrip() or None) if calls else text}
+        if self._reasoning:
+            message["reasoning_content"] = "".join(self._reasoning)
+        if calls:
+            message["tool_calls"] = calls
+        return message
+
+    @property
+    def finish_reason(self) -> str:
+        return finish_reason(self.report)
+
+
+def finish_reason(report: Report) -> str:
+    """``length`` when output was cut inside a call, ``tool_calls`` when calls came, else ``stop``."""
+    if report.truncated:
+        return "length"
+    return "tool_calls" if report.calls else "stop"
+
+
+class ChunkEncoder:
+    """Turn events into OpenAI chunk deltas; see the module docstring."""
+
+    def __init__(self, reasoning_key: str = "reasoning_content") -> None:
+        self._reasoning_key = reasoning_key
+        self._ws = ""  # trailing whitespace of the content, held back
+        self._calls = False
+
+    def encode(self, events: list[Event]) -> list[Delta]:
+        deltas: list[Delta] = []
+        for ev in events:
+            match ev:
+                case Text(text=text):
+                    self._content(text, deltas)
+                case ArgumentsDelta(index=index, text=text):
+                    deltas.append({"tool_calls": [{"index": index, "function": {"arguments": text}}]})
+                case ToolCallBegin():
+                    self._calls = True
+                    deltas.append({"tool_calls": [_opening(ev)]})
+                case Reasoning(text=text):
+                    deltas.append({self._reasoning_key: text})
+        return deltas
+
+    def finish(self) -> list[Delta]:
+        """Deltas still owed at the end of the stream."""
+        ws, self._ws = self._ws, ""
+        return [{"content": ws}] if ws and not self._calls else []
+
+    def content(self, text: str) -> str | None:
+        """The content to send for a Text event now; None while it is only whitespace (held)."""
+        body = text.rstrip()
+        if not body:
+            self._ws += text
+            return None
+        sent = self._ws + body
+        self._ws = text[len(body) :]
+        return sent
+
+    def _content(self, text: str, deltas: list[Delta]) -> None:
+        sent = self.content(text)
+        if sent is not None:
+            deltas.append({"content": sent})
+
+
+def _opening(ev: ToolCallBegin) -> dict[str, Any]:
+    return {
+        "index": ev.index,
+        "id": ev.id,
+        "type": "function",
+        "function": {"name": ev.name, "arguments": ""},
+    }
+
+
+def assemble(deltas: list[Delta], reasoning_key: str = "reasoning_content") -> Message:
+    """The message a client builds from streamed deltas."""
+    content: list[str] = []
+    reasoning: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    for delta in deltas:
+        if delta.get("content"):
+            content.append(delta["content"])
+        if delta.get(reasoning_key):
+            reasoning.append(delta[reasoning_key])
+        for part in delta.get("tool_calls") or ():
+            call = calls.setdefault(part["index"], {"id": None, "name": "", "arguments": ""})
+            call["id"] = call["id"] or part.get("id")
+            fn = part.get("function") or {}
+            call["name"] += fn.get("name") or ""
+            call["arguments"] += fn.get("arguments") or ""
+    tool_calls = [
+        {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+        for _, c in sorted(calls.items())
+    ]
+    text = "".join(content)
+    message: Message = {"role": "assistant", "content": (text or None) if tool_calls else text}
+    if reasoning:
+        message["reasoning_content"] = "".join(reasoning)
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    return message

@@ -1,0 +1,419 @@
+"""``dialect="auto"``: recognise the dialect from the output itself, as it streams.
+
+Strategy: until a dialect is known, one MarkerSet holds every candidate dialect's call-start
+markers (and the reasoning openers that belong to one family, such as ``[THINK]``). Text that
+cannot start a marker is emitted at once, exactly as a StreamParser would; only a tail that could
+still grow into a marker is held back. When a marker appears, every dialect that claims it gets a
+trial: a real StreamParser fed from the marker on. In priority order, the first trial whose
+block turns out to be its own (a call begins, or the block emits content or reasoning it
+recognised) wins once every trial before it has refused the block, so the choice does not
+depend on how the output was chunked; the winner's events so far are the events, and from
+then on ``feed`` goes straight to it. When every trial rejects the block, the marker was prose: it is
+emitted as text and the scan resumes just after it. A bare opener (``{`` or ``[``) is tried only
+where the answer starts, as the dialects that use one do.
+
+Hints narrow the choice: a model name (``MODEL_HINTS``, a pattern table of families) puts its
+dialect first among the trials of every marker it claims (``<tool_call>`` is read as Qwen3-Coder
+XML first for a Qwen3.6 model; inside reasoning it stays reasoning for a family that never calls
+there); ``candidates`` restricts the dialects considered.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ..syntax.markers import marker_set
+from ..syntax.dialect import Dialect
+from ..dialects import dialect_names, get_dialect
+from ..errors import ConfigError
+from ..events import CallAborted, CallRejected, Event, Reasoning, Text, ToolCallBegin
+from .stream import DialectParser, Phase, random_call_id
+from ..tools import Toolset
+
+AUTO = "auto"
+THINK = ("<think>", "</think>")
+
+# Trial order where several dialects claim the same marker: the common families first.
+PRIORITY = (
+    "hermes", "qwen3_coder", "glm47", "glm45", "llama3_json", "pythonic", "mistral", "kimi_k2",
+    "deepseek_v31", "deepseek_r1", "deepseek_v3", "deepseek_v32", "deepseek_v4", "gpt_oss",
+    "minimax_m2", "minimax_m1", "seed_oss", "gemma4", "granite4", "granite", "json_array",
+)
+
+# Model-name patterns (matched case-insensitively against the model id, with and without its
+# organisation prefix) -> dialect. The first match wins, so specific patterns come first.
+MODEL_HINTS: tuple[tuple[str, str], ...] = (
+    ("*qwen3*coder*", "qwen3_coder"), ("*qwen3.5*", "qwen3_coder"), ("*qwen3.6*", "qwen3_coder"),
+    ("*qwen3_5*", "qwen3_coder"), ("*qwen3_6*", "qwen3_coder"), ("*qwen3-5*", "qwen3_coder"),
+    ("*qwen3-6*", "qwen3_coder"), ("*qwen*", "hermes"), ("*qwq*", "hermes"), ("*hermes*", "hermes"),
+    ("*glm-4.5*", "glm45"), ("*glm-4.6*", "glm45"), ("*glm4.5*", "glm45"), ("*glm4.6*", "glm45"),
+    ("*glm-4.7*", "glm47"), ("*glm4.7*", "glm47"), ("*glm-5*", "glm47"), ("*glm5*", "glm47"),
+    ("*kimi-k3*", "kimi_k3"), ("*kimi*", "kimi_k2"),
+    ("*deepseek*r1*", "deepseek_r1"), ("*deepseek*v3.1*", "deepseek_v31"),
+    ("*deepseek*v3.2*", "deepseek_v32"), ("*deepseek*v4*", "deepseek_v4"),
+    ("*deepseek*v3*", "deepseek_v3"),
+    ("*gpt-oss*", "gpt_oss"), ("*gpt_oss*", "gpt_oss"),
+    ("*llama-4*", "pythonic"), ("*llama4*", "pythonic"), ("*llama-3*", "llama3_json"),
+    ("*llama3*", "llama3_json"), ("*olmo-3*", "olmo3"), ("*olmo3*", "olmo3"), ("*lfm2*", "lfm2"),
+    ("*magistral*", "mistral"), ("*devstral*", "mistral"), ("*ministral*", "mistral"),
+    ("*mistral*", "mistral"), ("*mixtral*", "mistral"),
+    ("*minimax-m1*", "minimax_m1"), ("*minimax-m2*", "minimax_m2"), ("*minimax-m3*", "minimax_m3"), ("*minimax_m3*", "minimax_m3"),
+    ("*seed-oss*", "seed_oss"), ("*functiongemma*", "functiongemma"), ("*gemma-4*", "gemma4"),
+    ("*gemma4*", "gemma4"), ("*granite-4*", "granite4"), ("*granite-20b-functioncalling*", "granite_20b_fc"),
+    ("*granite*", "granite"), ("*internlm*", "internlm"), ("*jamba*", "jamba"),
+    ("*hunyuan*a13b*", "hunyuan"), ("*hy3*", "hunyuan_v3"), ("*hunyuan*", "hunyuan_v3"),
+    ("*phi-4-mini*", "phi4_mini"), ("*firefunction*", "firefunction_v2"), ("*xlam*", "xlam"),
+    ("*command-r7b*", "command_r7b"), ("*command-a*", "command_r7b"), ("*command-r*", "command_r_plus"),
+    ("*apertus*", "apertus"), ("*gigachat*", "gigachat3"), ("*longcat*", "longcat"),
+    ("*step-3.5*", "step3p5"), ("*step3.5*", "step3p5"), ("*step-3*", "step3"), ("*step3*", "step3"),
+    ("*minicpm*", "minicpm5"), ("*nemotron*nano*v2*", "nemotron_v2"), ("*nemotron*", "nemotron_v3"),
+    ("*functionary*v3.1*", "functionary_v3_1"), ("*functionary*", "functionary_v3_2"),
+    ("*ernie*", "ernie45"), ("*apriel*", "apriel"), ("*reka*", "reka"), ("*poolside*", "poolside_v1"),
+    ("*inkling*", "inkling"), ("*muse*", "muse"),
+)
+
+
+@lru_cache(maxsize=1024)
+def dialect_for_model(model: str | None) -> Dialect | None:
+    """The dialect a model id's family writes (``MODEL_HINTS``), or None when unknown."""
+    if not model:
+        return None
+    name = model.lower()
+    for pattern, dialect in MODEL_HINTS:
+        if fnmatch.fnmatchcase(name, pattern):
+            try:
+                return get_dialect(dialect)
+            except ConfigError:  # a family whose dialect this build does not have
+                return None
+    return None
+
+
+def model_for(dialect: str) -> str:
+    """A model id whose name hints at ``dialect`` (the first pattern of MODEL_HINTS naming it)."""
+    return next((p.strip("*").replace("*", "-") for p, d in MODEL_HINTS if d == dialect), dialect)
+
+
+def needs_hint(dialect: Dialect) -> bool:
+    """True for a dialect auto tries only when the model's name hints at it (every answer of
+    it may be a call: an empty bare opener)."""
+    return "" in dialect.bare_start
+
+
+def candidate_dialects(model: str | None = None, names: Iterable[str] | None = None,
+                       hinted: Dialect | None = None) -> list[Dialect]:
+    """The dialects auto considers, in trial order: the hinted one (given, or the model's family)
+    first, then PRIORITY."""
+    found = {d.name: d for d in map(get_dialect, names if names is not None else dialect_names())}
+    rank = {name: i for i, name in enumerate(PRIORITY)}
+    ordered = sorted(found.values(), key=lambda d: (rank.get(d.name, len(rank)), d.name))
+    hinted = hinted or dialect_for_model(model)
+    if hinted is not None and hinted.name in found:
+        ordered.remove(hinted)
+        ordered.insert(0, hinted)
+    return ordered
+
+
+class _Trial:
+    """One candidate dialect reading a block from its marker on."""
+
+    __slots__ = ("parser", "events", "verdict")
+
+    def __init__(self, parser: DialectParser) -> None:
+        self.parser = parser
+        self.events: list[Event] = []
+        self.verdict: bool | None = None  # True: the block is this dialect's; False: it is not
+
+    def feed(self, text: str, final: bool) -> None:
+        events = self.parser.feed(text)
+        if final:
+            events += self.parser.close()
+        self.events += events
+        if self.verdict is None:
+            self.verdict = _judge(events, self.parser.phase)
+
+
+def _judge(events: list[Event], phase: Phase) -> bool | None:
+    for ev in events:
+        if isinstance(ev, (CallRejected, CallAborted)):
+            return False
+        if isinstance(ev, (ToolCallBegin, Text, Reasoning)):
+            return True
+    return True if phase is not Phase.CALL else None
+
+
+class AutoParser:
+    """A StreamParser whose dialect is recognised from the output (``dialect="auto"``).
+
+    Args:
+        tools: as StreamParser.
+        model: the model id, when known; its family (``MODEL_HINTS``) is tried first.
+        hint: a dialect name known another way (the chat template's own call format, see
+            ``toolbridge.render.hint``); it takes the model's place.
+        candidates: the dialect names to consider (all registered dialects by default).
+        **options: StreamParser's keyword options (reasoning, in_reasoning, validate,
+            reject_invalid, call_id, drop_tokens).
+
+    ``dialect`` is None until a dialect is recognised, then that Dialect; ``detected`` its name.
+    """
+
+    def __init__(
+        self,
+        tools: list[dict[str, Any]] | Toolset | None = None,
+        *,
+        model: str | None = None,
+        hint: str | None = None,
+        candidates: Iterable[str] | None = None,
+        reasoning: bool = False,
+        in_reasoning: bool = False,
+        validate: bool = True,
+        reject_invalid: bool = False,
+        call_id: Callable[[int], str] = random_call_id,
+        drop_tokens: tuple[str, ...] = (),
+    ) -> None:
+        self._tools = tools if isinstance(tools, Toolset) or tools is None else Toolset(tools)
+        self._options = {"reasoning": reasoning, "validate": validate, "reject_invalid": reject_invalid,
+                         "call_id": call_id, "drop_tokens": drop_tokens}
+        self._think = THINK if reasoning else None
+        # With reasoning off, thoughts stay content, but the answer still starts after "</think>".
+        self._restart = () if reasoning else (THINK[1],)
+        hinted = get_dialect(hint) if hint else dialect_for_model(model)
+        table = _table(hinted.name if hinted else None, tuple(candidates) if candidates is not None else None,
+                       reasoning, in_reasoning, drop_tokens)
+        self._hinted, self._claims, self._bare, self._scan = table.hinted, table.claims, table.bare, table.scan
+        self._drop = frozenset(drop_tokens)
+        self._phase = Phase.REASONING if reasoning and in_reasoning else Phase.START
+        self.dialect: Dialect | None = None
+        self._parser: DialectParser | None = None
+        self._trials: list[_Trial] = []
+        self._marker = ""  # the marker the trials read from (where ``_pending`` starts)
+        self._pending: list[str] = []  # the text the trials have read, while they decide
+        self._buf = ""
+        self._out: list[Event] = []
+        self._closed = False
+
+    @property
+    def detected(self) -> str | None:
+        """The recognised dialect's name, None while (or when) none is recognised."""
+        return self.dialect.name if self.dialect is not None else None
+
+    # ------------------------------------------------------------------ public API
+
+    def feed(self, text: str) -> list[Event]:
+        """Consume the next piece of output; return the events it completes."""
+        if self._parser is not None:
+            return self._parser.feed(text)
+        if self._closed:
+            raise ConfigError("feed() called after close()")
+        if self._trials:
+            return self._resume(text, final=False)
+        if not self._buf and self._phase is not Phase.START and self._scan.clear(text):
+            return [Text(text) if self._phase is Phase.CONTENT else Reasoning(text)]
+        self._out = []
+        self._run(self._buf + text, final=False)
+        return self._out
+
+    def close(self) -> list[Event]:
+        """Signal the end of output; flush held text and settle an unfinished call."""
+        if self._parser is not None:
+            return self._parser.close()
+        if self._closed:
+            return []
+        self._closed = True
+        if self._trials:
+            return self._resume("", final=True)
+        self._out = []
+        self._run(self._buf, final=True)
+        return self._out
+
+    # ------------------------------------------------------------------ before a dialect is known
+
+    def _run(self, buf: str, final: bool, pos: int = 0) -> None:
+        while pos is not None:
+            pos = self._scan_text(buf, pos, final)
+
+    def _scan_text(self, buf: str, pos: int, final: bool) -> int | None:
+        """Scan from ``pos``; return where to go on, or None when the buffer is settled."""
+        if self._phase is Phase.START:
+            return self._at_start(buf, pos, final)
+        scan = self._scan
+        m = scan.search(buf, pos)
+        if m is None:
+            end = len(buf) if final else len(buf) - scan.holdback(buf, pos)
+            self._emit(buf[pos:end])
+            self._buf = buf[end:]
+            return None
+        self._emit(buf[pos : m.start()])
+        if not final and scan.could_grow(buf, m.start()):
+            self._buf = buf[m.start():]
+            return None
+        marker = m.group()
+        if marker in self._drop:
+            return m.end()
+        if self._think and marker == self._think[0] and self._phase is Phase.CONTENT:
+            self._phase = Phase.REASONING
+            return m.end()
+        if self._think and marker == self._think[1] and self._phase is Phase.REASONING:
+            self._phase = Phase.START
+            return m.end()
+        if marker in self._restart:
+            self._emit(marker)
+            self._phase = Phase.START
+            return m.end()
+        claims = self._claims.get(marker, ())
+        if self._phase is Phase.REASONING:
+            hinted = self._hinted
+            if hinted in claims and not hinted.calls_in_reasoning and marker in hinted.call_start:
+                claims = ()  # the model's family never calls inside reasoning: this is reasoning
+            claims = tuple(d for d in claims if d.calls_in_reasoning or marker not in d.call_start)
+        if not claims:
+            self._emit(marker)
+            return m.end()
+        return self._start_trials(claims, marker, buf, m.start(), final)
+
+    def _at_start(self, buf: str, pos: int, final: bool) -> int | None:
+        """Before the answer's first non-space character a bare opener may start a call."""
+        start = len(buf) - len(buf[pos:].lstrip())
+        rest = len(buf) - start
+        if not final and (rest == 0 or self._scan.holdback(buf, start) == rest):
+            self._buf = buf[pos:]  # nothing yet, or what may still become a marker
+            return None
+        m = self._scan.search(buf, start)
+        if m is None or m.start() != start:
+            for opener, claims in self._bare:
+                if buf.startswith(opener, start):
+                    self._emit(buf[pos:start])
+                    return self._start_trials(claims, opener, buf, start, final)
+                if not final and opener.startswith(buf[start:]):
+                    self._buf = buf[pos:]
+                    return None
+        self._phase = Phase.CONTENT
+        return pos
+
+    def _start_trials(self, claims: tuple[Dialect, ...], marker: str, buf: str, start: int,
+                      final: bool) -> int | None:
+        """Give the block at ``start`` to each claimant; where to scan on when none takes it."""
+        in_reasoning = self._phase is Phase.REASONING
+        self._trials = []
+        for d in claims:
+            parser = DialectParser(d, self._tools, in_reasoning=in_reasoning, **self._options)
+            if self._phase is Phase.CONTENT:
+                parser.phase = Phase.CONTENT  # mid-answer: a bare opener is not one here
+            self._trials.append(_Trial(parser))
+        self._marker, self._pending = marker, []
+        events = self._try(buf[start:], final)
+        if events is not None:
+            self._out += events
+            return None
+        return start + len(marker)
+
+    def _try(self, text: str, final: bool) -> list[Event] | None:
+        """Feed the trials: the winner's events, [] while undecided, None when all refuse."""
+        self._pending.append(text)  # kept to scan again should every trial refuse the block
+        for trial in self._trials:
+            if trial.verdict is not False:
+                trial.feed(text, final)
+        for trial in self._trials:  # the first in order that recognises the block, once those
+            if trial.verdict is None:  # before it have refused: independent of the chunking
+                return []
+            if trial.verdict:
+                self._parser, self.dialect = trial.parser, trial.parser.dialect
+                self._trials, self._pending = [], []
+                return trial.events
+        self._trials = []
+        if self._phase is Phase.START:
+            self._phase = Phase.CONTENT
+        self._emit(self._marker)  # no candidate reads the block: the marker is prose
+        return None
+
+    def _resume(self, text: str, final: bool) -> list[Event]:
+        """Feed pending trials; when all refuse, scan on just after the marker."""
+        self._out = []
+        events = self._try(text, final)
+        if events is not None:
+            return events
+        buf, self._pending = "".join(self._pending), []
+        self._run(buf, final, len(self._marker))
+        return self._out
+
+    def _emit(self, text: str) -> None:
+        if text:
+            self._out.append(Reasoning(text) if self._phase is Phase.REASONING else Text(text))
+
+
+@dataclass(frozen=True)
+class _Table:
+    """What a parser with these settings looks for before it knows the dialect (shared)."""
+
+    hinted: Dialect | None
+    claims: dict[str, tuple[Dialect, ...]]
+    bare: list[tuple[str, tuple[Dialect, ...]]]
+    scan: Any  # the MarkerSet of every claimed marker, the reasoning tags and the dropped tokens
+
+
+@lru_cache(maxsize=256)
+def _table(hint: str | None, candidates: tuple[str, ...] | None, reasoning: bool, in_reasoning: bool,
+           drop_tokens: tuple[str, ...]) -> _Table:
+    hinted = get_dialect(hint) if hint is not None else None
+    ordered = candidate_dialects(names=candidates, hinted=hinted)
+    hinted = hinted if hinted in ordered else None
+    claims, bare = _claims(ordered, reasoning, in_reasoning, hinted)
+    think = THINK if reasoning else (THINK[1],)
+    return _Table(hinted, claims, bare, marker_set(tuple(claims) + think + drop_tokens))
+
+
+# Where the answer starts, a bare JSON object is first of all Llama 3's way of calling.
+BARE_PRIORITY = ("llama3_json", "pythonic")
+
+
+def _claims(dialects: list[Dialect], reasoning: bool, in_reasoning: bool, hinted: Dialect | None = None,
+            ) -> tuple[dict[str, tuple[Dialect, ...]], list[tuple[str, tuple[Dialect, ...]]]]:
+    """Marker -> the dialects that claim it (trial order), and the bare openers likewise.
+
+    A marker's claimants include those of every shorter marker it starts with (``<function
+    name="`` is also ``<function name=``). A dialect whose every answer may be a call (an empty
+    bare opener: Functionary's ``NAME\n{...}``) is tried at the answer's start only when the
+    model's name hints at it: otherwise every answer's first word would wait for it.
+    """
+    claims: dict[str, list[Dialect]] = {}
+    bare: dict[str, list[Dialect]] = {}
+    anywhere: list[Dialect] = []
+    for d in dialects:
+        own = list(d.call_start)
+        if reasoning and d.reasoning and d.reasoning != THINK:
+            own.append(d.reasoning[0])  # a family's own reasoning opener names the family
+            if in_reasoning:
+                own.append(d.reasoning[1])
+        for marker in own:
+            if marker and marker not in THINK:
+                claims.setdefault(marker, []).append(d)
+        for opener in d.bare_start:
+            if opener:
+                bare.setdefault(opener, []).append(d)
+            elif d is hinted:
+                anywhere.append(d)
+    rank = {d.name: i for i, d in enumerate(dialects)}
+    full = {m: tuple(sorted({d for p, ds in claims.items() if m.startswith(p) for d in ds},
+                            key=lambda d: rank[d.name])) for m in claims}
+    bare_rank = {name: i for i, name in enumerate(BARE_PRIORITY)}
+    openers = [(o, tuple(sorted(ds, key=lambda d: (bare_rank.get(d.name, len(bare_rank)), rank[d.name])))
+                + tuple(anywhere)) for o, ds in sorted(bare.items(), key=lambda kv: -len(kv[0]))]
+    if anywhere:
+        openers.append(("", tuple(anywhere)))
+    return full, openers
+
+
+def special_tokens(model: str | None = None) -> tuple[bool, tuple[str, ...]]:
+    """For a gateway reading ``auto``: whether to ask the upstream to keep special tokens, and
+    the end-of-turn tokens to drop from content when it does. The model's family decides when
+    known; otherwise special tokens are kept (most families' markers are special tokens) and
+    every family's end tokens are dropped, except those another family uses as a marker."""
+    hinted = dialect_for_model(model)
+    if hinted is not None:
+        return hinted.special_markers, hinted.end_tokens
+    dialects = candidate_dialects()
+    markers = {m for d in dialects for m in (*d.call_start, *(d.reasoning or ()))}
+    return True, tuple(sorted({t for d in dialects for t in d.end_tokens} - markers))

@@ -1,0 +1,79 @@
+"""The parser users make: ``StreamParser`` (one dialect, or ``auto``) and ``parse``.
+
+``StreamParser(dialect, ...)`` is a ``DialectParser`` for a named dialect and an ``AutoParser``
+for ``"auto"``. ``parse`` is that parser fed the whole text once and closed, folded into the
+OpenAI message and the report: there is no second, non-streaming code path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..events import Event
+from ..openai import MessageBuilder
+from ..syntax.dialect import Dialect
+from ..tools import Toolset
+from .auto import AutoParser
+from .stream import DialectParser
+
+
+class StreamParser(DialectParser):
+    """Parse one response's output incrementally.
+
+    Args:
+        dialect: a registry name or alias (``hermes``, ``qwen3_coder``, ``glm45``...) or a Dialect.
+        tools: the request's OpenAI ``tools`` list (or a Toolset); None accepts any plausible name
+            and types raw values that parse as JSON.
+        reasoning: split ``<think>...</think>`` (the dialect's convention) out as Reasoning.
+        in_reasoning: the output starts inside reasoning (the prompt ended with the opener).
+        validate: check each call's arguments against its tool's schema (Invalid events).
+        reject_invalid: with tools, hold each call until it ends and turn a call whose arguments
+            fail the schema into content (CallRejected) instead of emitting it.
+        call_id: makes the id of call ``index``; random ``call_...`` ids by default.
+        drop_tokens: special tokens to remove from content and reasoning (end-of-turn tokens
+            that arrive when an upstream was asked to keep special tokens).
+
+    ``dialect="auto"`` makes an ``toolbridge.parsing.auto.AutoParser`` instead, which recognises the
+    dialect from the output (it also takes ``model=`` and ``candidates=``).
+
+    Raises:
+        ConfigError: unknown dialect or malformed tools.
+    """
+
+    def __new__(cls, dialect: str | Dialect = "", *args: Any, **kwargs: Any) -> Any:
+        if dialect == "auto":
+            return AutoParser(*args, **kwargs)
+        return super().__new__(cls)
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """The outcome of ``parse``: the OpenAI assistant message, the report, the events."""
+
+    message: dict[str, Any]
+    report: Any
+    events: list[Event]
+    finish_reason: str
+
+
+def parse(
+    text: str,
+    dialect: str | Dialect,
+    tools: list[dict[str, Any]] | Toolset | None = None,
+    **options: Any,
+) -> ParseResult:
+    """Parse a whole output: exactly ``feed(text)`` then ``close()`` on a new StreamParser.
+
+    Options are those of StreamParser (with ``dialect="auto"``, also ``model`` and
+    ``candidates``); the report's ``detected`` names the dialect auto recognised. Raises ConfigError for an unknown dialect or bad tools.
+    """
+    from ..openai import MessageBuilder
+
+    parser = StreamParser(dialect, tools, **options)
+    events = parser.feed(text) + parser.close()
+    builder = MessageBuilder(parser.dialect.name if parser.dialect else "auto")
+    builder.add(events)
+    if dialect == "auto":
+        builder.report.detected = parser.detected
+    return ParseResult(builder.message, builder.report, events, builder.finish_reason)

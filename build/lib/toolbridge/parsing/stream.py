@@ -1,0 +1,341 @@
+"""DialectParser: one dialect's model output text in, events out; sans-I/O, one instance per response.
+
+Strategy (after h11): one phase (CONTENT, REASONING or CALL) plus a buffer that holds only text
+not yet consumed. In CONTENT and REASONING the parser searches the buffer for the phase's
+markers; text before a marker is emitted at once, and only a tail that could still grow into a
+marker is held back. A call-start marker hands the buffer to the dialect's body reader, which
+consumes as far as it can and reports calls through this object's CallSink methods. Nothing
+consumed is ever scanned again, so each ``feed`` costs O(len(text) + longest marker).
+
+Invariants:
+- every character fed comes out exactly once: as Text, as Reasoning, as part of a call block,
+  or (for a block that did not become a call) as Text after a CallRejected/CallAborted event;
+- a call is begun only for a name that resolves to an offered tool (any plausible name when no
+  tools were given), and ends only with arguments that parse as a JSON object;
+- ``parse(text)`` is ``feed(text) + close()`` on a fresh parser: there is no other path.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..syntax.markers import marker_set
+from ..syntax.dialect import Body, Dialect, Outcome
+from ..dialects import get_dialect
+from ..errors import ConfigError
+from ..events import (
+    ArgumentsDelta,
+    CallAborted,
+    CallRejected,
+    Event,
+    Invalid,
+    Reasoning,
+    Repaired,
+    Text,
+    ToolCallBegin,
+    ToolCallEnd,
+)
+from ..tools import Toolset, coerce
+
+_PLAUSIBLE_NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")
+
+
+class Phase(enum.Enum):
+    START = "start"  # the answer has not begun: whitespace only so far
+    CONTENT = "content"
+    REASONING = "reasoning"
+    CALL = "call"
+
+
+@dataclass
+class _Call:
+    index: int
+    name: str
+    fragments: list[str] = field(default_factory=list)
+
+
+def random_call_id(index: int) -> str:
+    """An OpenAI-style call id: ``call_`` and 24 random hex digits."""
+    return "call_" + secrets.token_hex(12)
+
+
+class DialectParser:
+    """The parser of one dialect; ``StreamParser`` (``toolbridge.parsing.parser``) is the public
+    name, which also makes ``AutoParser`` for ``dialect="auto"``. Arguments as StreamParser's."""
+
+    def __init__(
+        self,
+        dialect: str | Dialect,
+        tools: list[dict[str, Any]] | Toolset | None = None,
+        *,
+        reasoning: bool = False,
+        in_reasoning: bool | None = None,
+        validate: bool = True,
+        reject_invalid: bool = False,
+        call_id: Callable[[int], str] = random_call_id,
+        drop_tokens: tuple[str, ...] = (),
+    ) -> None:
+        self.dialect = get_dialect(dialect)
+        self._tools = tools if isinstance(tools, Toolset) or tools is None else Toolset(tools)
+        think = self.dialect.reasoning if reasoning else None
+        if think is None and not self.dialect.calls_in_reasoning:
+            # Reasoning that may quote calls is recognised even when it is not split out: it
+            # passes through as content, markers included, and starts no call.
+            think = self.dialect.reasoning
+        self._split = reasoning
+        starts = self.dialect.call_start
+        self._think = think
+        strays = self.dialect.stray_tokens if reasoning else ()
+        content = marker_set(starts + ((think[0],) if think else ()) + drop_tokens + strays)
+        self._scans = {
+            Phase.START: content,
+            Phase.CONTENT: content,
+            Phase.REASONING: marker_set((starts if self.dialect.calls_in_reasoning else ())
+                                        + ((think[1],) if think else ()) + drop_tokens),
+            Phase.CALL: content,
+        }
+        self._drop = frozenset(drop_tokens)
+        self._strays = frozenset(strays)
+        self._answer = Phase.START if self.dialect.bare_start else Phase.CONTENT
+        if in_reasoning is None:
+            in_reasoning = self.dialect.starts_in_reasoning
+        self.phase = Phase.REASONING if think and in_reasoning else self._answer
+        self._resume = self._phase  # where a rejected block's text goes back to
+        self._validate = validate and self._tools is not None
+        self._hold = reject_invalid and self._tools is not None
+        self._call_id = call_id
+        self._buf = ""
+        self._out: list[Event] = []
+        self._held: list[Event] | None = None
+        self._body: Body | None = None
+        self._raw: list[str] = []
+        self._call: _Call | None = None
+        self._block_rejection = ""
+        self._keep_at: int | None = None
+        self._next_index = 0
+        self._native_ids: set[str] = set()
+        self._last_index: int | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ public API
+
+    @property
+    def phase(self) -> Phase:
+        """Where the parser is: START, CONTENT, REASONING or CALL."""
+        return self._phase
+
+    @phase.setter
+    def phase(self, phase: Phase) -> None:
+        self._phase = phase
+        self._scan = self._scans[phase]  # the markers of the phase, kept at hand for speed
+
+    def feed(self, text: str) -> list[Event]:
+        """Consume the next piece of output; return the events it completes."""
+        if self._closed:
+            raise ConfigError("feed() called after close()")
+        if not self._buf and text:  # fast paths for the two common cases
+            phase = self._phase
+            if phase is Phase.CALL:
+                fragment = self._body.fast(text)  # type: ignore[union-attr]
+                if fragment is not None:
+                    self._raw.append(text)
+                    self._out = []
+                    self.args(fragment)
+                    return self._out
+            elif phase is not Phase.START and self._scan.clear(text):
+                return [Text(text) if phase is Phase.CONTENT or not self._split else Reasoning(text)]
+        return self._run(self._buf + text if self._buf else text, final=False)
+
+    def close(self) -> list[Event]:
+        """Signal the end of output; flush held text and settle an unfinished call."""
+        if self._closed:
+            return []
+        self._closed = True
+        return self._run(self._buf, final=True)
+
+    # ------------------------------------------------------------------ phases
+
+    def _run(self, buf: str, final: bool) -> list[Event]:
+        self._out = []
+        pos, more = 0, True
+        while more:
+            step = self._in_call if self._phase is Phase.CALL else self._in_text
+            pos, more = step(buf, pos, final)
+        self._buf = buf[pos:]
+        return self._out
+
+    def _in_text(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
+        if self._phase is Phase.START:
+            return self._at_start(buf, pos, final)
+        scan = self._scan
+        m = scan.search(buf, pos)
+        if m is None:
+            end = len(buf) if final else len(buf) - scan.holdback(buf, pos)
+            self._emit_text(buf[pos:end])
+            return end, False
+        self._emit_text(buf[pos : m.start()])
+        if not final and scan.could_grow(buf, m.start()):
+            return m.start(), False  # "```" may still become "```json": wait for more text
+        marker = m.group()
+        if marker in self._drop:
+            pass
+        elif marker in self._strays and self._phase is not Phase.REASONING:
+            self._out.append(Repaired(None, f"stray {marker} dropped"))
+        elif self._think and marker == self._think[0]:
+            if not self._split:
+                self._emit_text(marker)
+            self.phase = Phase.REASONING
+        elif self._think and marker == self._think[1]:
+            if not self._split:
+                self._emit_text(marker)
+            self.phase = self._answer
+        else:
+            self._open_block(marker, marker)
+        return m.end(), True
+
+    def _at_start(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
+        """Before the answer's first non-space character, a bare opener may start a call."""
+        start = len(buf) - len(buf[pos:].lstrip())
+        if start == len(buf):
+            if final:
+                self._emit_text(buf[pos:])
+            return (len(buf) if final else pos), False
+        for opener in self.dialect.bare_start:
+            if buf.startswith(opener, start):
+                self._emit_text(buf[pos:start])
+                self._open_block(opener, "")
+                return start, True
+            if opener.startswith(buf[start:]) and not final:
+                return pos, False
+        self.phase = Phase.CONTENT
+        return pos, True
+
+    def _open_block(self, opener: str, consumed: str) -> None:
+        self._resume, self.phase = self._phase, Phase.CALL
+        self._raw = [consumed]
+        self._body = self.dialect.body(self, opener)
+
+    def _in_call(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
+        assert self._body is not None
+        end, outcome = self._body.feed(buf, pos, final)
+        if self._keep_at is not None:  # the body settled text: a failure repeats only what follows
+            self._raw, self._keep_at = [buf[max(pos, self._keep_at):end]], None
+        else:
+            self._raw.append(buf[pos:end])
+        if outcome is Outcome.MORE:
+            assert not final, "a body must settle at the end of output"
+            return end, False
+        reason = self._body.reason if outcome is Outcome.FAIL else self._block_rejection
+        if reason:
+            self._fail_block(reason)
+        else:
+            self.phase = Phase.CONTENT
+        self._body, self._raw, self._block_rejection = None, [], ""
+        return end, True
+
+    def _fail_block(self, reason: str) -> None:
+        raw = "".join(self._raw)
+        if self._call is not None and self._held is None:
+            self._out.append(CallAborted(self._call.index, reason))
+        else:
+            if self._call is not None:  # a held call never reached the caller
+                self._next_index = self._call.index
+            self._out.append(CallRejected(reason, raw))
+        self._call, self._held = None, None
+        self.phase = Phase.CONTENT if self._resume is Phase.START else self._resume
+        self._emit_text(raw)
+
+    def _emit_text(self, text: str) -> None:
+        if text:
+            self._out.append(Reasoning(text) if self._phase is Phase.REASONING and self._split else Text(text))
+
+    def _emit(self, event: Event) -> None:
+        (self._held if self._held is not None else self._out).append(event)
+
+    # ------------------------------------------------------------------ CallSink
+
+    def begin(self, written_name: str, native_id: str | None = None) -> str | None:
+        """Start a call; return None, or why the name cannot be a call."""
+        name, how = self._resolve(written_name.strip())
+        if name is None:
+            return f"{how} tool {written_name.strip()!r}"
+        index = self._next_index
+        self._next_index += 1
+        self._call = _Call(index, name)
+        if self._hold:
+            self._held = []
+        fresh = native_id is not None and native_id not in self._native_ids
+        if fresh:
+            self._native_ids.add(native_id)  # type: ignore[arg-type]
+        self._emit(ToolCallBegin(index, native_id if fresh else self._call_id(index), name))  # type: ignore[arg-type]
+        if how != "exact":
+            self._emit(Repaired(index, f"name {written_name.strip()!r} resolved to {name!r}"))
+        return None
+
+    def args(self, text: str) -> None:
+        call = self._call
+        if text and call is not None:
+            call.fragments.append(text)
+            self._emit(ArgumentsDelta(call.index, text))
+
+    def end(self) -> None:
+        call = self._call
+        assert call is not None, "end() without begin()"
+        if not call.fragments:
+            self.args("{}")
+        arguments = "".join(call.fragments)
+        errors = self._check(call.name, arguments)
+        if errors:
+            self._emit(Invalid(call.index, errors))
+            if self._held is not None:
+                self._block_rejection = "arguments do not match the schema: " + "; ".join(errors)
+                return  # _fail_block settles the held call once the body hands back
+        self._emit(ToolCallEnd(call.index, arguments))
+        if self._held is not None:
+            self._out.extend(self._held)
+            self._held = None
+        self._call, self._last_index = None, call.index
+
+    def repaired(self, what: str) -> None:
+        self._emit(Repaired(self._call.index if self._call else self._last_index, what))
+
+    def text(self, text: str) -> None:
+        if text:
+            self._emit(Text(text))
+
+    def reasoning(self, text: str) -> None:
+        if text:
+            self._emit(Reasoning(text))
+
+    def keep(self, pos: int) -> None:
+        self._keep_at = pos
+
+    def param_schema(self, key: str) -> dict[str, Any] | None:
+        if self._tools is None or self._call is None:
+            return None
+        return self._tools.param_schema(self._call.name, key)
+
+    def coerce(self, key: str, raw: str) -> Any:
+        if self._tools is None or self._call is None:
+            return coerce(raw, None)
+        root = self._tools.root_schema(self._call.name)
+        return coerce(raw, self._tools.param_schema(self._call.name, key), root)
+
+    def _resolve(self, written: str) -> tuple[str | None, str]:
+        if self._tools is None:
+            ok = _PLAUSIBLE_NAME.fullmatch(written) is not None
+            return (written, "exact") if ok else (None, "implausible")
+        found = self._tools.resolve(written)
+        return found.name, found.how
+
+    def _check(self, name: str, arguments: str) -> tuple[str, ...]:
+        value = json.loads(arguments)  # bodies only ever produce JSON objects
+        if not isinstance(value, dict):
+            return ("arguments are not a JSON object",)
+        return self._tools.validate(name, value) if self._validate and self._tools else ()

@@ -1,0 +1,240 @@
+"""Body kind: a name then ``<arg_key>K</arg_key><arg_value>V</arg_value>`` pairs (GLM).
+
+    <tool_call>get_weather
+    <arg_key>city</arg_key>
+    <arg_value>Paris</arg_value>
+    </tool_call>
+
+The name is everything up to the first tag, trimmed; it must look like one name (no spaces), so
+prose after a literal ``<tool_call>`` is rejected at its first space. A block whose body is a
+JSON object (GLM models sometimes fall back to the Hermes form) is read as one. Values are raw text typed by
+the schema and kept exactly as written, whitespace included. A key may not contain a tag: a key
+that runs into another delimiter fails the block rather than swallowing the next pair. A closed key
+without a value fails the block too, unless the tags allow orphan keys (dropped and reported).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from dataclasses import dataclass, field
+
+from .json import JsonEnvelopeBody
+from ..markers import MarkerSet, marker_set, match_at
+from ..rawvalue import RawValue
+from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome, raw_value
+
+# Whitespace between tags; a literal backslash-n counts too (output that was escaped twice).
+_WS = re.compile(r"(?:\s|\\n)*")
+_NAME_RUN = re.compile(r"(?:[^<\s\\]|\\(?!n))+")
+_NAME_FIRST = re.compile(r"\w")
+_LIMIT = 256
+
+
+@dataclass(frozen=True)
+class ArgKeyTags:
+    key: tuple[str, str] = ("<arg_key>", "</arg_key>")
+    value: tuple[str, str] = ("<arg_value>", "</arg_value>")
+    block_close: str = "</tool_call>"
+    # A key followed by another key or the close tag instead of its value is dropped (reported)
+    # and the call stands (Poolside); by default such a block is malformed.
+    orphan_keys: bool = False
+    value_ends: MarkerSet = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # GLM's tags are special tokens, so a </tool_call> inside a value is the model closing
+        # the call without </arg_value>, not text (unlike Qwen3-Coder's plain-text values).
+        object.__setattr__(self, "value_ends", marker_set((self.value[1], self.block_close)))
+
+
+def render_argkey(tags: ArgKeyTags, calls: Calls, newlines: bool) -> str:
+    """Calls as GLM templates write them (4.5/4.6 with newlines between elements, 4.7 without)."""
+    nl = "\n" if newlines else ""
+    return "\n".join(
+        f"<tool_call>{name}{nl}"
+        + "".join(f"{tags.key[0]}{k}{tags.key[1]}{nl}{tags.value[0]}{raw_value(v)}{tags.value[1]}{nl}"
+                  for k, v in args.items())
+        + tags.block_close
+        for name, args in calls
+    )
+
+
+class _S(enum.Enum):
+    NAME = 0
+    PAIRS = 1  # between pairs
+    KEY = 2
+    VALUE_OPEN = 3  # between a key and its value tag
+    VALUE = 4
+
+
+class ArgKeyBody:
+    """Read one GLM call; see the module docstring."""
+
+    def __init__(self, sink: CallSink, opened_by: str, *, tags: ArgKeyTags) -> None:
+        self.reason = ""
+        self._sink = sink
+        self._tags = tags
+        self._state = _S.NAME
+        self._name: list[str] = []
+        self._name_done = False  # whitespace after the name was seen
+        self._key: list[str] = []
+        self._params = 0
+        self._value: RawValue | None = None
+        self._json: JsonEnvelopeBody | None = None
+        self._opened_by = opened_by
+
+    def fast(self, text: str) -> str | None:
+        """The arguments fragment for ``text`` when it only continues a streamed string value."""
+        return self._value.fast(text) if self._value is not None else None
+
+    def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
+        if self._json is not None:
+            end, settled = self._json.feed(buf, pos, final)
+            self.reason = self._json.reason
+            return end, settled
+        outcome: Outcome | None
+        while True:
+            state = self._state
+            if self._json is not None:
+                return self.feed(buf, pos, final)
+            if state is _S.NAME:
+                pos, outcome = self._read_name(buf, pos, final)
+            elif state is _S.KEY:
+                pos, outcome = self._read_key(buf, pos, final)
+            elif state is _S.VALUE:
+                pos, outcome = self._read_value(buf, pos, final)
+            else:
+                pos, outcome = self._tag(buf, _skip(buf, pos), final)
+            if outcome is not None:
+                return pos, outcome
+
+    def _read_name(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        while pos < len(buf):
+            ws_end = _skip(buf, pos)
+            if ws_end > pos:
+                self._name_done = self._name_done or bool(self._name)
+                pos = ws_end
+                continue
+            if buf[pos] == "{" and not self._name:
+                self._json = JsonEnvelopeBody(self._sink, self._opened_by, close=self._tags.block_close)
+                return pos, None
+            if buf[pos] == "<":
+                if not self._name:
+                    return pos, self._fail("call without a name")
+                self._state = _S.PAIRS  # the call begins once the next tag confirms it
+                return pos, None
+            if buf[pos] == "\\" and pos + 1 == len(buf) and not final:
+                return pos, Outcome.MORE  # a backslash-n (escaped newline) may be arriving
+            if self._name_done:
+                return pos, self._fail("not a call: text after the name")
+            if not self._name and not _NAME_FIRST.match(buf, pos):
+                return pos, self._fail("not a call: no name after the tag")
+            found = _NAME_RUN.match(buf, pos)
+            if found is None:
+                return pos, self._fail("not a call: unexpected character in the name")
+            run = found.end()
+            self._name.append(buf[pos:run])
+            pos = run
+            if sum(map(len, self._name)) > _LIMIT:
+                return pos, self._fail("not a call: name too long")
+        return pos, (self._fail("truncated") if final else Outcome.MORE)
+
+    def _begin(self) -> Outcome | None:
+        """Begin the call once its name is confirmed by a following tag."""
+        if not self._name:
+            return None
+        why = self._sink.begin("".join(self._name))
+        self._name = []
+        return self._fail(why) if why else None
+
+    def _tag(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        tags = self._tags
+        if self._state is _S.PAIRS:
+            options: tuple[str, ...] = (tags.key[0], tags.block_close, self._opened_by)
+        elif tags.orphan_keys:
+            options = (tags.value[0], tags.key[0], tags.block_close)
+        else:
+            options = (tags.value[0],)
+        found = match_at(buf, pos, options) if pos < len(buf) else ""
+        if found is None and buf[pos:] == "\\" and not final:
+            found = ""  # a backslash-n (escaped newline) may be arriving
+        if found == self._opened_by and self._state is _S.PAIRS:
+            outcome = self._begin()  # the next call starts: this one was not closed
+            if outcome is not None:
+                return pos, outcome
+            self._sink.repaired(f"missing {tags.block_close} before the next call")
+            return pos, self._end_call()
+        if found == "":
+            if not final:
+                return pos, Outcome.MORE
+            return len(buf), self._at_end()
+        if found is None:
+            return pos, self._fail("unexpected text in a call block")
+        outcome = self._begin()
+        if outcome is not None:
+            return pos, outcome
+        pos += len(found)
+        if self._state is _S.VALUE_OPEN and found != tags.value[0]:
+            self._sink.repaired(f"argument key {''.join(self._key)!r} without a value dropped")
+        if found == tags.key[0]:
+            self._state, self._key = _S.KEY, []
+        elif found == tags.value[0]:
+            key = "".join(self._key)
+            self._sink.args(("{" if not self._params else ", ") + json.dumps(key, ensure_ascii=False) + ": ")
+            self._params += 1
+            self._value = RawValue(self._sink, key, tags.value_ends, trim_newline=False)
+            self._state = _S.VALUE
+        else:
+            return pos, self._end_call()
+        return pos, None
+
+    def _read_key(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        close = self._tags.key[1]
+        end = buf.find(close, pos)
+        stop = end if end != -1 else len(buf) - marker_set((close,)).holdback(buf, pos)
+        piece = buf[pos:stop]
+        if "<" in piece:  # a key may not cross a tag (it would swallow the next pair)
+            return pos + piece.index("<"), self._fail("malformed argument key")
+        self._key.append(piece)
+        if sum(map(len, self._key)) > _LIMIT:
+            return stop, self._fail("malformed argument key")
+        if end == -1:
+            return stop, (self._fail("truncated") if final else Outcome.MORE)
+        self._state = _S.VALUE_OPEN
+        return end + len(close), None
+
+    def _read_value(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        assert self._value is not None
+        pos, end = self._value.feed(buf, pos, final)
+        if end is None:
+            return pos, Outcome.MORE if not final else self._fail("truncated")
+        self._value = None
+        if end.group() == self._tags.value[1]:
+            self._state = _S.PAIRS
+            return pos, None
+        self._sink.repaired(f"missing {self._tags.value[1]}")
+        return pos, self._end_call()
+
+    def _end_call(self) -> Outcome:
+        if self._params:
+            self._sink.args("}")
+        self._sink.end()
+        return Outcome.DONE
+
+    def _at_end(self) -> Outcome:
+        if self._state is _S.PAIRS:
+            outcome = self._begin()
+            if outcome is not None:
+                return outcome
+            self._sink.repaired(UNCLOSED_AT_END)
+            return self._end_call()
+        return self._fail("truncated")
+
+    def _fail(self, why: str) -> Outcome:
+        self.reason = why
+        return Outcome.FAIL
+
+
+def _skip(buf: str, pos: int) -> int:
+    return _WS.match(buf, pos).end()  # type: ignore[union-attr]  # a starred pattern always matches

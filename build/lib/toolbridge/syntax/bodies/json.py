@@ -1,0 +1,381 @@
+"""Body kind: a JSON envelope ``{"name": NAME, "arguments": {...}}`` then a close marker.
+
+Used by hermes and every dialect that wraps one JSON object per call. The envelope's own
+punctuation is read here; each key and value inside it is read by a JsonScanner, so the object
+is bounded by JSON structure, not by searching for the close marker (a literal ``</tool_call>``
+inside a string is string content). The arguments object streams as slices of the model's own
+text once the name has been accepted; when the model writes the arguments before the name, or
+as a JSON string, they are held and sent whole when the name is known. Several objects in one
+wrapper (``<tool_call>{...}, {...}</tool_call>``, or one per line) are several calls.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Callable
+
+from ..jsonscan import ERROR, JsonScanner
+from ..markers import match_at, read_label, skip_ws
+from ..dialect import UNCLOSED_AT_END, CallSink, Outcome
+
+
+class _S(enum.Enum):
+    LEAD = 0  # before the opening brace
+    KEY = 1  # expecting a key (or ``}`` right after ``{``)
+    KEY_TEXT = 2  # scanning a key string
+    COLON = 3
+    VALUE = 4  # scanning a value
+    NEXT = 5  # expecting ``,`` or ``}``
+    TAIL = 6  # after the object, expecting the close marker
+
+
+class JsonEnvelopeBody:
+    """Read one JSON envelope; see the module docstring."""
+
+    def __init__(
+        self,
+        sink: CallSink,
+        opened_by: str,
+        *,
+        close: str,
+        name_keys: tuple[str, ...] = ("name",),
+        args_keys: tuple[str, ...] = ("arguments", "parameters"),
+        inner: dict[str, str] | None = None,
+        lenient: bool = False,
+    ) -> None:
+        self.reason = ""
+        self._sink = sink
+        self._closes = [close]  # still to be read after the object, in order
+        self._inner = inner or {}  # one more wrapper that may sit inside this one
+        # The opener is not a dedicated call marker (a code fence, <response>...): output that
+        # ends before the object begins was prose, not a call cut short.
+        self._lenient = lenient
+        self._name_keys = name_keys
+        self._args_keys = args_keys
+        self._state = _S.LEAD
+        self._scanner = JsonScanner()
+        self._key = ""
+        self._keys_seen = 0
+        self._begun = False
+        self._held_args = ""  # arguments written before the name, sent once it is accepted
+        self._value: list[str] = []
+        self._streaming = False
+        self._args_seen = False
+        # The call begins when its arguments start, not at its name, so that an envelope
+        # broken between the two never begins a call; a bare object (no wrapper) is a call only
+        # if it has arguments at all.
+        self._bare = opened_by == "{"
+        self._pending_name = ""
+
+    def fast(self, text: str) -> str | None:
+        """The arguments fragment for ``text`` when it only continues a streamed string."""
+        return text if self._streaming and self._scanner.in_plain_string(text) else None
+
+    def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
+        while True:
+            if self._state is _S.KEY_TEXT or self._state is _S.VALUE:
+                pos, outcome = self._scan(buf, pos, final)
+            elif self._state is _S.TAIL and self._closes == [""]:
+                return pos, Outcome.DONE  # no close marker: what follows is not this block's
+            else:
+                pos = skip_ws(buf, pos)
+                if pos >= len(buf):
+                    return pos, self._at_end(final)
+                if self._state is _S.TAIL and buf[pos] in ",{" and self._closes[0]:
+                    pos, outcome = self._another(buf, pos, final)
+                    if outcome is not None:
+                        return pos, outcome
+                    continue
+                if self._state is _S.TAIL:
+                    pos, outcome = self._tail(buf, pos, final)
+                    if outcome is not Outcome.DONE or not self._closes:
+                        return pos, outcome
+                    continue
+                if self._state is _S.LEAD and buf[pos] != "{" and self._inner:
+                    pos, outcome = self._inner_wrapper(buf, pos, final)
+                else:
+                    outcome = self._punctuation(buf[pos])
+                    pos += outcome is None
+            if outcome is not None:
+                return pos, outcome
+
+    # ---------------------------------------------------------------- envelope punctuation
+
+    def _punctuation(self, ch: str) -> Outcome | None:
+        """Handle one structural character; an Outcome ends the block."""
+        state = self._state
+        if state is _S.LEAD:
+            if ch != "{":
+                return self._fail("not a JSON object")
+            self._state = _S.KEY
+        elif state is _S.KEY:
+            if ch == "}" and not self._keys_seen:
+                return self._finish()
+            if ch != '"':
+                return self._fail("expected a key in the call object")
+            self._start(_S.KEY_TEXT)
+            self._scanner.feed(ch, 0)
+            self._scanner.take()
+            self._value = ['"']
+        elif state is _S.COLON:
+            if ch != ":":
+                return self._fail("expected ':' in the call object")
+            self._start(_S.VALUE)
+        elif ch == ",":  # NEXT
+            self._state = _S.KEY
+        elif ch == "}":
+            return self._finish()
+        else:
+            return self._fail("expected ',' or '}' in the call object")
+        return None
+
+    def _start(self, state: _S) -> None:
+        self._state = state
+        self._scanner = JsonScanner()
+        self._value = []
+        self._streaming = False
+
+    # ---------------------------------------------------------------- keys and values
+
+    def _scan(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        scanner = self._scanner
+        if self._state is _S.VALUE and not scanner.started and self._key in self._args_keys:
+            pos = skip_ws(buf, pos)
+            if pos >= len(buf):
+                return pos, self._at_end(final)
+            if buf[pos] not in '{"':
+                return pos, self._fail("arguments are not a JSON object")
+            if self._pending_name:
+                outcome = self._begin(self._pending_name)
+                if outcome is not None:
+                    return pos, outcome
+            self._streaming = self._begun and buf[pos] == "{"
+        pos = scanner.feed(buf, pos, final)
+        piece = scanner.take()
+        if self._streaming:
+            self._sink.args(piece)
+        else:
+            self._value.append(piece)
+        if scanner.state == ERROR:
+            why = scanner.error
+            return pos, self._fail(why if why == "truncated" else "malformed JSON: " + why)
+        if not scanner.done:
+            return pos, Outcome.MORE
+        if scanner.repaired:
+            self._sink.repaired("raw control character escaped in a JSON string")
+        text = "".join(self._value)
+        if self._state is _S.KEY_TEXT:
+            self._key, self._state = json.loads(text), _S.COLON
+            self._keys_seen += 1
+            if self._keys_seen == 1 and self._key not in self._name_keys + self._args_keys:
+                return pos, self._fail("not a call object")  # a JSON sample, not a call
+            return pos, None
+        self._state = _S.NEXT
+        if self._key in self._name_keys and not self._begun:
+            return pos, self._accept_name(text)
+        if self._key in self._args_keys:
+            self._args_seen = True
+            if not self._streaming:
+                return pos, self._accept_held_args(text)
+        return pos, None
+
+    def _accept_name(self, text: str) -> Outcome | None:
+        name = json.loads(text)
+        if not isinstance(name, str):
+            return self._fail("the call's name is not a string")
+        if not self._held_args:
+            self._pending_name = name  # wait for the arguments
+            return None
+        return self._begin(name)
+
+    def _begin(self, name: str) -> Outcome | None:
+        self._pending_name = ""
+        why = self._sink.begin(name)
+        if why:
+            return self._fail(why)
+        self._begun = True
+        if self._held_args:
+            self._sink.args(self._held_args)
+        return None
+
+    def _accept_held_args(self, text: str) -> Outcome | None:
+        value = json.loads(text)
+        if isinstance(value, str):  # arguments written as a JSON string
+            try:
+                value = json.loads(value)
+            except ValueError:
+                return self._fail("arguments string is not JSON")
+            if not isinstance(value, dict):
+                return self._fail("arguments are not a JSON object")
+            text = json.dumps(value, ensure_ascii=False)
+            self._sink.repaired("arguments given as a JSON string")
+        if self._begun:
+            self._sink.args(text)
+        else:
+            self._held_args = text
+        return None
+
+    # ---------------------------------------------------------------- the end of the block
+
+    def _finish(self) -> Outcome | None:
+        if not self._begun and self._pending_name and not self._bare:
+            outcome = self._begin(self._pending_name)  # a call without arguments
+            if outcome is not None:
+                return outcome
+        if not self._begun:
+            return self._fail("not a call object" if self._bare else "the call object has no name")
+        self._sink.end()
+        self._state = _S.TAIL
+        return None
+
+    def _tail(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
+        end, outcome = close_tail(self._sink, buf, pos, final, self._closes[0])
+        if outcome is Outcome.DONE:
+            self._closes = self._closes[1:] if buf.startswith(self._closes[0], pos) else []
+        return end, outcome
+
+    def _another(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        """After a call, inside the wrapper: ``,`` or ``{`` starts the next call object."""
+        start = skip_ws(buf, pos + 1) if buf[pos] == "," else pos
+        if start >= len(buf):
+            return pos, self._at_end(final)
+        if buf[start] != "{":  # not another object: the wrapper's end is missing (reported)
+            self._sink.repaired(f"missing {self._closes[0]} after the call")
+            return pos, Outcome.DONE
+        self._sink.keep(pos)  # a failure of the next object returns only its own text
+        if pos != start:
+            self._sink.repaired("several call objects in one wrapper")
+        self._state, self._scanner, self._key, self._keys_seen = _S.LEAD, JsonScanner(), "", 0
+        self._begun, self._held_args, self._pending_name, self._args_seen = False, "", "", False
+        return start, None
+
+    def _inner_wrapper(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        found = match_at(buf, pos, tuple(self._inner), final)
+        if found == "":
+            return pos, self._at_end(final)
+        if found is None:
+            return pos, self._fail("not a JSON object")
+        self._closes.insert(0, self._inner[found])
+        self._inner = {}
+        return pos + len(found), None
+
+    def _at_end(self, final: bool) -> Outcome:
+        if not final:
+            return Outcome.MORE
+        if self._state is _S.NEXT and self._begun and self._args_seen:
+            self._sink.end()  # the arguments are complete; only the envelope's end is missing
+            self._state = _S.TAIL
+        if self._state is _S.TAIL:
+            self._sink.repaired(UNCLOSED_AT_END)
+            self._closes = []
+            return Outcome.DONE
+        if self._lenient and self._state is _S.LEAD:
+            return self._fail("not a call: the wrapper holds no call object")
+        return self._fail("truncated")
+
+    def _fail(self, why: str) -> Outcome:
+        self.reason = why
+        return Outcome.FAIL
+
+
+def stream_arguments(sink: CallSink, scanner: JsonScanner, buf: str, pos: int, final: bool,
+                     fail: Callable[[str], Outcome]) -> tuple[int, Outcome | None]:
+    """Read a call's JSON arguments with ``scanner``, streaming what it reads to ``sink``.
+
+    Returns the position reached and ``fail(why)`` when the arguments are not a call, MORE while
+    they are incomplete, None once they are complete.
+    """
+    pos = scanner.feed(buf, pos, final)
+    sink.args(scanner.take())
+    if scanner.state == ERROR:
+        why = scanner.error
+        return pos, fail(why if why == "truncated" else "malformed JSON: " + why)
+    if not scanner.done:
+        return pos, Outcome.MORE
+    if scanner.repaired:
+        sink.repaired("raw control character escaped in a JSON string")
+    return pos, None
+
+
+def close_tail(sink: CallSink, buf: str, pos: int, final: bool, close: str) -> tuple[int, Outcome]:
+    """After a complete call: consume its close marker (``pos`` is past whitespace).
+
+    A close marker cut off by the end of output is consumed; any other text ends the block
+    without one (reported), and content resumes there.
+    """
+    if buf.startswith(close, pos):
+        return pos + len(close), Outcome.DONE
+    if close.startswith(buf[pos:]):
+        if not final:
+            return pos, Outcome.MORE
+        sink.repaired(UNCLOSED_AT_END)
+        return len(buf), Outcome.DONE
+    sink.repaired(f"missing {close} after the call")
+    return pos, Outcome.DONE
+
+
+class _N(enum.Enum):
+    NAME = 0
+    ARGS = 1
+    TAIL = 2
+
+
+class NameJsonBody:
+    """Body kind: ``NAME`` + a name terminator + ``{json}`` + a close marker.
+
+    Functionary v3.1 and Hermes-family models write ``<function=NAME>{"a": 1}</function>``. The call
+    begins when the ``{`` after the name confirms it (so prose mentioning the tag is not a call) and
+    the arguments stream as slices of the model's text.
+    """
+
+    def __init__(self, sink: CallSink, opened_by: str, *, name_end: str, close: str) -> None:
+        self.reason = ""
+        self._sink = sink
+        self._name_end = name_end
+        self._close = close
+        self._state = _N.NAME
+        self._name = ""
+        self._scanner = JsonScanner()
+
+    def fast(self, text: str) -> str | None:
+        return text if self._state is _N.ARGS and self._scanner.in_plain_string(text) else None
+
+    def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
+        if self._state is _N.NAME:
+            self._name, pos, complete = read_label(buf, pos, self._name_end)
+            if not complete:
+                why = "truncated" if complete is None and final else "malformed call name"
+                return pos, Outcome.MORE if complete is None and not final else self._fail(why)
+            self._state = _N.ARGS
+        if self._state is _N.ARGS:
+            pos, outcome = self._args(buf, pos, final)
+            if outcome is not None:
+                return pos, outcome
+        pos = skip_ws(buf, pos)
+        if pos >= len(buf) and final:
+            self._sink.repaired(UNCLOSED_AT_END)
+            return pos, Outcome.DONE
+        return close_tail(self._sink, buf, pos, final, self._close) if pos < len(buf) else (pos, Outcome.MORE)
+
+    def _args(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        scanner = self._scanner
+        if not scanner.started:
+            pos = skip_ws(buf, pos)
+            if pos >= len(buf):
+                return pos, self._fail("truncated") if final else Outcome.MORE
+            if buf[pos] != "{":
+                return pos, self._fail("arguments are not a JSON object")
+            why = self._sink.begin(self._name)
+            if why:
+                return pos, self._fail(why)
+        pos, outcome = stream_arguments(self._sink, scanner, buf, pos, final, self._fail)
+        if outcome is not None:
+            return pos, outcome
+        self._sink.end()
+        self._state = _N.TAIL
+        return pos, None
+
+    def _fail(self, why: str) -> Outcome:
+        self.reason = why
+        return Outcome.FAIL

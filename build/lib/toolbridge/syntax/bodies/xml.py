@@ -1,0 +1,219 @@
+"""Body kind: XML function/parameter elements with raw-text values.
+
+    <tool_call>
+    <function=NAME>
+    <parameter=K>
+    V
+    </parameter>
+    </function>
+    </tool_call>
+
+Qwen3-Coder, Qwen3.5/3.6 and their relatives write this; dialects differ only in the tag
+spellings, so a dialect declares them in an ``XmlTags`` and shares this reader. Values are
+raw text typed by the tool schema (``RawValue``). Tolerated: a missing ``</parameter>`` (the value
+ends at the next parameter or at ``</function>``), ``<function=`` without the wrapper, several
+functions in one wrapper, zero-argument calls. When the block was opened by a bare function tag,
+the call begins only once its first parameter or its close tag confirms the structure, so prose
+that merely mentions the tag does not start a call.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass, field
+
+from ..markers import MarkerSet, marker_set, match_at, read_label, skip_ws
+from ..rawvalue import RawValue
+from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome, raw_value
+
+
+@dataclass(frozen=True)
+class XmlTags:
+    """The tag spellings of one XML dialect."""
+
+    function: tuple[str, str] = ("<function=", ">")
+    parameter: tuple[str, str] = ("<parameter=", ">")
+    parameter_close: str = "</parameter>"
+    function_close: str = "</function>"
+    block_close: str = "</tool_call>"
+    trim_newline: bool = True
+    value_ends: MarkerSet = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # A value may hold a literal </tool_call> (code about tool calls): only the parameter
+        # and function tags end it.
+        ends = (self.parameter_close, self.parameter[0], self.function_close)
+        object.__setattr__(self, "value_ends", marker_set(ends))
+
+
+def render_xml(tags: XmlTags, calls: Calls, wrapper: tuple[str, str] = ("<tool_call>", "</tool_call>")) -> str:
+    """Calls as XML-style templates write them: each function in its own wrapper."""
+    nl = "\n" if tags.trim_newline else ""
+    blocks = []
+    for name, args in calls:
+        params = "".join(f"{tags.parameter[0]}{k}{tags.parameter[1]}{nl}{raw_value(v)}{nl}{tags.parameter_close}\n"
+                         for k, v in args.items())
+        blocks.append(f"{wrapper[0]}\n{tags.function[0]}{name}{tags.function[1]}\n{params}"
+                      f"{tags.function_close}\n{wrapper[1]}")
+    return "\n".join(blocks)
+
+
+class _S(enum.Enum):
+    LEAD = 0  # inside the wrapper, before a function tag
+    NAME = 1
+    PARAMS = 2  # between parameters
+    KEY = 3
+    VALUE = 4
+    AFTER = 5  # after a function's close tag
+
+
+class NamedCall:
+    """What the XML-like bodies share: a call begins once its name has been read and accepted."""
+
+    _sink: CallSink
+    _name: str
+    _in_call: bool
+
+    def _fail(self, why: str) -> Outcome: ...
+
+    def _confirm(self) -> Outcome | None:
+        """Begin the call whose name was read, unless it already began."""
+        if self._in_call or not self._name:
+            return None
+        why = self._sink.begin(self._name)
+        self._name = ""
+        if why:
+            return self._fail(why)
+        self._in_call = True
+        return None
+
+
+class XmlBody(NamedCall):
+    """Read a block of XML function elements; see the module docstring."""
+
+    def __init__(self, sink: CallSink, opened_by: str, *, tags: XmlTags) -> None:
+        self.reason = ""
+        self._sink = sink
+        self._tags = tags
+        self._bare = opened_by == tags.function[0]
+        self._state = _S.NAME if self._bare else _S.LEAD
+        self._name = ""  # read but not yet begun (bare blocks wait for confirmation)
+        self._in_call = False
+        self._params = 0
+        self._value: RawValue | None = None
+
+    def fast(self, text: str) -> str | None:
+        """The arguments fragment for ``text`` when it only continues a streamed string value."""
+        return self._value.fast(text) if self._value is not None else None
+
+    def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
+        while True:
+            state = self._state
+            if state is _S.VALUE:
+                pos, outcome = self._read_value(buf, pos, final)
+            elif state is _S.NAME or state is _S.KEY:
+                pos, outcome = self._read_label(buf, pos, final)
+            else:
+                pos = skip_ws(buf, pos)
+                pos, outcome = self._tag(buf, pos, final)
+            if outcome is not None:
+                return pos, outcome
+
+    def _tag(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        tags, state = self._tags, self._state
+        if state is _S.LEAD:
+            options: tuple[str, ...] = (tags.function[0],)
+        elif state is _S.PARAMS:
+            options = (tags.parameter[0], tags.function_close, tags.block_close)
+        else:
+            options = (tags.function[0], tags.block_close)
+        found = match_at(buf, pos, options) if pos < len(buf) else ""
+        if found == "":
+            return (pos, Outcome.MORE) if not final else (len(buf), self._at_end())
+        if found is None:
+            if state is _S.AFTER:
+                if not self._bare:
+                    self._sink.repaired(f"missing {tags.block_close} after the call")
+                return pos, Outcome.DONE  # content resumes after the call
+            return pos, self._fail("unexpected text in a call block")
+        pos += len(found)
+        if found == tags.function[0]:
+            self._state = _S.NAME
+        elif found == tags.parameter[0]:
+            outcome = self._confirm()
+            self._state = _S.KEY
+            return pos, outcome
+        elif found == tags.function_close:
+            outcome = self._confirm() or self._end_call()
+            self._state = _S.AFTER
+            return pos, outcome
+        else:  # the block's close tag
+            if self._in_call or self._name:
+                self._sink.repaired(f"missing {tags.function_close}")
+                outcome = self._confirm() or self._end_call()
+                return pos, outcome or Outcome.DONE
+            return pos, Outcome.DONE if state is _S.AFTER else self._fail("empty call block")
+        return pos, None
+
+    def _read_label(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        suffix = (self._tags.function if self._state is _S.NAME else self._tags.parameter)[1]
+        text, pos, complete = read_label(buf, pos, suffix)
+        if complete is None:
+            return (pos, Outcome.MORE) if not final else (pos, self._fail("truncated"))
+        if complete is False:
+            return pos, self._fail("malformed tag in a call block")
+        if not text.strip():
+            return pos, self._fail("empty name in a call block")
+        if self._state is _S.NAME:
+            self._name, self._params = text.strip(), 0
+            self._state = _S.PARAMS
+            return pos, None if self._bare else self._confirm()
+        self._sink.args(("{" if not self._params else ", ") + json.dumps(text.strip(), ensure_ascii=False) + ": ")
+        self._params += 1
+        self._value = RawValue(self._sink, text.strip(), self._tags.value_ends, self._tags.trim_newline)
+        self._state = _S.VALUE
+        return pos, None
+
+    def _read_value(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        assert self._value is not None
+        pos, end = self._value.feed(buf, pos, final)
+        if end is None:
+            return pos, Outcome.MORE if not final else self._fail("truncated")
+        tags, marker = self._tags, end.group()
+        self._value = None
+        if marker == tags.parameter_close:
+            self._state = _S.PARAMS
+            return pos, None
+        self._sink.repaired(f"missing {tags.parameter_close}")
+        if marker == tags.parameter[0]:
+            self._state = _S.KEY
+            return pos, None
+        self._state = _S.AFTER  # </function> ended the value
+        return pos, self._end_call()
+
+    def _end_call(self) -> Outcome | None:
+        if self._params:
+            self._sink.args("}")
+        self._sink.end()
+        self._in_call, self._params = False, 0
+        return None
+
+    def _at_end(self) -> Outcome:
+        """The output ended between tags: a call whose parameters are all closed is complete."""
+        if self._state is _S.AFTER:
+            if not self._bare:
+                self._sink.repaired(UNCLOSED_AT_END)
+            return Outcome.DONE
+        if self._state is _S.PARAMS and (self._in_call or self._name):
+            outcome = self._confirm()
+            if outcome is not None:
+                return outcome
+            self._sink.repaired(UNCLOSED_AT_END)
+            self._end_call()
+            return Outcome.DONE
+        return self._fail("truncated")
+
+    def _fail(self, why: str) -> Outcome:
+        self.reason = why
+        return Outcome.FAIL

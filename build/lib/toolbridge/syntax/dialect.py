@@ -1,0 +1,148 @@
+"""Dialects as declarations: markers, a body kind, aliases, reasoning convention, a sample.
+
+A dialect says which markers open a call block and which body kind reads what follows. Body kinds
+(``toolbridge/syntax/bodies/``) are small sans-I/O readers shared by every dialect whose calls have
+that shape: a JSON envelope (hermes), XML function/parameter elements (qwen3_coder), key/value
+tag pairs (glm). A body reads from a buffer and reports calls through a ``CallSink`` that the
+StreamParser provides; it returns how far it consumed and whether the block is finished.
+
+Importing ``toolbridge.dialects`` registers every built-in dialect; it also looks names up.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Protocol
+
+from ..errors import DialectError
+
+UNCLOSED_AT_END = "call not closed at end of output"
+"""What a body reports when it completes a call whose close marker never came."""
+
+
+class Outcome(enum.Enum):
+    """What a body's ``feed`` concluded."""
+
+    MORE = "more"  # everything usable was consumed; the rest may still grow into a marker
+    DONE = "done"  # the block is finished; content resumes at the returned position
+    FAIL = "fail"  # the block is not (or no longer) a call; ``body.reason`` says why
+
+
+class CallSink(Protocol):
+    """What a body reports calls to (implemented by the StreamParser)."""
+
+    def begin(self, written_name: str, native_id: str | None = None) -> str | None:
+        """Start a call; return None, or why the name cannot be a call (the block is rejected).
+        ``native_id``: the id the model wrote (Kimi's ``functions.NAME:IDX``), kept as the call's
+        id unless it repeats one already given."""
+
+    def args(self, text: str) -> None:
+        """Emit a fragment of the current call's JSON arguments."""
+
+    def end(self) -> None:
+        """Finish the current call."""
+
+    def repaired(self, what: str) -> None:
+        """Record a tolerated deviation."""
+
+    def param_schema(self, key: str) -> dict[str, Any] | None:
+        """The current call's parameter schema (None when unknown or no tools were given)."""
+
+    def coerce(self, key: str, raw: str) -> Any:
+        """Type a raw-text value of the current call by its schema."""
+
+    def text(self, text: str) -> None:
+        """Emit visible content from inside a block (block-structured formats: Harmony's final
+        channel, Cohere's response); such a body should also call ``keep`` so that a later
+        failure does not repeat the text."""
+
+    def reasoning(self, text: str) -> None:
+        """Emit reasoning from inside a block (Harmony's analysis channel ...)."""
+
+    def keep(self, pos: int) -> None:
+        """The block's text up to ``pos`` (a position in the buffer being fed) is settled: a
+        later failure of the block turns only what follows into content."""
+
+
+class Body(Protocol):
+    """A call block reader."""
+
+    reason: str
+
+    def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]: ...
+
+    def fast(self, text: str) -> str | None:
+        """The arguments fragment for ``text`` when the body is streaming a value and ``text``
+        only continues it (no marker, nothing to hold back); None to take the general path."""
+
+
+BodyFactory = Callable[[CallSink, str], Body]
+Calls = list[tuple[str, dict[str, Any]]]
+Renderer = Callable[[Calls], str]
+
+
+def raw_value(value: Any) -> str:
+    """A value as XML-style dialects write it: strings as they are, anything else as JSON."""
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One model family's tool-call format."""
+
+    name: str
+    call_start: tuple[str, ...]
+    body: BodyFactory
+    aliases: tuple[str, ...] = ()
+    reasoning: tuple[str, str] | None = ("<think>", "</think>")
+    # A call marker inside reasoning ends it and starts a call (Qwen3, GLM); False where
+    # reasoning is always closed explicitly and may quote calls (Mistral's [THINK]...[/THINK]).
+    calls_in_reasoning: bool = True
+    # The chat template's generation prompt opens the reasoning (Apriel's "Here are my reasoning
+    # steps:"): with reasoning split, the output starts inside it unless the caller says otherwise.
+    starts_in_reasoning: bool = False
+    # Special tokens of the reasoning convention that are not text when they stand alone in the
+    # answer (Gemma 4's stray <channel|>); with reasoning split out they are dropped (reported).
+    stray_tokens: tuple[str, ...] = ()
+    # Openers recognised only where the answer starts (after whitespace, and after reasoning);
+    # they are not consumed: the body reads them (a bare JSON call object starts with "{").
+    bare_start: tuple[str, ...] = ()
+    # The markers are special tokens of the model's tokenizer: a server that detokenises with
+    # skip_special_tokens=true erases them, so a gateway must ask it to keep them.
+    special_markers: bool = False
+    # Other special tokens the family emits (end of turn, role headers) that must not reach
+    # content once special tokens are kept.
+    end_tokens: tuple[str, ...] = ()
+    # Writes an assistant turn's calls in this dialect (round trips, the injected protocol).
+    render: Renderer | None = field(default=None, repr=False)
+    sample: str = field(default="", repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.call_start:
+            raise DialectError(f"dialect {self.name!r} declares no call-start marker")
+
+
+_REGISTRY: dict[str, Dialect] = {}
+
+
+def register(dialect: Dialect) -> Dialect:
+    """Add a dialect under its name and aliases."""
+    for key in (dialect.name, *dialect.aliases):
+        if key in _REGISTRY and _REGISTRY[key] is not dialect:
+            raise DialectError(f"dialect name {key!r} is registered twice")
+        _REGISTRY[key] = dialect
+    return dialect
+
+
+def registered() -> Mapping[str, Dialect]:
+    """Every dialect registered so far, by name and alias (a read-only view). The built-in ones
+    are registered by importing ``toolbridge.dialects``, which looks names up."""
+    return _VIEW
+
+
+_VIEW: Mapping[str, Dialect] = MappingProxyType(_REGISTRY)

@@ -1,0 +1,124 @@
+"""Finding literal markers in streamed text, and holding back what may still become one.
+
+Strategy: one compiled alternation finds the earliest marker from a cursor (longest spelling
+first, so ``</tool_call>`` wins over ``</tool``); a set of every proper prefix of every marker
+tells how much of the buffer's tail could still grow into a marker. Only the tail is examined,
+from the last occurrences of the markers' first characters, so the cost per call is
+O(new text + longest marker) however long the output already is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+
+@dataclass(frozen=True)
+class MarkerSet:
+    """A fixed set of literal markers to search for."""
+
+    markers: tuple[str, ...]
+    _pattern: re.Pattern[str] = field(init=False, repr=False)
+    _prefixes: frozenset[str] = field(init=False, repr=False)
+    _firsts: str = field(init=False, repr=False)
+    _first_re: re.Pattern[str] = field(init=False, repr=False)
+    _longest: int = field(init=False, repr=False)
+    _tail: re.Pattern[str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        ordered = sorted(set(self.markers), key=len, reverse=True)
+        pattern = _trie_pattern(ordered) if ordered else r"(?!)"
+        tail = _trie_pattern(ordered, every=True) + r"\Z" if ordered else r"(?!)"
+        object.__setattr__(self, "_tail", re.compile(tail))
+        prefixes = {m[:k] for m in ordered for k in range(1, len(m))}
+        object.__setattr__(self, "_pattern", re.compile(pattern))
+        object.__setattr__(self, "_prefixes", frozenset(prefixes))
+        firsts = "".join(sorted({m[0] for m in ordered}))
+        object.__setattr__(self, "_firsts", firsts)
+        first_re = "[" + "".join(re.escape(c) for c in firsts) + "]" if firsts else r"(?!)"
+        object.__setattr__(self, "_first_re", re.compile(first_re))
+        object.__setattr__(self, "_longest", max((len(m) for m in ordered), default=0))
+
+    def search(self, buf: str, pos: int) -> re.Match[str] | None:
+        """The earliest marker at or after ``pos``."""
+        return self._pattern.search(buf, pos)
+
+    def could_grow(self, buf: str, start: int) -> bool:
+        """True when the marker found at ``start`` runs to the end of ``buf`` and a longer
+        marker begins with it, so that more text could change which marker this is."""
+        return buf[start:] in self._prefixes
+
+    def clear(self, text: str) -> bool:
+        """True when ``text`` holds no character that can begin a marker (the common case)."""
+        return self._first_re.search(text) is None
+
+    def holdback(self, buf: str, pos: int) -> int:
+        """Length of the longest tail of ``buf[pos:]`` that is a proper prefix of a marker."""
+        start = max(pos, len(buf) - self._longest + 1)
+        first = self._first_re.search(buf, start)  # most tails hold no marker's first character
+        found = self._tail.search(buf, first.start()) if first is not None else None
+        return len(buf) - found.start() if found is not None else 0
+
+
+def _trie_pattern(markers: list[str], every: bool = False) -> str:
+    """One regex for the markers with shared prefixes factored out (``<tool_call>`` and
+    ``<tool>`` share ``<tool``), so the engine tries each character once rather than once per
+    marker; where a marker is a prefix of another, the longer one wins, as before. ``every``:
+    match any non-empty prefix of a marker instead (what ``holdback`` looks for at the end)."""
+    trie: dict[str, dict] = {}
+    for marker in markers:
+        node = trie
+        for ch in marker:
+            node = node.setdefault(ch, {})
+        node[""] = {}  # a marker ends here
+
+    def build(node: dict[str, dict]) -> str:
+        alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if "" in node or every else body
+
+    return "(?:" + "|".join(re.escape(ch) + build(child) for ch, child in sorted(trie.items())) + ")"
+
+
+@lru_cache(maxsize=256)
+def marker_set(markers: tuple[str, ...]) -> MarkerSet:
+    """A shared MarkerSet for these markers (building one compiles a regex)."""
+    return MarkerSet(markers)
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def skip_ws(buf: str, pos: int) -> int:
+    """The position of the first non-whitespace character at or after ``pos``."""
+    return _WS.match(buf, pos).end()  # type: ignore[union-attr]  # a starred pattern always matches
+
+
+def match_at(buf: str, pos: int, options: tuple[str, ...], final: bool = False) -> str | None:
+    """The option that ``buf`` starts with at ``pos``; "" when more text is needed (the rest of
+    ``buf`` is a proper prefix of an option, or a longer option may still match); None when
+    nothing can match."""
+    rest = buf[pos : pos + max(map(len, options))]
+    found = max((o for o in options if rest.startswith(o)), key=len, default=None)
+    if not final and any(len(o) > len(rest) and o.startswith(rest) for o in options):
+        return ""
+    return found
+
+
+def read_label(buf: str, pos: int, stop: str, limit: int = 256) -> tuple[str, int, bool | None]:
+    """Read a short label (a name or key) up to the ``stop`` character.
+
+    Returns the text read, the position after it, and True when ``stop`` was reached (the
+    position is then past it), None when more text is needed, False when the label is
+    implausible (too long, or crosses a line break or a tag).
+    """
+    end = buf.find(stop, pos, pos + limit + 1)
+    text = buf[pos : end if end != -1 else pos + limit + 1]
+    if "<" in text or "\n" in text.strip("\n"):
+        return text, pos, False
+    if end != -1:
+        return text, end + len(stop), True
+    return text, pos, None if len(text) <= limit else False

@@ -1,0 +1,88 @@
+"""A raw-text parameter value (XML-style dialects), read up to one of its end markers.
+
+The value's schema decides how it leaves: a value that can only be a string streams at once as
+JSON-escaped fragments (``"`` first, ``"`` at the end); any other value is held until its end
+marker and then typed by the schema (``CallSink.coerce``) and sent as one JSON fragment. With no
+schema, a value whose first character cannot begin a JSON value streams as a string too.
+
+``trim_newline`` drops exactly one leading and one trailing newline (Qwen3-Coder writes the
+value on its own line); the trailing one is held back until the end marker shows it was last.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .markers import MarkerSet
+from .dialect import CallSink
+from ..tools import is_plain_string
+
+_encode = json.encoder.encode_basestring
+_JSON_START = frozenset('-0123456789tfn[{" \t\r\n')
+
+
+class RawValue:
+    """Read one raw value; ``feed`` returns the end marker's match once the value is complete."""
+
+    __slots__ = ("_ends", "_held", "_key", "_pending_nl", "_sink", "_started", "_stream", "_trim")
+
+    def __init__(self, sink: CallSink, key: str, ends: MarkerSet, trim_newline: bool) -> None:
+        self._sink = sink
+        self._key = key
+        self._ends = ends
+        self._trim = trim_newline
+        schema = sink.param_schema(key)
+        self._stream: bool | None = True if is_plain_string(schema) else (None if schema is None else False)
+        self._held: list[str] = []
+        self._started = False
+        self._pending_nl = ""
+
+    def feed(self, buf: str, pos: int, final: bool) -> tuple[int, re.Match[str] | None]:
+        """Consume value text from ``pos``; return the new position and the end marker, if seen."""
+        if not self._started:
+            if pos >= len(buf) and not final:
+                return pos, None
+            self._started = True
+            if self._trim and buf.startswith("\n", pos):
+                pos += 1
+        m = self._ends.search(buf, pos)
+        if m is not None:
+            end = m.start()
+            text = buf[pos:end]
+            if self._trim and text.endswith("\n"):
+                text = text[:-1]
+            self._take(text, last=True)
+            return m.end(), m
+        end = len(buf) if final else len(buf) - self._ends.holdback(buf, pos)
+        text = buf[pos:end]
+        if self._trim and text.endswith("\n") and not final:
+            text, end = text[:-1], end - 1
+        self._take(text, last=False)
+        return end, None
+
+    def fast(self, text: str) -> str | None:
+        """The fragment for ``text`` when it simply continues a streaming string value."""
+        if not self._stream or not self._held or not self._ends.clear(text):
+            return None
+        if self._trim and text.endswith("\n"):
+            return None
+        return _encode(text)[1:-1]
+
+    def _take(self, text: str, last: bool) -> None:
+        if self._stream is None and (text or last):
+            self._stream = bool(text) and text[0] not in _JSON_START and not self._held
+        if self._stream:
+            if not self._held:
+                self._held.append("")  # marks that the opening quote went out
+                self._sink.args('"')
+            if text:
+                self._sink.args(_encode(text)[1:-1])
+            if last:
+                self._sink.args('"')
+            return
+        if text:
+            self._held.append(text)
+        if last:
+            value = self._sink.coerce(self._key, "".join(self._held))
+            self._sink.args(json.dumps(value, ensure_ascii=False))

@@ -1,0 +1,352 @@
+"""The offered tools: name resolution, schema-driven coercion of raw values, validation.
+
+Built once per request from the OpenAI ``tools`` list. Name resolution tries, in order: the
+exact name; the name without a ``functions.``/``function.``/``tools.`` prefix; the same with
+namespace separators (``.``, ``/``, ``:``, ``__``) made equal; the same ignoring case and ``-``/``_``.
+The first tier with exactly one candidate wins; a tier with several is ambiguous and stops the
+search, so an ambiguous name is never turned into a call.
+
+Coercion types a raw-text value (XML-style dialects write ``5`` for an integer and ``hello`` for
+a string) by the parameter's JSON schema, following ``$ref``, unions and nesting. A value whose
+schema says string is never coerced. Without a schema, a value that parses as JSON is typed and
+anything else stays a string.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ._quickcheck import quick_check
+from .errors import ConfigError
+
+_PREFIXES = ("functions.", "function.", "tools.", "tool.")
+_SEPARATORS = re.compile(r"__|[./:]")
+_LOOSE = re.compile(r"[-_]+")
+_NO_SCHEMA: dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What a written name resolved to: ``name`` (None when unknown or ambiguous) and how."""
+
+    name: str | None
+    how: str  # "exact", "prefix", "separators", "loose", "unknown", "ambiguous"
+
+
+class Toolset:
+    """The tools a request offered, indexed for resolution and typing."""
+
+    def __init__(self, tools: list[dict[str, Any]]) -> None:
+        if not isinstance(tools, list):
+            raise ConfigError("tools must be a list of OpenAI tool objects")
+        self.schemas: dict[str, dict[str, Any]] = {}
+        for i, tool in enumerate(tools):
+            name, schema = _tool_entry(tool, i)
+            self.schemas[name] = schema
+        self._tiers = [
+            _index(self.schemas, _separators),
+            _index(self.schemas, _loose),
+        ]
+        self._validators: dict[str, Any] = {}
+        self._quick: dict[str, Any] = {}
+
+    def resolve(self, written: str) -> Resolution:
+        """Match a name the model wrote to an offered name."""
+        if written in self.schemas:
+            return Resolution(written, "exact")
+        bare = _strip_prefix(written)
+        if bare in self.schemas:
+            return Resolution(bare, "prefix")
+        for how, (key, table) in zip(("separators", "loose"), self._tiers):
+            found = table.get(key(bare), ())
+            if len(found) == 1:
+                return Resolution(found[0], how)
+            if len(found) > 1:
+                return Resolution(None, "ambiguous")
+        return Resolution(None, "unknown")
+
+    def param_schema(self, tool: str, key: str) -> dict[str, Any] | None:
+        """The resolved schema of one parameter, or None when the tool does not declare it."""
+        root = self.schemas.get(tool, _NO_SCHEMA)
+        props = root.get("properties")
+        if not isinstance(props, dict) or key not in props:
+            return None
+        return deref(props[key], root)
+
+    def root_schema(self, tool: str) -> dict[str, Any]:
+        return self.schemas.get(tool, _NO_SCHEMA)
+
+    def validate(self, tool: str, arguments: Any) -> tuple[str, ...]:
+        """Schema errors of a call's arguments (empty when valid)."""
+        quick = self._quick.get(tool, _UNSET)
+        if quick is _UNSET:
+            quick = self._quick[tool] = quick_check(_standard_types(self.root_schema(tool)))
+        if quick is not None and quick(arguments):
+            return ()  # the common case, answered without jsonschema
+        validator = self._validators.get(tool)
+        if validator is None:
+            validator = self._validators[tool] = _validator(self.root_schema(tool))
+        return tuple(
+            f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
+            for e in validator.iter_errors(arguments)
+        )
+
+
+def _tool_entry(tool: Any, i: int) -> tuple[str, dict[str, Any]]:
+    if not isinstance(tool, dict):
+        raise ConfigError(f"tools[{i}] is not an object")
+    fn = tool.get("function", tool)  # accept the flat shape too
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
+        raise ConfigError(f"tools[{i}] has no function name")
+    schema = fn.get("parameters") or {}
+    if not isinstance(schema, dict):
+        raise ConfigError(f"tools[{i}] ({fn['name']}): parameters must be a JSON Schema object")
+    return fn["name"], schema
+
+
+def _strip_prefix(name: str) -> str:
+    for prefix in _PREFIXES:
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return name[len(prefix) :]
+    return name
+
+
+def _separators(name: str) -> str:
+    return _SEPARATORS.sub(".", name)
+
+
+def _loose(name: str) -> str:
+    return _LOOSE.sub("_", _separators(name).replace(".", "_")).lower()
+
+
+def _index(schemas: dict[str, Any], key: Any) -> tuple[Any, dict[str, tuple[str, ...]]]:
+    table: dict[str, tuple[str, ...]] = {}
+    for name in schemas:
+        k = key(_strip_prefix(name))
+        table[k] = table.get(k, ()) + (name,)
+    return key, table
+
+
+class _NoValidator:
+    """Stands in for a schema that is not valid JSON Schema: nothing can be checked against it."""
+
+    def iter_errors(self, instance: Any) -> list[Any]:
+        return []
+
+
+_VALIDATORS: dict[str, Any] = {}
+_VALIDATOR_CACHE_SIZE = 1024
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    """A validator for ``schema``, shared between requests offering the same tool.
+
+    Checking a schema costs milliseconds, far more than parsing a typical answer; clients send
+    the same tools with every request, so validators are kept, keyed by the schema's text.
+    """
+    key = json.dumps(schema, sort_keys=True, default=str)
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        if len(_VALIDATORS) >= _VALIDATOR_CACHE_SIZE:
+            _VALIDATORS.pop(next(iter(_VALIDATORS)))
+        validator = _VALIDATORS[key] = _make_validator(schema)
+    return validator
+
+
+def _make_validator(schema: dict[str, Any]) -> Any:
+    import jsonschema  # type: ignore[import-untyped]  # validation: outside the stdlib-only core
+
+    schema = _standard_types(schema)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError:
+        return _NoValidator()
+    return cls(schema)
+
+
+_UNSET = object()
+
+
+def _standard_types(schema: Any) -> Any:
+    """A copy of ``schema`` with Python type names (``float``, ``str``...) made JSON Schema's."""
+    if isinstance(schema, list):
+        return [_standard_types(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _standard_types(v) for k, v in schema.items()}
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        out["type"] = _TYPE_NAMES.get(declared, declared)
+    elif isinstance(declared, list):
+        out["type"] = [_TYPE_NAMES.get(t, t) if isinstance(t, str) else t for t in declared]
+    return out
+
+
+# Type names that tool authors write by mistake, and what they mean.
+_TYPE_NAMES = {
+    "str": "string", "int": "integer", "float": "number", "double": "number", "bool": "boolean",
+    "dict": "object", "list": "array", "none": "null", "NoneType": "null",
+}
+
+
+# ---------------------------------------------------------------- schema-driven coercion
+
+
+def deref(schema: Any, root: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """Follow a local ``$ref`` (``#/$defs/X``, ``#/definitions/X``) to the schema it names."""
+    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and depth < 32:
+        ref = schema["$ref"]
+        if not ref.startswith("#"):
+            return {}
+        target: Any = root
+        for part in filter(None, ref[1:].split("/")):
+            target = target.get(part.replace("~1", "/").replace("~0", "~"), {}) if isinstance(
+                target, dict
+            ) else {}
+        schema, depth = target, depth + 1
+    return schema if isinstance(schema, dict) else {}
+
+
+def is_plain_string(schema: dict[str, Any] | None) -> bool:
+    """True when the schema admits only strings, so a raw value can stream as a string."""
+    if not schema:
+        return False
+    return _types(schema, schema) == {"string"}
+
+
+def _types(schema: dict[str, Any], root: dict[str, Any]) -> set[str]:
+    """The JSON types a schema admits (empty set: anything)."""
+    schema = deref(schema, root)
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return {_TYPE_NAMES.get(declared, declared)}
+    if isinstance(declared, list):
+        return {_TYPE_NAMES.get(t, t) for t in declared if isinstance(t, str)}
+    if "enum" in schema and isinstance(schema["enum"], list):
+        return {_json_type(v) for v in schema["enum"]}
+    if "const" in schema:
+        return {_json_type(schema["const"])}
+    union: set[str] = set()
+    for key in ("anyOf", "oneOf"):
+        for option in schema.get(key) or ():
+            sub = _types(option, root)
+            if not sub:
+                return set()
+            union |= sub
+    return union
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def coerce(raw: str, schema: dict[str, Any] | None, root: dict[str, Any] | None = None) -> Any:
+    """Type a raw-text value by its schema (see the module docstring)."""
+    if schema is None:
+        return _parse_loose(raw)
+    root = root if root is not None else schema
+    types = _types(schema, root)
+    if not types:
+        return _parse_loose(raw)
+    if types == {"string"}:
+        return raw
+    value = _parse_typed(raw, types)
+    if value is _FAIL:
+        return raw  # keep what the model wrote; validation reports the mismatch
+    return conform(value, deref(schema, root), root)
+
+
+_FAIL = object()
+
+
+def _parse_typed(raw: str, types: set[str]) -> Any:
+    text = raw.strip()
+    value = _parse_json(text)
+    if value is _FAIL and types & {"array", "object"}:
+        value = _parse_escaped_json(text)
+    if value is _FAIL and types & {"array", "object"}:
+        value = _parse_python(text)
+    if value is _FAIL:
+        value = _WORDS.get(text.lower(), _FAIL) if types & {"boolean", "null"} else _FAIL
+    if value is not _FAIL and _fits(value, types):
+        return value
+    if value is not _FAIL and "number" in types and _json_type(value) == "integer":
+        return value
+    if "integer" in types and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return raw if "string" in types else _FAIL
+
+
+_WORDS = {"true": True, "false": False, "null": None, "none": None}
+
+
+def _fits(value: Any, types: set[str]) -> bool:
+    kind = _json_type(value)
+    return kind in types or (kind == "integer" and "number" in types)
+
+
+def _parse_json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return _FAIL
+
+
+def _parse_escaped_json(text: str) -> Any:
+    """JSON written with its quotes escaped (``[{\\"id\\": 1}]``), as some models do."""
+    if '\\"' not in text:
+        return _FAIL
+    inner = _parse_json('"' + text + '"')
+    return _parse_json(inner) if isinstance(inner, str) else _FAIL
+
+
+def _parse_python(text: str) -> Any:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return _FAIL
+    if isinstance(value, tuple):
+        value = list(value)
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return _FAIL
+    return value
+
+
+def _parse_loose(raw: str) -> Any:
+    value = _parse_json(raw.strip()) if raw.strip() else _FAIL
+    return raw if value is _FAIL else value
+
+
+def conform(value: Any, schema: dict[str, Any], root: dict[str, Any]) -> Any:
+    """Coerce strings nested in an already-typed value where the schema wants another type."""
+    schema = deref(schema, root)
+    if isinstance(value, str):
+        types = _types(schema, root)
+        return value if not types or "string" in types else coerce(value, schema, root)
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        if isinstance(props, dict):
+            return {k: conform(v, props[k], root) if k in props else v for k, v in value.items()}
+        return value
+    if isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, dict):
+            return [conform(v, items, root) for v in value]
+    return value

@@ -1,0 +1,213 @@
+"""The Chat Completions front: ``POST /v1/chat/completions`` <-> the pipeline's turn and events.
+
+In: the request body is checked (messages, the deprecated ``functions``, ``stream`` and
+``stream_options``) and becomes a ``Turn``; every field the turn does not name is kept in its
+``options`` and reaches a chat upstream unchanged. Out: a whole answer is the repaired
+``chat.completion`` object as it is; a stream is the pipeline's events as
+``chat.completion.chunk`` SSE events. The envelope every chunk repeats (id, created, model...) is
+encoded once per stream, and the two events that make up nearly every chunk (a piece of content,
+a fragment of a call's arguments) are spliced into it as bytes, without building the chunk's
+dicts; every other event becomes a delta dict encoded by orjson into the same envelope. Errors
+are OpenAI-style ``{"error": {"message", "type", "param", "code"}}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ...events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin
+from ..streaming import AnswerStream, Field, Finish
+from ..turn import Plan, RequestError, Settings, Turn, plan_turn
+
+Delta = dict[str, Any]
+_dumps = orjson.dumps
+_TURN_FIELDS = frozenset({"messages", "tools", "tool_choice", "parallel_tool_calls"})
+
+
+def chat_turn(body: Any) -> Turn:
+    """A chat completions request as a Turn; raises RequestError (400) naming the bad field."""
+    if not isinstance(body, dict):
+        raise RequestError("the request body must be a JSON object")
+    _check_messages(body.get("messages"))
+    if "functions" in body or "function_call" in body:
+        raise RequestError("'functions' and 'function_call' are deprecated; send 'tools' and 'tool_choice'",
+                           param="functions")
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise RequestError("'stream' must be a boolean", param="stream")
+    options = body.get("stream_options") or {}
+    if not isinstance(options, dict):
+        raise RequestError("'stream_options' must be an object", param="stream_options")
+    model = body.get("model")
+    return Turn(messages=body["messages"], tools=body.get("tools"), tool_choice=body.get("tool_choice"),
+                parallel=body.get("parallel_tool_calls"), stream=stream,
+                include_usage=bool(options.get("include_usage")),
+                model=model if isinstance(model, str) else None,
+                options={k: v for k, v in body.items() if k not in _TURN_FIELDS})
+
+
+def plan_request(body: Any, settings: Settings) -> Plan:
+    """Check a chat completions request and plan it (``chat_turn`` then ``plan_turn``)."""
+    return plan_turn(chat_turn(body), settings)
+
+
+def _check_messages(messages: Any) -> None:
+    if not isinstance(messages, list) or not messages:
+        raise RequestError("'messages' must be a non-empty array", param="messages")
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise RequestError(f"messages[{i}] must be an object with a 'role'", param=f"messages[{i}]")
+        if message["role"] == "tool" and not isinstance(message.get("tool_call_id"), str):
+            raise RequestError(f"messages[{i}]: a tool message needs 'tool_call_id'", param=f"messages[{i}]")
+
+
+def error_body(message: str, type: str = "invalid_request_error", code: str | None = None,
+               param: str | None = None) -> bytes:
+    return _dumps({"error": {"message": message, "type": type, "param": param, "code": code}})
+
+
+class ChatFront:
+    """What the pipeline asks of a front, for Chat Completions."""
+
+    name = "chat"
+    content_type = b"text/event-stream"
+
+    def turn(self, body: Any) -> Turn:
+        return chat_turn(body)
+
+    def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,
+              param: str | None = None) -> bytes:
+        return error_body(message, type, code, param)
+
+    def upstream_error(self, raw: bytes) -> bytes:
+        """An upstream's error body (already OpenAI-shaped) as this API's."""
+        return raw
+
+    def whole(self, answer: dict[str, Any]) -> bytes:
+        return _dumps(answer)
+
+    def stream(self, answer: AnswerStream) -> StreamTranslator:
+        return StreamTranslator(answer.plan, answer)
+
+    def stream_error(self, message: str, type: str, code: str | None = None) -> bytes:
+        return b"data: " + error_body(message, type, code) + b"\n\n"
+
+    def stream_end(self) -> bytes:
+        return b"data: [DONE]\n\n"
+
+
+class StreamTranslator:
+    """Upstream chunks in, client ``chat.completion.chunk`` SSE events out; see the module docstring."""
+
+    def __init__(self, plan: Plan, answer: AnswerStream | None = None) -> None:
+        self.plan = plan
+        self._answer = answer if answer is not None else AnswerStream(plan)
+        self._role_sent: set[int] = set()
+        self._head = b""  # b'data: {"id":...,"choices":[{"index":', made once from the meta
+        self._hot: Any = None  # choice 0 once its first chunk is out: the fast path
+        self._pre = b""  # the head and b'0,"delta":'
+        self._tail = b',"finish_reason":null}]' + (b',"usage":null' if plan.include_usage else b"") + b"}\n\n"
+
+    @property
+    def provenance(self) -> Any:
+        return self._answer.provenance
+
+    def feed_sse(self, chunk: dict[str, Any]) -> bytes:
+        """The client chunks for one upstream chunk, as SSE events (possibly none)."""
+        hot = self._hot
+        choices = chunk.get("choices")
+        if hot is not None and type(choices) is list and len(choices) == 1 and not chunk.get("usage"):
+            ch = choices[0]  # the shape of nearly every chunk: one choice, a piece of content
+            if type(ch) is dict and not ch.get("index") and not ch.get("finish_reason"):
+                delta = ch.get("delta")
+                if type(delta) is dict and len(delta) == 1 and type(delta.get("content")) is str:
+                    events = hot.content(delta["content"])
+                    if len(events) == 1:
+                        ev = events[0]
+                        if type(ev) is Text:
+                            return self._pre + b'{"content":%b}' % _dumps(ev.text) + self._tail
+                        if type(ev) is ArgumentsDelta:
+                            return self._pre + _arguments(ev) + self._tail
+                    return self._frames(0, events)
+        return self._feed(chunk)
+
+    def finish_sse(self) -> bytes:
+        """The closing chunks: what the parsers still held, each choice's finish, the usage."""
+        out = []
+        for index, events in self._answer.finish():
+            out.append(self._frames(index, events))
+        if self.plan.include_usage:
+            out.append(b"data: " + _dumps({**self._envelope(), "choices": [], "usage": self._answer.usage})
+                       + b"\n\n")
+        return b"".join(out)
+
+    def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
+        """``feed_sse``, decoded: the client chunks as objects."""
+        return _decode(self.feed_sse(chunk))
+
+    def finish(self) -> list[dict[str, Any]]:
+        """``finish_sse``, decoded."""
+        return _decode(self.finish_sse())
+
+    def _feed(self, chunk: dict[str, Any]) -> bytes:
+        answer = self._answer
+        pairs = answer.feed(chunk)
+        if not self._head and answer.meta:
+            self._head = b"data: " + _dumps(self._envelope())[:-1] + b',"choices":[{"index":'
+        out = [self._frames(index, events) for index, events in pairs]
+        if self._hot is None and 0 in self._role_sent:
+            self._hot, self._pre = answer.hot, self._head + b'0,"delta":'
+        return b"".join(out)
+
+    def _frames(self, index: int, events: list[Event]) -> bytes:
+        out = []
+        for ev in events:
+            if type(ev) is Finish:
+                out.append(self._frame(index, {}, ev.reason))
+                continue
+            delta = self._delta(index, ev)
+            if delta is not None:
+                out.append(self._frame(index, delta))
+        return b"".join(out)
+
+    def _delta(self, index: int, ev: Event | Field) -> Delta | bytes | None:
+        kind = type(ev)
+        if kind is Text:
+            return b'{"content":%b}' % _dumps(ev.text)  # type: ignore[union-attr]
+        if kind is ArgumentsDelta:
+            return _arguments(ev)  # type: ignore[arg-type]
+        if kind is ToolCallBegin:
+            return {"tool_calls": [{"index": ev.index, "id": ev.id, "type": "function",  # type: ignore[union-attr]
+                                    "function": {"name": ev.name, "arguments": ""}}]}  # type: ignore[union-attr]
+        if kind is Reasoning:
+            return {self._answer.reasoning_key(index): ev.text}  # type: ignore[union-attr]
+        if kind is Field:
+            return {ev.key: ev.value}  # type: ignore[union-attr]
+        return None  # ToolCallEnd: the fragments already carried the arguments
+
+    def _frame(self, index: int, delta: Delta | bytes, finish: str | None = None) -> bytes:
+        """One chunk: the envelope made once, the delta spliced in (bytes kept, dicts encoded)."""
+        if index not in self._role_sent:
+            self._role_sent.add(index)
+            delta = {"role": "assistant", **(orjson.loads(delta) if isinstance(delta, bytes) else delta)}
+        data = delta if type(delta) is bytes else _dumps(delta)
+        tail = self._tail if finish is None else self._tail.replace(b"null", _dumps(finish), 1)
+        return self._head + b"%d,\"delta\":%b%b" % (index, data, tail)
+
+    def _envelope(self) -> dict[str, Any]:
+        """The fields every chunk repeats."""
+        meta = {k: v for k, v in self._answer.meta.items() if v is not None}
+        return {"id": meta.get("id", "chatcmpl-toolbridge"), "object": "chat.completion.chunk",
+                "created": meta.get("created", 0), "model": meta.get("model", ""),
+                **({"system_fingerprint": meta["system_fingerprint"]} if "system_fingerprint" in meta else {})}
+
+
+def _arguments(ev: ArgumentsDelta) -> bytes:
+    return b'{"tool_calls":[{"index":%d,"function":{"arguments":%b}}]}' % (ev.index, _dumps(ev.text))
+
+
+def _decode(events: bytes) -> list[dict[str, Any]]:
+    """The objects of SSE ``data:`` events made by ``_frame`` (compact JSON: no blank lines)."""
+    return [orjson.loads(e[6:]) for e in events.split(b"\n\n") if e]
