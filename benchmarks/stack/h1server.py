@@ -1,4 +1,4 @@
-"""The code measured here is the gateway's own: toolbridge/gateway/_h1server.py (moved there when
+"""The code measured here is the gateway's own: toolbridge/gateway/http/server.py (moved there when
 this stack was chosen); this module only makes it importable from this folder."""
 
 from __future__ import annotations

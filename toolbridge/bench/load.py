@@ -345,7 +345,7 @@ def _check_answer(body: bytes, args: argparse.Namespace) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m toolbridge._bench_gateway_load")
+    ap = argparse.ArgumentParser(prog="python -m toolbridge.bench.load")
     ap.add_argument("mode", choices=["stream", "plain"])
     ap.add_argument("--target", required=True, help="host:port of the gateway, proxy or upstream")
     ap.add_argument("--upstream", required=True, help="host:port of the upstream (send log)")

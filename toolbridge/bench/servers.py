@@ -1,6 +1,6 @@
 """The gateway benchmark's servers: the paced test upstream and the plain-proxy floor.
 
-Run as processes (``python -m toolbridge._bench_gateway_servers upstream|floor ...``), each
+Run as processes (``python -m toolbridge.bench.servers upstream|floor ...``), each
 pinned to a core by ``--cpu``.
 
 ``upstream``: an OpenAI-compatible server answering from a ``Script`` (bare asyncio Protocol on
@@ -12,7 +12,7 @@ Stream n's chunks carry the id ``chatcmpl-bench-n``, and the CLOCK_MONOTONIC tim
 write is kept; ``GET /sendlog`` returns (and forgets) those times, so the load generator can
 measure each chunk's delay without any field the gateway would not pass on.
 
-``floor``: the plain proxy on the gateway's own stack (``_h1server``, ``_h1client``, orjson), as
+``floor``: the plain proxy on the gateway's own stack (``gateway.http``, orjson), as
 benchmarks/stack/proxy_raw.py: it decodes and re-encodes the request, the answer and every
 streamed chunk, and translates nothing. It relays a stream as the gateway does (each event
 handled from the upstream connection's read callback, ``SSEStream.each``). Its CPU per chunk
@@ -183,7 +183,7 @@ async def _serve_floor(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m toolbridge._bench_gateway_servers")
+    ap = argparse.ArgumentParser(prog="python -m toolbridge.bench.servers")
     ap.add_argument("role", choices=["upstream", "floor"])
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--cpu", type=int, default=None, help="pin to this core")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from .syntax.dialect import Dialect, register
-
 from .dialects import dialect_names, get_dialect
 from .errors import ConfigError, DialectError, ToolBridgeError, UpstreamError
 from .events import (
@@ -20,6 +18,7 @@ from .events import (
 )
 from .openai import ChunkEncoder, MessageBuilder, Report, assemble, finish_reason
 from .parsing.parser import ParseResult, StreamParser, parse
+from .syntax.dialect import Dialect, register
 from .tools import Toolset
 
 __all__ = [

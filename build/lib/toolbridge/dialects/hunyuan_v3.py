@@ -9,7 +9,7 @@ Sample (vLLM's HYV3ToolParser tests)::
     </tool_call>
     </tool_calls>
 
-Each ``<tool_call>`` is read by the GLM body (``_body_argkey``) once ``<tool_sep>`` has ended its
+Each ``<tool_call>`` is read by the GLM body (``syntax/bodies/argkey``) once ``<tool_sep>`` has ended its
 name; the wrapper holds one or more calls. A call the wrapper holds is settled when it ends, so a
 later malformed or unknown call turns only its own text back into content, and the calls after
 it open blocks of their own. Tolerated: ``<tool_call>`` without the wrapper (its ``</tool_calls>``

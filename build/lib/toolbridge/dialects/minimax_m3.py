@@ -16,7 +16,7 @@ The marker is a non-special added token: it survives ``skip_special_tokens``, so
 no special-token handling. An argument is an element named by its key; children make it an
 object (or an array when the schema says so, or ``<item>`` children), a repeated name makes a
 list, text beside children is ``$text``; leaves are raw text typed by the schema. The arguments
-leave once per invoke (``_body_elements``). Reasoning is ``<think>...</think>``.
+leave once per invoke (``syntax/bodies/elements``). Reasoning is ``<think>...</think>``.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ same; the model's output continues the prompt's ``<|start|>assistant``)::
     </atem:function_calls><|eom|>
 
 Recipients: ``self`` is reasoning, ``user`` the visible answer, anything else a tool, whose
-message holds an ATEM block (``_body_recipient``, then ``_body_attrxml``). A value is JSON when
+message holds an ATEM block (``syntax/bodies/recipient``, then ``attrxml``). A value is JSON when
 it parses, else raw text; with tools, the schema types it (a schema string is never coerced).
 Each call is its own message. The template names an un-namespaced function ``x`` as ``x.x``: a
 doubled name is read as the single one (reported) when that resolves. A bare ATEM block (the

@@ -11,9 +11,9 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from toolbridge.gateway.config import GatewayConfig
-from toolbridge.gateway.replay.upstream import Detokenize, ReplayUpstream, Script
-from toolbridge.gateway.app import Gateway
+from ..app import Gateway
+from ..config import GatewayConfig
+from .upstream import Detokenize, ReplayUpstream, Script
 
 
 class Stack:
