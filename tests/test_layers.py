@@ -8,6 +8,7 @@ Every ``import`` statement in the package counts, wherever it stands (inside a f
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -194,10 +195,14 @@ def test_extras_are_declared() -> None:
 def test_a_venv_without_extras_has_the_library(tmp_path: Path) -> None:
     """``pip install toolbridge`` into a fresh virtual environment: the library imports and
     parses, and the gateway command names the extra it lacks (no extra was installed)."""
-    venv = tmp_path / "venv"
+    venv, source = tmp_path / "venv", tmp_path / "source"
+    # Built from a copy: a build writes build/ and *.egg-info beside the sources it reads.
+    shutil.copytree(ROOT, source / "toolbridge", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT.parent / name, source / name)
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = str(venv / "bin" / "python")
-    install = subprocess.run([python, "-m", "pip", "install", "--quiet", str(ROOT.parent)],
+    install = subprocess.run([python, "-m", "pip", "install", "--quiet", str(source)],
                              capture_output=True, text=True, timeout=600)
     if install.returncode and "No matching distribution" in install.stderr:
         pytest.skip("no package index reachable to install the core dependencies")
