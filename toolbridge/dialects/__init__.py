@@ -12,7 +12,7 @@ import pkgutil
 from ..errors import ConfigError
 from ..syntax.dialect import Dialect, registered
 
-__all__ = ["dialect_names", "get_dialect"]
+__all__ = ["dialect_names", "fallback_dialect", "get_dialect"]
 
 for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")):
     importlib.import_module(f"{__name__}.{_module}")
@@ -36,3 +36,12 @@ def get_dialect(name: str | Dialect) -> Dialect:
 def dialect_names() -> list[str]:
     """Every registry name and alias, sorted."""
     return sorted(registered())
+
+
+def fallback_dialect(name: str | Dialect) -> Dialect:
+    """The dialect the protocol asks for; it must be able to render calls (ConfigError if not)."""
+    dialect = get_dialect(name)
+    if dialect.render is None:
+        raise ConfigError(f"dialect {dialect.name!r} cannot write calls, so it cannot be the "
+                          "fallback dialect; hermes is the default")
+    return dialect

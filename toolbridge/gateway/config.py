@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..dialects import get_dialect
+from ..dialects import fallback_dialect, get_dialect
 from ..errors import ConfigError, RenderError
 
 if TYPE_CHECKING:
@@ -65,10 +65,15 @@ class GatewayConfig:
         if self.upstream_api == "completions" and not (self.model_dir or self.chat_template):
             raise ConfigError("--upstream-api completions renders the prompt: it needs --model-dir or "
                               "--chat-template")
-        if get_dialect(self.fallback_dialect).render is None:
-            raise ConfigError(f"dialect {self.fallback_dialect!r} cannot write calls, so it cannot be "
-                              "the fallback dialect; hermes is the default")
+        fallback_dialect(self.fallback_dialect)
         self.template()
+
+    @property
+    def rewrites_requests(self) -> bool:
+        """Whether turns may be rendered or rewritten here (the completions mode, the injected
+        protocol, or a chat template whose capabilities decide), not only relayed."""
+        return (self.upstream_api != "chat" or self.tool_fallback or bool(self.model_dir)
+                or bool(self.chat_template))
 
     def template(self) -> ChatTemplate | None:
         """The chat template of ``--model-dir`` or ``--chat-template`` (None without either);

@@ -91,10 +91,10 @@ class Pipeline:
         self.base = config.upstream_parts()[2]
         self.pool: UpstreamPool | None = None
         self.router: Any = None
-        if config.tool_fallback or config.upstream_api != "chat" or config.model_dir or config.chat_template:
+        if config.rewrites_requests:
             from .upstream.fallback import Router  # the renderer: only when configured
 
-            self.router = Router.for_config(config)
+            self.router = Router(config, config.template())
 
     async def serve(self, front: Front, req: Request, resp: Response) -> Result:
         """Answer one request of ``front``'s API."""

@@ -30,21 +30,12 @@ from typing import Any
 
 from ..syntax.dialect import Dialect
 
-from ..dialects import get_dialect
-from ..errors import ConfigError, RenderError
+from ..dialects import fallback_dialect
+from ..errors import RenderError
 
 RESPONSE_TAG = "tool_response"
 _TAG_HEAD = re.compile(r"</?[A-Za-z_][\w.\-]*")
 _SPECIAL = re.compile(r"<\|[^<>|\s]{1,40}\|>|\[[A-Z_]{3,}\]|<｜[^<>｜]{1,40}｜>")
-
-
-def fallback_dialect(name: str | Dialect) -> Dialect:
-    """The dialect the protocol asks for; it must be able to render calls (ConfigError if not)."""
-    dialect = get_dialect(name)
-    if dialect.render is None:
-        raise ConfigError(f"dialect {dialect.name!r} cannot write calls, so it cannot be the "
-                          "fallback dialect; hermes is the default")
-    return dialect
 
 
 def inject(

@@ -1,8 +1,8 @@
 """Turns the plain relay cannot serve: the completions upstream mode, and the opt-in
 prompt-injected tool protocol (``--tool-fallback``) in front of a chat upstream.
 
-``Router.for_config`` returns None when neither is configured, and the pipeline relays as it
-is (this module is then not on any request's path). Otherwise the pipeline asks the router where
+The pipeline makes a Router only when the configuration ``rewrites_requests``; otherwise it
+relays as it is (this module is then not even imported). Otherwise the pipeline asks the router where
 each turn goes and how its answer is read:
 
 - completions mode: render the prompt (``completions.render_request``), call
@@ -58,14 +58,6 @@ class Router:
         self.flag = config.tool_fallback
         self.dialect = config.fallback_dialect
         self._refusing: set[Any] = set()  # models whose upstream refused tools
-
-    @classmethod
-    def for_config(cls, config: GatewayConfig) -> Router | None:
-        """The router the configuration needs, or None (plain relay)."""
-        template = config.template()
-        if config.upstream_api == "chat" and not config.tool_fallback and template is None:
-            return None
-        return cls(config, template)
 
     def remember(self, model: Any) -> None:
         """The upstream refused tools for ``model``: send it the protocol from now on."""
