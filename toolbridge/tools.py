@@ -90,10 +90,18 @@ class Toolset:
         validator = self._validators.get(tool)
         if validator is None:
             validator = self._validators[tool] = _validator(self.root_schema(tool))
-        return tuple(
-            f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
-            for e in validator.iter_errors(arguments)
-        )
+        from referencing.exceptions import Unresolvable  # jsonschema's; loaded with it
+
+        try:
+            return tuple(
+                f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}"
+                for e in validator.iter_errors(arguments)
+            )
+        except (Unresolvable, RecursionError):
+            # A schema that passes the meta-schema but cannot be applied (a $ref to nowhere, or
+            # one that only refers to itself): like an invalid schema, nothing is checked.
+            self._validators[tool] = _forget_validator(self.root_schema(tool))
+            return ()
 
 
 def _tool_entry(tool: Any, i: int) -> tuple[str, dict[str, Any]]:
@@ -157,10 +165,19 @@ def _validator(schema: dict[str, Any]) -> Any:
     return validator
 
 
+def _forget_validator(schema: dict[str, Any]) -> _NoValidator:
+    """Mark ``schema`` as one nothing can be checked against, for every request offering it."""
+    none = _NoValidator()
+    _VALIDATORS[json.dumps(schema, sort_keys=True, default=str)] = none
+    return none
+
+
 def _make_validator(schema: dict[str, Any]) -> Any:
     import jsonschema  # type: ignore[import-untyped]  # validation: outside the stdlib-only core
 
     schema = _standard_types(schema)
+    if not isinstance(schema.get("$schema", ""), str):
+        del schema["$schema"]  # not a meta-schema's URI: the default draft applies
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         cls.check_schema(schema)
@@ -219,8 +236,14 @@ def is_plain_string(schema: dict[str, Any] | None) -> bool:
     return _types(schema, schema) == {"string"}
 
 
-def _types(schema: dict[str, Any], root: dict[str, Any]) -> set[str]:
-    """The JSON types a schema admits (empty set: anything)."""
+def _types(schema: dict[str, Any], root: dict[str, Any],
+           _unions: dict[int, set[str] | None] | None = None) -> set[str]:
+    """The JSON types a schema admits (empty set: anything).
+
+    ``_unions`` holds the unions met so far (None while one is being expanded), so a union that
+    refers to itself adds nothing to itself and each union is expanded once, however often the
+    schema's ``$ref``s lead to it.
+    """
     schema = deref(schema, root)
     declared = schema.get("type")
     if isinstance(declared, str):
@@ -231,13 +254,22 @@ def _types(schema: dict[str, Any], root: dict[str, Any]) -> set[str]:
         return {_json_type(v) for v in schema["enum"]}
     if "const" in schema:
         return {_json_type(schema["const"])}
+    options = [o for key in ("anyOf", "oneOf") if isinstance(schema.get(key), list) for o in schema[key]]
+    if not options:
+        return set()
+    unions = {} if _unions is None else _unions
+    unions[id(schema)] = None
     union: set[str] = set()
-    for key in ("anyOf", "oneOf"):
-        for option in schema.get(key) or ():
-            sub = _types(option, root)
-            if not sub:
-                return set()
-            union |= sub
+    for option in options:
+        target = deref(option, root)
+        sub = unions[id(target)] if id(target) in unions else _types(target, root, unions)
+        if sub is None:
+            continue  # the union itself, or one being expanded around it
+        if not sub:
+            union = set()
+            break
+        union |= sub
+    unions[id(schema)] = union
     return union
 
 

@@ -8,6 +8,9 @@ records everything later stages need: the offered tools (restricted to what ``to
 allows), whether the answer is parsed for calls at all, whether a call is required, and the body
 to send upstream (with ``skip_special_tokens: false`` when the dialect's markers are special
 tokens and the policy asks for it). Nothing else in the body is changed.
+
+Every malformed shape in the fields read here is a ``RequestError`` (400) naming the field, never
+another exception; so is a turn nested deeper than ``MAX_NESTING`` arrays and objects.
 """
 
 from __future__ import annotations
@@ -25,6 +28,11 @@ from ..syntax.dialect import Dialect
 from ..tools import Toolset
 
 KEEP_SPECIAL = ("auto", "always", "never")
+
+# The deepest nesting of arrays and objects a request may have, the body itself counting as one
+# level (400 above). The body sent upstream is encoded by orjson, which stops at 254 levels, and
+# tool schemas are walked recursively; real requests stay well under 20.
+MAX_NESTING = 128
 
 
 class RequestError(ToolBridgeError):
@@ -105,6 +113,7 @@ class Turn:
 
 def plan_turn(turn: Turn, settings: Settings) -> Plan:
     """Check a turn's tool fields and plan it; raises RequestError (400) naming the field."""
+    check_nesting(turn)
     offered = _toolset(turn.tools)
     mode, named = _tool_choice(turn.tool_choice, offered)
     parallel = True if turn.parallel is None else turn.parallel
@@ -131,6 +140,39 @@ def plan_turn(turn: Turn, settings: Settings) -> Plan:
         offered=list(offered.schemas) if offered else [],
         model=model,
     )
+
+
+def check_nesting(turn: Turn, limit: int = MAX_NESTING) -> None:
+    """Raise RequestError (400) naming the field when the turn's body nests arrays and objects
+    more than ``limit`` levels deep (the body itself is the first level)."""
+    for key, value in turn.body().items():
+        if _deeper_than(value, limit - 1):
+            raise RequestError(f"'{key}' nests arrays and objects more than {limit} levels deep "
+                               f"(counting the request body)", param=key)
+
+
+_CONTAINERS = frozenset({dict, list})
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests arrays and objects more than ``limit`` levels (a scalar: 0).
+
+    Level by level, without recursion; a container holding only scalars is passed over by
+    ``map(type, ...)`` at C speed, so the walk costs about what decoding the body did.
+    """
+    level = [value] if type(value) in _CONTAINERS else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        inner: list[Any] = []
+        for container in level:
+            items = container.values() if type(container) is dict else container
+            if not _CONTAINERS.isdisjoint(map(type, items)):
+                inner += [v for v in items if type(v) in _CONTAINERS]
+        level = inner
+    return False
 
 
 def _reader(name: str, model: str | None) -> tuple[Dialect | str, bool, tuple[str, ...]]:
@@ -172,30 +214,65 @@ _TOOLSETS: dict[bytes, Toolset] = {}
 
 
 def _tool_choice(choice: Any, offered: Toolset | None) -> tuple[str, list[str]]:
-    """The mode ("none", "auto", "required") and the names a call is limited to ([] = all)."""
+    """The mode ("none", "auto", "required") and the names a call is limited to ([] = all).
+
+    ``allowed_tools`` comes as Chat Completions sends it (``{"type": "allowed_tools",
+    "allowed_tools": {"mode", "tools"}}``) or flat, as the Responses API does (``mode`` and
+    ``tools`` beside ``type``); its entries name functions either way (``{"type": "function",
+    "function": {"name"}}`` or ``{"type": "function", "name"}``).
+    """
     if choice is None:
         return ("auto" if offered else "none"), []
-    if choice in ("none", "auto", "required"):
+    if isinstance(choice, str) and choice in ("none", "auto", "required"):
         if choice == "required" and offered is None:
             raise RequestError("tool_choice 'required' needs 'tools'", param="tool_choice")
         return choice, []
-    if isinstance(choice, dict) and choice.get("type") == "function":
-        name = (choice.get("function") or {}).get("name") if isinstance(choice.get("function"), dict) else None
-        return "required", [_offered_name(name, offered)]
-    if isinstance(choice, dict) and choice.get("type") == "allowed_tools":
-        mode = choice.get("mode", "auto")
-        entries = choice.get("tools")
-        if mode not in ("auto", "required") or not isinstance(entries, list):
-            raise RequestError("tool_choice allowed_tools needs a mode and a tools array", param="tool_choice")
-        names = [_offered_name((e.get("function") or {}).get("name") if isinstance(e, dict) else None, offered)
-                 for e in entries]
-        return mode, names
-    raise RequestError("tool_choice must be 'none', 'auto', 'required' or a function", param="tool_choice")
+    kind = choice.get("type") if isinstance(choice, dict) else None
+    if kind == "function":
+        return "required", [_offered_name(_function_name(choice, "tool_choice"), offered)]
+    if kind == "allowed_tools":
+        return _allowed_tools(choice, offered)
+    raise RequestError("tool_choice must be 'none', 'auto', 'required', a function or allowed_tools",
+                       param="tool_choice")
+
+
+def _allowed_tools(choice: dict[str, Any], offered: Toolset | None) -> tuple[str, list[str]]:
+    spec = choice.get("allowed_tools", choice)
+    if not isinstance(spec, dict):
+        raise RequestError("tool_choice.allowed_tools must be an object with 'mode' and 'tools'",
+                           param="tool_choice.allowed_tools")
+    mode, entries = spec.get("mode", "auto"), spec.get("tools")
+    if not isinstance(mode, str) or mode not in ("auto", "required"):
+        raise RequestError(f"tool_choice.allowed_tools.mode must be 'auto' or 'required', not {mode!r}",
+                           param="tool_choice.allowed_tools.mode")
+    if not isinstance(entries, list) or not entries:
+        raise RequestError("tool_choice.allowed_tools.tools must be a non-empty array of functions",
+                           param="tool_choice.allowed_tools.tools")
+    names = []
+    for i, entry in enumerate(entries):
+        where = f"tool_choice.allowed_tools.tools[{i}]"
+        if not isinstance(entry, dict) or entry.get("type", "function") != "function":
+            raise RequestError(f"{where} must be a function: {{\"type\": \"function\", "
+                               f"\"function\": {{\"name\": ...}}}}", param=where)
+        names.append(_offered_name(_function_name(entry, where), offered))
+    return mode, names
+
+
+def _function_name(entry: dict[str, Any], where: str) -> Any:
+    """The name a tool_choice entry gives: ``function.name``, or a flat ``name``."""
+    if "function" not in entry:
+        return entry.get("name")
+    function = entry["function"]
+    if not isinstance(function, dict):
+        raise RequestError(f"{where}.function must be an object with a 'name', not "
+                           f"{type(function).__name__} {function!r:.40}", param=f"{where}.function")
+    return function.get("name")
 
 
 def _offered_name(name: Any, offered: Toolset | None) -> str:
     if not isinstance(name, str) or offered is None or name not in offered.schemas:
-        raise RequestError(f"tool_choice names {name!r}, which is not among the offered tools", param="tool_choice")
+        raise RequestError(f"tool_choice names {name!r:.80}, which is not among the offered tools",
+                           param="tool_choice")
     return name
 
 

@@ -1,8 +1,9 @@
 """The Chat Completions front: ``POST /v1/chat/completions`` <-> the pipeline's turn and events.
 
-In: the request body is checked (messages, the deprecated ``functions``, ``stream`` and
-``stream_options``) and becomes a ``Turn``; every field the turn does not name is kept in its
-``options`` and reaches a chat upstream unchanged. Out: a whole answer is the repaired
+In: the request body is checked (messages, the deprecated ``functions``, ``stream``,
+``stream_options``, ``stop``) and becomes a ``Turn``; every field the turn does not name is kept
+in its ``options`` and reaches a chat upstream unchanged (``stream`` and ``stream_options`` given
+as null count as left out, as the API takes them, and are not passed on). Out: a whole answer is the repaired
 ``chat.completion`` object as it is; a stream is the pipeline's events as
 ``chat.completion.chunk`` SSE events. The envelope every chunk repeats (id, created, model...) is
 encoded once per stream, and the two events that make up nearly every chunk (a piece of content,
@@ -24,6 +25,7 @@ from ..turn import Plan, RequestError, Settings, Turn, plan_turn
 Delta = dict[str, Any]
 _dumps = orjson.dumps
 _TURN_FIELDS = frozenset({"messages", "tools", "tool_choice", "parallel_tool_calls"})
+_NULLABLE = ("stream", "stream_options")
 
 
 def chat_turn(body: Any) -> Turn:
@@ -34,23 +36,33 @@ def chat_turn(body: Any) -> Turn:
     if "functions" in body or "function_call" in body:
         raise RequestError("'functions' and 'function_call' are deprecated; send 'tools' and 'tool_choice'",
                            param="functions")
-    stream = body.get("stream", False)
-    if not isinstance(stream, bool):
+    stream = body.get("stream")
+    if stream is not None and not isinstance(stream, bool):
         raise RequestError("'stream' must be a boolean", param="stream")
     options = body.get("stream_options") or {}
     if not isinstance(options, dict):
         raise RequestError("'stream_options' must be an object", param="stream_options")
+    _check_stop(body.get("stop"))
     model = body.get("model")
+    # A null field is the field left out (as the API takes it): not passed on.
+    skip = _TURN_FIELDS | {k for k in _NULLABLE if body.get(k, 0) is None}
     return Turn(messages=body["messages"], tools=body.get("tools"), tool_choice=body.get("tool_choice"),
-                parallel=body.get("parallel_tool_calls"), stream=stream,
+                parallel=body.get("parallel_tool_calls"), stream=bool(stream),
                 include_usage=bool(options.get("include_usage")),
                 model=model if isinstance(model, str) else None,
-                options={k: v for k, v in body.items() if k not in _TURN_FIELDS})
+                options={k: v for k, v in body.items() if k not in skip})
 
 
 def plan_request(body: Any, settings: Settings) -> Plan:
     """Check a chat completions request and plan it (``chat_turn`` then ``plan_turn``)."""
     return plan_turn(chat_turn(body), settings)
+
+
+def _check_stop(stop: Any) -> None:
+    if stop is None or isinstance(stop, str):
+        return
+    if not isinstance(stop, list) or not all(isinstance(s, str) for s in stop):
+        raise RequestError("'stop' must be a string or an array of strings", param="stop")
 
 
 def _check_messages(messages: Any) -> None:
