@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.harness import tool
+from toolbridge.gateway.http.server import Limits
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
 from toolbridge.gateway.turn import MAX_NESTING
@@ -38,46 +39,64 @@ class Answer:
         return self.json()["error"]
 
 
-def read_answer(sock: socket.socket) -> Answer | None:
-    """The next response on ``sock``, or None when the connection ends before one begins."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        piece = sock.recv(65536)
-        if not piece:
-            assert not data, f"the connection ended inside a response head: {data!r}"
-            return None
-        data += piece
-    head, _, body = data.partition(b"\r\n\r\n")
-    line, *fields = head.decode("latin-1").split("\r\n")
-    headers = {k.lower(): v.strip() for k, _, v in (f.partition(":") for f in fields)}
-    length = int(headers.get("content-length", "0"))
-    while len(body) < length:
-        piece = sock.recv(65536)
-        assert piece, "the connection ended inside a response body"
-        body += piece
-    return Answer(int(line.split(" ")[1]), headers, body[:length])
+class Connection:
+    """A raw client connection to the gateway, reading responses off a buffer."""
 
+    def __init__(self, stack: Stack) -> None:
+        assert stack.gateway is not None and stack.gateway.server is not None
+        self.sock = socket.create_connection(("127.0.0.1", stack.gateway.server.port), timeout=10)
+        self._buffer = b""
 
-def closed(sock: socket.socket) -> bool:
-    """True when the server has closed the connection (EOF or reset), nothing more sent."""
-    try:
-        return sock.recv(1) == b""
-    except ConnectionResetError:
-        return True
+    def __enter__(self) -> Connection:
+        return self
 
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
 
-def send(stack: Stack, data: bytes) -> tuple[Answer | None, socket.socket]:
-    """Write ``data`` in one write on a new connection; the first response and the socket."""
-    assert stack.gateway is not None and stack.gateway.server is not None
-    sock = socket.create_connection(("127.0.0.1", stack.gateway.server.port), timeout=10)
-    sock.sendall(data)
-    return read_answer(sock), sock
+    def write(self, data: bytes, pieces: int = 1) -> None:
+        """Write ``data`` in ``pieces`` writes (a server that refuses early may reset the rest)."""
+        size = -(-len(data) // pieces)
+        try:
+            for at in range(0, len(data), size):
+                self.sock.sendall(data[at:at + size])
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # refused before the last piece; the answer is already on its way
+
+    def _read(self) -> bytes:
+        try:
+            return self.sock.recv(65536)
+        except ConnectionResetError:
+            return b""
+
+    def answer(self) -> Answer | None:
+        """The next response, or None when the connection ends before one begins."""
+        while b"\r\n\r\n" not in self._buffer:
+            piece = self._read()
+            if not piece:
+                assert not self._buffer, f"the connection ended inside a response head: {self._buffer!r}"
+                return None
+            self._buffer += piece
+        head, _, rest = self._buffer.partition(b"\r\n\r\n")
+        line, *fields = head.decode("latin-1").split("\r\n")
+        headers = {k.lower(): v.strip() for k, _, v in (f.partition(":") for f in fields)}
+        length = int(headers.get("content-length", "0"))
+        while len(rest) < length:
+            piece = self._read()
+            assert piece, "the connection ended inside a response body"
+            rest += piece
+        self._buffer = rest[length:]
+        return Answer(int(line.split(" ")[1]), headers, rest[:length])
+
+    def closed(self) -> bool:
+        """True when the server has closed the connection (EOF or reset) and sent nothing more."""
+        return not self._buffer and self._read() == b""
 
 
 def ask(stack: Stack, data: bytes) -> Answer:
-    """``send`` for a response that must come; the connection is closed afterwards."""
-    answer, sock = send(stack, data)
-    sock.close()
+    """Write ``data`` in one write on a new connection; its response, which must come."""
+    with Connection(stack) as conn:
+        conn.write(data)
+        answer = conn.answer()
     assert answer is not None, "the connection was closed without a response"
     return answer
 
@@ -223,3 +242,138 @@ def test_stream_null_is_stream_false_and_is_not_passed_on(stack: Stack) -> None:
     assert answer.status == 200 and answer.json()["object"] == "chat.completion"
     sent = stack.upstream.requests[-1]
     assert "stream" not in sent and "stream_options" not in sent
+
+
+# ---------------------------------------------------------------- request line and header limits
+
+LIMITS = Limits()
+
+
+def refused(stack: Stack, data: bytes, status: int, words: str, pieces: int = 1) -> None:
+    """``data``, written in ``pieces`` writes, gets ``status`` in the OpenAI error shape, and the
+    connection is closed after it."""
+    with Connection(stack) as conn:
+        conn.write(data, pieces)
+        answer = conn.answer()
+        assert answer is not None, "the connection was closed without a response"
+        assert answer.status == status, answer.body
+        assert words in answer.error["message"] and answer.error["code"] == str(status), answer.error
+        assert answer.headers["connection"] == "close" and conn.closed()
+
+
+def headers(count: int, size: int = 10) -> bytes:
+    return b"".join(b"x-h%d: %b\r\n" % (i, b"v" * size) for i in range(count))
+
+
+@pytest.mark.parametrize("pieces", [1, 40])
+def test_a_long_request_target_is_414_however_it_arrives(stack: Stack, pieces: int) -> None:
+    refused(stack, get("/health?" + "a" * 100_000), 414, "too long", pieces)
+    refused(stack, get("/health?" + "a" * LIMITS.max_target), 414, "too long", pieces)
+
+
+@pytest.mark.parametrize("pieces", [1, 40])
+def test_a_large_head_is_431_however_it_arrives(stack: Stack, pieces: int) -> None:
+    refused(stack, get("/health", b"x-big: " + b"a" * 70_000 + b"\r\n"), 431, "too large", pieces)
+    refused(stack, get("/health", headers(10_000)), 431, "too many header fields", pieces)
+    few_but_large = headers(LIMITS.max_headers // 2, LIMITS.max_head // (LIMITS.max_headers // 2))
+    refused(stack, get("/health", few_but_large), 431, "too large", pieces)
+
+
+def test_requests_within_the_limits_are_served(stack: Stack) -> None:
+    path = "/health?" + "a" * (LIMITS.max_target - len("/health?"))
+    assert ask(stack, get(path)).status == 200
+    many = headers(LIMITS.max_headers - 1)  # and host: the limit exactly
+    assert ask(stack, get("/health", many)).status == 200
+    refused(stack, get("/health", headers(LIMITS.max_headers)), 431, "too many header fields")
+    large = headers(4, (LIMITS.max_head - 1_000) // 4)
+    assert ask(stack, get("/health", large)).status == 200
+
+
+def test_limits_state_their_defaults() -> None:
+    assert (LIMITS.max_target, LIMITS.max_head, LIMITS.max_headers) == (8 << 10, 64 << 10, 100)
+    assert LIMITS.max_body == 8 << 20 and Limits.__doc__ is not None and "414" in Limits.__doc__
+
+
+# ---------------------------------------------------------------- framing
+
+
+@pytest.mark.parametrize("data, status, words", [
+    (b"GET /health\r\n\r\n", 400, "no HTTP version"),
+    (b"GET /health HTTP/1.1\r\n\r\n", 400, "exactly one Host"),
+    (b"GET /health HTTP/1.1\r\nhost: a\r\nhost: b\r\n\r\n", 400, "exactly one Host"),
+    (b"GET /health HTTP/2.0\r\nhost: a\r\n\r\n", 505, "HTTP/1.1"),
+    (get("/health", b"connection: upgrade\r\nupgrade: websocket\r\nsec-websocket-version: 13\r\n"
+                    b"sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n"), 400, "upgrades are not supported"),
+    (get("/health", b"connection: upgrade, http2-settings\r\nupgrade: h2c\r\nhttp2-settings: AAMAAABkAAQAAP__\r\n"),
+     400, "upgrades are not supported"),
+    (b"CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n", 400, "upgrades are not supported"),
+])
+def test_malformed_framing_gets_a_response_then_close(stack: Stack, data: bytes, status: int, words: str) -> None:
+    refused(stack, data, status, words)
+
+
+def test_http_1_0_needs_no_host(stack: Stack) -> None:
+    answer = ask(stack, b"GET /health HTTP/1.0\r\n\r\n")
+    assert answer.status == 200 and answer.json() == {"status": "ok"}
+
+
+def test_a_refused_request_is_answered_after_the_ones_before_it(stack: Stack) -> None:
+    """Pipelined in one write: the good request is answered in full, then the refusal, then the
+    connection closes; the request pipelined after the refused one is never run."""
+    upgrade = get("/health", b"connection: upgrade\r\nupgrade: websocket\r\n")
+    before = len(stack.upstream.requests)
+    with Connection(stack) as conn:
+        conn.write(post(chat()) + upgrade + post(chat()))
+        first = conn.answer()
+        assert first is not None and first.status == 200 and first.json()["object"] == "chat.completion"
+        second = conn.answer()
+        assert second is not None and second.status == 400 and "upgrades" in second.error["message"]
+        assert conn.closed()
+    assert len(stack.upstream.requests) == before + 1
+
+
+# ---------------------------------------------------------------- authentication and /health
+
+
+@pytest.fixture(scope="module")
+def keyed() -> Iterator[Stack]:
+    with Stack(lambda body: Reply(content="fine"), api_key="secret-key") as s:
+        yield s
+
+
+@pytest.mark.parametrize("credential", [b"Bearer secret-key", b"bearer secret-key", b"BEARER  secret-key"])
+def test_the_bearer_scheme_is_case_insensitive(keyed: Stack, credential: bytes) -> None:
+    answer = ask(keyed, post(chat(), b"authorization: %b\r\n" % credential))
+    assert answer.status == 200 and answer.json()["choices"][0]["message"]["content"] == "fine"
+
+
+def test_the_openai_sdk_and_x_api_key_are_accepted(keyed: Stack) -> None:
+    reply = keyed.client(api_key="secret-key").chat.completions.create(model="m", messages=USER)
+    assert reply.choices[0].message.content == "fine"
+    assert ask(keyed, get("/v1/models", b"x-api-key: secret-key\r\n")).status == 200
+
+
+@pytest.mark.parametrize("credential", [b"", b"authorization: Bearer wrong\r\n", b"authorization: Basic secret-key\r\n",
+                                        b"authorization: secret-key\r\n", b"x-api-key: secret\r\n"])
+@pytest.mark.parametrize("request_of", [lambda h: post(chat(), h), lambda h: get("/v1/models", h),
+                                        lambda h: get("/metrics", h), lambda h: get("/no/such/path", h),
+                                        lambda h: b"DELETE /v1/chat/completions HTTP/1.1\r\nhost: g\r\n%b\r\n" % h])
+def test_without_the_key_every_path_but_health_is_401(keyed: Stack, credential: bytes, request_of: Any) -> None:
+    before = len(keyed.upstream.requests)
+    answer = ask(keyed, request_of(credential))
+    assert answer.status == 401 and answer.error["code"] == "invalid_api_key", answer.body
+    assert len(keyed.upstream.requests) == before
+
+
+def test_with_the_key_unknown_paths_are_404_and_405(keyed: Stack) -> None:
+    key = b"authorization: Bearer secret-key\r\n"
+    assert ask(keyed, get("/no/such/path", key)).status == 404
+    assert ask(keyed, get("/v1/chat/completions", key)).status == 405
+
+
+def test_health_tells_details_only_to_the_key(keyed: Stack, stack: Stack) -> None:
+    assert ask(keyed, get("/health")).json() == {"status": "ok"}
+    assert ask(keyed, get("/health", b"authorization: Bearer wrong\r\n")).json() == {"status": "ok"}
+    full = ask(keyed, get("/health", b"authorization: Bearer secret-key\r\n")).json()
+    assert full == {"status": "ok", "upstream": keyed.upstream.url, "tool_call_parser": "auto"}
+    assert ask(stack, get("/health")).json() == {"status": "ok"}, "no key configured: nothing to tell"

@@ -4,14 +4,17 @@ Requests are read by ``http.server`` and the upstream is called through ``http.c
 (asyncio protocols on httptools, chosen by measurement: see benchmarks/stack/README.md). Each
 API route is a front (``fronts/``) over the one ``pipeline``, which does the upstream exchange,
 the tool-call work and the failures: adding an API is a front module and one line in
-``_routes``. Errors here: 401 missing key, 404/405 unknown route, 413 body too large (from the
-server layer).
+``_routes``. Errors here: 401 missing or wrong key (checked before the route, so every path but
+``/health`` answers 401 without it), 404/405 unknown route; from the server layer 400, 408,
+413, 414, 431 and 505 (see ``http.server.Limits``). ``/health`` tells anyone ``{"status":
+"ok"}``, and the upstream and parser only to a client with the configured key.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import hmac
 import importlib
 import logging
 import time
@@ -71,13 +74,13 @@ class Gateway:
         route = self._routes.get((req.method, req.path))
         status, provenance = 404, Provenance()
         try:
-            if route is None:
+            if req.path != "/health" and not self._authorised(req):
+                status = 401  # before the route: without the key, nothing is told about paths
+                resp.send(401, JSON, error_body("missing or wrong API key", "authentication_error", "invalid_api_key"))
+            elif route is None:
                 known = any(path == req.path for _, path in self._routes)
                 status = 405 if known else 404
                 resp.send(status, JSON, error_body(f"{req.method} {req.path} is not served here", code=str(status)))
-            elif not self._authorised(req):
-                status = 401
-                resp.send(401, JSON, error_body("missing or wrong API key", "authentication_error", "invalid_api_key"))
             else:
                 status, provenance = await route(req, resp)
         finally:
@@ -87,17 +90,25 @@ class Gateway:
                      1000 * (time.perf_counter() - started))
 
     def _authorised(self, req: Request) -> bool:
+        """True when no key is configured, or the request carries it: ``x-api-key: KEY`` or
+        ``Authorization: Bearer KEY`` (the scheme in any case, as HTTP has it)."""
         key = self.config.api_key
-        if not key or req.path == "/health":
+        if not key:
             return True
-        given = req.header(b"x-api-key") or (req.header(b"authorization") or b"").removeprefix(b"Bearer ")
-        return given.decode("latin-1") == key
+        expected = key.encode()
+        scheme, _, token = (req.header(b"authorization") or b"").strip().partition(b" ")
+        bearer = token.strip() if scheme.lower() == b"bearer" else b""
+        return (hmac.compare_digest(req.header(b"x-api-key") or b"", expected)
+                or hmac.compare_digest(bearer, expected))
 
     # ---------------------------------------------------------------- endpoints
 
     async def _health(self, req: Request, resp: Response) -> tuple[int, Provenance]:
-        resp.send(200, JSON, orjson.dumps({"status": "ok", "upstream": self.config.upstream,
-                                           "tool_call_parser": self.config.tool_call_parser}))
+        """Up or not, for anyone; what it serves (upstream, parser) only with the configured key."""
+        health: dict[str, Any] = {"status": "ok"}
+        if self.config.api_key and self._authorised(req):
+            health.update(upstream=self.config.upstream, tool_call_parser=self.config.tool_call_parser)
+        resp.send(200, JSON, orjson.dumps(health))
         return 200, Provenance()
 
     async def _metrics(self, req: Request, resp: Response) -> tuple[int, Provenance]:

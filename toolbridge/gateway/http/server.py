@@ -11,11 +11,17 @@ What it handles:
 - a request body size limit: a ``Content-Length`` above ``Limits.max_body`` is refused with 413
   before any of the body is read, a chunked body is refused with 413 as soon as it exceeds it;
   the connection is closed after a 413;
-- a limit on the request line + headers (431) and a deadline for receiving a whole request
-  once it has begun (408), an idle keep-alive timeout (the connection is closed);
+- limits on the request target (414), the number of header fields and the size of the head
+  (431), counted as the parser completes them and, while a head is incomplete, over the reads
+  it spans, so they hold whether a head comes in one write or trickles; a deadline for
+  receiving a whole request once it has begun (408), an idle keep-alive timeout (the
+  connection is closed); every limit is a field of ``Limits``;
 - ``Expect: 100-continue`` (answered before the body is read, unless the body is too large);
 - pipelined requests: answered in order, one at a time (reading pauses while some are queued);
-- malformed requests and upgrade attempts: 400, connection closed;
+- malformed requests (a request line without an HTTP version, an HTTP/1.1 request without
+  exactly one ``Host``), upgrade attempts (WebSocket, h2c, ``CONNECT``): 400; HTTP versions
+  other than 1.0 and 1.1: 505. Every refusal is answered after the requests pipelined before
+  it, and the connection is then closed; nothing pipelined after it is run;
 - client disconnect detection: when the connection is lost (EOF, reset, write error), the task
   running the handler is cancelled, so whatever it awaits (e.g. the upstream read) raises
   ``CancelledError`` and its ``async with``/``finally`` blocks release resources (the h1client
@@ -63,10 +69,27 @@ Headers = list[tuple[bytes, bytes]]
 
 @dataclass(frozen=True)
 class Limits:
-    max_body: int = 8 << 20  # bytes of request body (after chunked decoding)
-    max_head: int = 64 << 10  # bytes of request line + headers
-    request_timeout: float = 60.0  # seconds to receive a whole request once it has begun
-    keepalive_timeout: float = 75.0  # seconds an idle connection is kept open
+    """What one request may take. Past a limit the client gets the status named here in the
+    OpenAI error shape and the connection is closed; each holds however the bytes arrive (in one
+    write or trickled).
+
+    Attributes:
+        max_body: bytes of request body after chunked decoding; 413 (default 8 MiB).
+        max_target: bytes of the request target, the URL in the request line; 414 URI Too
+            Long (default 8 KiB, as nginx's request line buffer).
+        max_head: bytes of the request target and the header fields together; 431 (default
+            64 KiB).
+        max_headers: number of header fields; 431 (default 100).
+        request_timeout: seconds to receive a whole request once it has begun; 408 (default 60).
+        keepalive_timeout: seconds an idle connection is kept open; then closed (default 75).
+    """
+
+    max_body: int = 8 << 20
+    max_target: int = 8 << 10
+    max_head: int = 64 << 10
+    max_headers: int = 100
+    request_timeout: float = 60.0
+    keepalive_timeout: float = 75.0
 
 
 class ClientDisconnected(ConnectionError):
@@ -236,11 +259,15 @@ class _H1Protocol(asyncio.Protocol):
         # state of the request being received
         self._in_message = False
         self._head_done = False
-        self._head_bytes = 0
+        self._head_bytes = 0  # bytes of the reads that left the head incomplete
+        self._target_size = 0
+        self._head_size = 0  # bytes of the target and the header fields parsed so far
         self._url: list[bytes] = []
         self._headers: Headers = []
         self._body: list[bytes] = []
         self._body_size = 0
+        # The error this connection ends with. Once set it stays: the request that earned it
+        # and any pipelined after it are never run, and the connection closes after answering.
         self._reject: tuple[int, bytes] | None = None
 
     # --- connection ---
@@ -291,27 +318,35 @@ class _H1Protocol(asyncio.Protocol):
         if self._reject is not None:
             self._fail(*self._reject)
         elif self._in_message and not self._head_done:
-            # llhttp buffers nothing itself, but httptools accumulates the URL and headers:
-            # bound them by counting the reads that leave a request head incomplete.
+            # llhttp buffers nothing itself, but httptools accumulates a header field until it
+            # is complete: bound that by counting the reads that leave a request head
+            # incomplete (the callbacks count what completes, however it arrived).
             self._head_bytes += len(data)
             if self._head_bytes > self._limits.max_head:
                 self._fail(431, b"request head too large")
 
     def _fail(self, status: int, message: bytes) -> None:
-        """Answer a protocol-level error (if no response is under way) and close."""
-        if self.closed:
+        """Answer a protocol-level error and close; when earlier requests on the connection are
+        still being answered, after them (reading stops meanwhile)."""
+        if self.closed or self.transport.is_closing():
             return
-        if self._task is None:
-            body = b'{"error":{"message":"%b","type":"invalid_request_error","param":null,"code":"%d"}}' % (
-                message, status)  # OpenAI-style, like every other error the gateway sends
-            self.transport.write(
-                _STATUS_LINES[status] + _date_header() + b"connection: close\r\n"
-                b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%b"
-                % (len(body), body)
-            )
-            self.transport.close()
-        else:
-            self.transport.abort()
+        if self._reject is None:
+            self._reject = (status, message)
+        status, message = self._reject
+        if self._task is not None or self._queue:
+            if not self._reading_paused:
+                self._reading_paused = True
+                self.transport.pause_reading()
+            return  # _handle answers it when the requests before it are done
+        self._disarm()
+        body = b'{"error":{"message":"%b","type":"invalid_request_error","param":null,"code":"%d"}}' % (
+            message, status)  # OpenAI-style, like every other error the gateway sends
+        self.transport.write(
+            _STATUS_LINES[status] + _date_header() + b"connection: close\r\n"
+            b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%b"
+            % (len(body), body)
+        )
+        self.transport.close()
 
     # --- timers: request deadline while receiving, idle timeout between requests ---
 
@@ -335,6 +370,8 @@ class _H1Protocol(asyncio.Protocol):
     # --- httptools callbacks ---
 
     def on_message_begin(self) -> None:
+        if self._reject is not None:
+            return  # pipelined after a refused request: never run
         self._in_message = True
         self._head_done = False
         self._url = []
@@ -342,17 +379,50 @@ class _H1Protocol(asyncio.Protocol):
         self._body = []
         self._body_size = 0
         self._head_bytes = 0
-        self._reject = None
+        self._target_size = 0
+        self._head_size = 0
         self._arm(self._limits.request_timeout)
 
     def on_url(self, url: bytes) -> None:
+        if self._reject is not None:
+            return
         self._url.append(url)
+        self._target_size += len(url)
+        self._head_size += len(url)
+        if self._target_size > self._limits.max_target:
+            self._reject = (414, b"request target (URL) too long")
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        self._headers.append((name.lower(), value))
+        if self._reject is not None:
+            return
+        self._head_size += len(name) + len(value) + 4  # ": " and CRLF
+        if len(self._headers) >= self._limits.max_headers:
+            self._reject = (431, b"too many header fields")
+        elif self._head_size > self._limits.max_head:
+            self._reject = (431, b"request head too large")
+        else:
+            self._headers.append((name.lower(), value))
+
+    def _refusal(self) -> tuple[int, bytes] | None:
+        """Why a complete request head cannot be served (None: it can)."""
+        version = self._parser.get_http_version()
+        if version == "0.9":  # what llhttp makes of a request line without a version
+            return 400, b"the request line has no HTTP version"
+        if version not in ("1.0", "1.1"):
+            return 505, b"only HTTP/1.0 and HTTP/1.1 are served"
+        if self._parser.should_upgrade():  # Connection: upgrade with Upgrade, or CONNECT
+            return 400, b"upgrades are not supported"
+        hosts = sum(1 for name, _ in self._headers if name == b"host")
+        if hosts > 1 or (hosts == 0 and version == "1.1"):
+            return 400, b"an HTTP/1.1 request needs exactly one Host header"
+        return None
 
     def on_headers_complete(self) -> None:
         self._head_done = True
+        if self._reject is None:
+            self._reject = self._refusal()
+        if self._reject is not None:
+            return
         for name, value in self._headers:
             if name == b"content-length":
                 try:
@@ -427,9 +497,11 @@ class _H1Protocol(asyncio.Protocol):
             self.transport.close()
         elif self._queue:
             self._run(self._queue.popleft())
-            if not self._queue and self._reading_paused:
+            if not self._queue and self._reading_paused and self._reject is None:
                 self._reading_paused = False
                 self.transport.resume_reading()
+        elif self._reject is not None:
+            self._fail(*self._reject)  # a request after this one was refused: answer it now
         elif not self._in_message:
             self._arm(self._limits.keepalive_timeout)
 
