@@ -22,6 +22,7 @@ from typing import Any
 
 from ._quickcheck import quick_check
 from .errors import ConfigError
+from .limits import loads, too_deep
 
 _PREFIXES = ("functions.", "function.", "tools.", "tool.")
 _SEPARATORS = re.compile(r"__|[./:]")
@@ -334,7 +335,7 @@ def _fits(value: Any, types: set[str]) -> bool:
 
 def _parse_json(text: str) -> Any:
     try:
-        return json.loads(text)
+        return loads(text)
     except ValueError:
         return _FAIL
 
@@ -348,6 +349,8 @@ def _parse_escaped_json(text: str) -> Any:
 
 
 def _parse_python(text: str) -> Any:
+    if too_deep(text):
+        return _FAIL
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):

@@ -93,8 +93,8 @@ class NameKeyListBody:
             return pos, self._fail(scanner.error if scanner.error == "truncated" else "malformed JSON: " + scanner.error)
         if not scanner.done:
             return pos, Outcome.MORE
-        if scanner.repaired:
-            self._sink.repaired("raw control character escaped in a JSON string")
+        for what in scanner.repairs:
+            self._sink.repaired(what)
         self._scanner = None
         if self._state == "name":
             self._name, self._state = json.loads("".join(self._text)), "colon"

@@ -120,12 +120,13 @@ def candidate_dialects(model: str | None = None, names: Iterable[str] | None = N
 class _Trial:
     """One candidate dialect reading a block from its marker on."""
 
-    __slots__ = ("parser", "events", "verdict")
+    __slots__ = ("parser", "events", "verdict", "reach")
 
-    def __init__(self, parser: DialectParser) -> None:
+    def __init__(self, parser: DialectParser, verdict: bool | None = None) -> None:
         self.parser = parser
         self.events: list[Event] = []
-        self.verdict: bool | None = None  # True: the block is this dialect's; False: it is not
+        self.verdict = verdict  # True: the block is this dialect's; False: it is not
+        self.reach = 0  # once refused: how much of the text from the marker the block took
 
     def feed(self, text: str, final: bool) -> None:
         events = self.parser.feed(text)
@@ -134,6 +135,8 @@ class _Trial:
         self.events += events
         if self.verdict is None:
             self.verdict = _judge(events, self.parser.phase)
+            if self.verdict is False:
+                self.reach = next((len(ev.text) for ev in events if isinstance(ev, CallRejected)), 0)
 
 
 def _judge(events: list[Event], phase: Phase) -> bool | None:
@@ -192,6 +195,13 @@ class AutoParser:
         self._marker = ""  # the marker the trials read from (where ``_pending`` starts)
         self._pending: list[str] = []  # the text the trials have read, while they decide
         self._buf = ""
+        # Positions count characters from the start of the output: ``_base`` is where the text
+        # being scanned starts, ``_fed`` how much was fed, ``_block_at`` where the trials began.
+        self._base = self._fed = self._block_at = 0
+        # A dialect whose trial refused a block does not claim a marker inside that block again
+        # (its own parser would not look there either): every dialect reads each stretch of the
+        # output at most once, so the work stays linear however many markers the output repeats.
+        self._reach: dict[str, int] = {}
         self._out: list[Event] = []
         self._closed = False
 
@@ -210,6 +220,7 @@ class AutoParser:
             raise ConfigError("feed() called after close()")
         if self._trials:
             return self._resume(text, final=False)
+        self._base, self._fed = self._fed - len(self._buf), self._fed + len(text)
         if not self._buf and self._phase is not Phase.START and self._scan.clear(text):
             return [Text(text) if self._phase is Phase.CONTENT else Reasoning(text)]
         self._out = []
@@ -226,6 +237,7 @@ class AutoParser:
         if self._trials:
             return self._resume("", final=True)
         self._out = []
+        self._base = self._fed - len(self._buf)
         self._run(self._buf, final=True)
         return self._out
 
@@ -263,7 +275,7 @@ class AutoParser:
             self._emit(marker)
             self._phase = Phase.START
             return m.end()
-        claims = self._claims.get(marker, ())
+        claims = self._unread(self._claims.get(marker, ()), m.start())
         if self._phase is Phase.REASONING:
             hinted = self._hinted
             if hinted in claims and not hinted.calls_in_reasoning and marker in hinted.call_start:
@@ -284,7 +296,7 @@ class AutoParser:
         m = self._scan.search(buf, start)
         if m is None or m.start() != start:
             for opener, claims in self._bare:
-                if buf.startswith(opener, start):
+                if buf.startswith(opener, start) and (claims := self._unread(claims, start)):
                     self._emit(buf[pos:start])
                     return self._start_trials(claims, opener, buf, start, final)
                 if not final and opener.startswith(buf[start:]):
@@ -300,15 +312,45 @@ class AutoParser:
         self._trials = []
         for d in claims:
             parser = DialectParser(d, self._tools, in_reasoning=in_reasoning, **self._options)
+            parser.halt_on_reject = True
             if self._phase is Phase.CONTENT:
                 parser.phase = Phase.CONTENT  # mid-answer: a bare opener is not one here
-            self._trials.append(_Trial(parser))
-        self._marker, self._pending = marker, []
-        events = self._try(buf[start:], final)
-        if events is not None:
-            self._out += events
-            return None
-        return start + len(marker)
+            # A family's own reasoning marker is its evidence by itself: what follows it is
+            # judged as the family's parser judges it, not as part of this block.
+            own = marker not in d.call_start and marker in (d.reasoning or ())
+            self._trials.append(_Trial(parser, True if own else None))
+        self._marker, self._pending, self._block_at = marker, [], self._base + start
+        refused = self._feed_trials(buf, start, final)
+        return None if refused is None else start + len(marker)
+
+    def _unread(self, claims: tuple[Dialect, ...], pos: int) -> tuple[Dialect, ...]:
+        """The claimants of a marker at ``pos`` that have not refused a block holding it."""
+        if not self._reach:
+            return claims
+        at = self._base + pos
+        return tuple(d for d in claims if self._reach.get(d.name, 0) <= at)
+
+    def _feed_trials(self, buf: str, pos: int, final: bool) -> int | None:
+        """Feed ``buf[pos:]`` to the trials in growing steps, so that a trial that decides early
+        has read little more than its block. Returns None when a winner took the text or the
+        trials wait for more; where feeding stopped in ``buf`` when every trial refused."""
+        step = 256
+        while True:
+            end = len(buf) if len(buf) - pos <= step else pos + step
+            last = end == len(buf)
+            events = self._try(buf[pos:end], final and last)
+            if events is None:
+                return end
+            if self._parser is not None:
+                if not last:
+                    events += self._parser.feed(buf[end:])
+                    if final:
+                        events += self._parser.close()
+                self._out += events
+                return None
+            if last:
+                return None
+            pos, step = end, step * 2
 
     def _try(self, text: str, final: bool) -> list[Event] | None:
         """Feed the trials: the winner's events, [] while undecided, None when all refuse."""
@@ -316,6 +358,9 @@ class AutoParser:
         for trial in self._trials:
             if trial.verdict is not False:
                 trial.feed(text, final)
+                if trial.verdict is False:
+                    name = trial.parser.dialect.name
+                    self._reach[name] = max(self._reach.get(name, 0), self._block_at + trial.reach)
         for trial in self._trials:  # the first in order that recognises the block, once those
             if trial.verdict is None:  # before it have refused: independent of the chunking
                 return []
@@ -332,11 +377,12 @@ class AutoParser:
     def _resume(self, text: str, final: bool) -> list[Event]:
         """Feed pending trials; when all refuse, scan on just after the marker."""
         self._out = []
-        events = self._try(text, final)
-        if events is not None:
-            return events
-        buf, self._pending = "".join(self._pending), []
-        self._run(buf, final, len(self._marker))
+        self._fed += len(text)
+        end = self._feed_trials(text, 0, final)
+        if end is not None:
+            buf, self._pending = "".join(self._pending) + text[end:], []
+            self._base = self._block_at
+            self._run(buf, final, len(self._marker))
         return self._out
 
     def _emit(self, text: str) -> None:

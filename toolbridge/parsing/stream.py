@@ -122,6 +122,9 @@ class DialectParser:
         self._native_ids: set[str] = set()
         self._last_index: int | None = None
         self._closed = False
+        # Set by auto for a trial: stop reading when the first thing read is a refused block
+        # (nothing after it is wanted), so a trial's work is bounded by the block it judges.
+        self.halt_on_reject = False
 
     # ------------------------------------------------------------------ public API
 
@@ -234,6 +237,8 @@ class DialectParser:
         reason = self._body.reason if outcome is Outcome.FAIL else self._block_rejection
         if reason:
             self._fail_block(reason)
+            if self.halt_on_reject and isinstance(self._out[0], CallRejected):
+                return end, False  # the trial's verdict: refused (a winner never stops here)
         else:
             self.phase = Phase.CONTENT
         self._body, self._raw, self._block_rejection = None, [], ""

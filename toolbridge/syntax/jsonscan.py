@@ -8,12 +8,16 @@ structure (a literal ``</tool_call>`` inside a string is just string content).
 
 What it outputs is the value's own text, except that raw control characters inside strings
 (models write literal newlines in JSON strings) are replaced by their escapes, so the output is
-strict JSON. ``repaired`` says whether that happened.
+strict JSON, and an integer too long for Python to convert is written as a string of its digits
+(``toolbridge.limits``); ``repairs`` says what was changed. Nesting deeper than
+``limits.MAX_DEPTH`` is an error. Literals are output whole, when they end.
 """
 
 from __future__ import annotations
 
 import re
+
+from ..limits import MAX_DEPTH, big_int
 
 _WS = re.compile(r"[ \t\n\r]*")
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')
@@ -23,6 +27,7 @@ _LITERAL_RUN = re.compile(r"[-+.0-9a-zA-Z]*")
 _LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
 _ESCAPES = frozenset('"\\/bfnrtu')
 _HEX = frozenset("0123456789abcdefABCDEF")
+_ESCAPED = "raw control character escaped in a JSON string"
 _CONTROL = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
 
 # States.
@@ -32,12 +37,12 @@ VALUE, ARR_FIRST, OBJ_FIRST, OBJ_KEY, COLON, AFTER, STRING, ESCAPE, UNICODE, LIT
 class JsonScanner:
     """Scan one JSON value incrementally; see the module docstring."""
 
-    __slots__ = ("_hex", "_key", "_literal", "_out", "_stack", "error", "repaired", "state")
+    __slots__ = ("_hex", "_key", "_literal", "_out", "_stack", "error", "repairs", "state")
 
     def __init__(self) -> None:
         self.state = VALUE
         self.error = ""
-        self.repaired = False
+        self.repairs: list[str] = []
         self._stack: list[str] = []
         self._key = False  # the string being scanned is an object key
         self._hex = 0
@@ -89,7 +94,8 @@ class JsonScanner:
                 else:  # a raw control character: escape it so the output stays strict JSON
                     out.append(buf[start:pos])
                     out.append(_CONTROL.get(ch) or f"\\u{ord(ch):04x}")
-                    self.repaired = True
+                    if not self.repairs or self.repairs[0] != _ESCAPED:
+                        self.repairs.insert(0, _ESCAPED)
                     pos += 1
                     start = pos
             elif state == ESCAPE:
@@ -111,15 +117,18 @@ class JsonScanner:
             elif state == LITERAL:
                 run_end = _LITERAL_RUN.match(buf, pos).end()  # type: ignore[union-attr]
                 self._literal.append(buf[pos:run_end])
-                pos = run_end
+                pos = start = run_end  # held in ``_literal``, output when it ends
                 if pos < end and not self._end_literal():
                     return self._fail(buf, start, pos, "invalid literal")
             else:
                 pos = _WS.match(buf, pos).end()  # type: ignore[union-attr]
                 if pos < end:
                     if not self._structural(buf[pos]):
-                        return self._fail(buf, start, pos, f"unexpected {buf[pos]!r}")
+                        return self._fail(buf, start, pos, self.error or f"unexpected {buf[pos]!r}")
                     pos += 1
+                    if self.state == LITERAL:
+                        out.append(buf[start : pos - 1])
+                        start = pos
         if final and self.state == LITERAL and not self._end_literal():
             return self._fail(buf, start, pos, "invalid literal")
         if final and self.state < DONE:
@@ -157,12 +166,12 @@ class JsonScanner:
     def _value_start(self, ch: str) -> bool:
         if ch == '"':
             self.state, self._key = STRING, False
-        elif ch == "{":
-            self._stack.append("{")
-            self.state = OBJ_FIRST
-        elif ch == "[":
-            self._stack.append("[")
-            self.state = ARR_FIRST
+        elif ch in "{[":
+            if len(self._stack) >= MAX_DEPTH:
+                self.error = f"nested deeper than {MAX_DEPTH} levels"
+                return False
+            self._stack.append(ch)
+            self.state = OBJ_FIRST if ch == "{" else ARR_FIRST
         elif ch in "-0123456789tfn":
             self.state = LITERAL
             self._literal = [ch]
@@ -188,6 +197,10 @@ class JsonScanner:
         literal = "".join(self._literal)
         if _LITERAL.fullmatch(literal) is None:
             return False
+        if big_int(literal) and literal.lstrip("-").isdigit():
+            self.repairs.append(f"an integer of {len(literal)} characters kept as a string")
+            literal = f'"{literal}"'
+        self._out.append(literal)
         self._close_scalar(None)
         return True
 

@@ -111,6 +111,8 @@ class HarmonyBody:
         body = end + len(MESSAGE)
         if recipient:
             name = recipient.removeprefix("functions.")
+            if not name:
+                return pos, self._fail(f"no function named in recipient {recipient!r}")
             self._call = CallBody(self._sink, _CALL, name=name)
         elif channel != "analysis":
             self._state = _H.TEXT

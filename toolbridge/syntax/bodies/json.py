@@ -146,6 +146,8 @@ class JsonEnvelopeBody:
                 return pos, self._at_end(final)
             if buf[pos] not in '{"':
                 return pos, self._fail("arguments are not a JSON object")
+            if self._args_seen:
+                return pos, self._fail("the call object gives its arguments twice")
             if self._pending_name:
                 outcome = self._begin(self._pending_name)
                 if outcome is not None:
@@ -162,8 +164,8 @@ class JsonEnvelopeBody:
             return pos, self._fail(why if why == "truncated" else "malformed JSON: " + why)
         if not scanner.done:
             return pos, Outcome.MORE
-        if scanner.repaired:
-            self._sink.repaired("raw control character escaped in a JSON string")
+        for what in scanner.repairs:
+            self._sink.repaired(what)
         text = "".join(self._value)
         if self._state is _S.KEY_TEXT:
             self._key, self._state = json.loads(text), _S.COLON
@@ -293,8 +295,8 @@ def stream_arguments(sink: CallSink, scanner: JsonScanner, buf: str, pos: int, f
         return pos, fail(why if why == "truncated" else "malformed JSON: " + why)
     if not scanner.done:
         return pos, Outcome.MORE
-    if scanner.repaired:
-        sink.repaired("raw control character escaped in a JSON string")
+    for what in scanner.repairs:
+        sink.repaired(what)
     return pos, None
 
 

@@ -19,8 +19,9 @@ from .json import stream_arguments
 from ..jsonscan import JsonScanner
 from ..dialect import CallSink, Outcome
 
-# What a header can hold before its "{" arrives: name characters and bracketed special tokens.
-_HEADER_CHARS = re.compile(r"\s*[\w.\-:/\[\]]*")
+# What a header can hold before its "{" arrives: name characters, bracketed special tokens and
+# the spaces a header may have between them (the header pattern judges it once "{" is there).
+_HEADER_CHARS = re.compile(r"[\s\w.\-:/\[\]]*")
 
 
 class NamedJsonBody:

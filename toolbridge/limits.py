@@ -1,0 +1,65 @@
+"""The bounds the parsing core keeps on what a model writes, and JSON reading within them.
+
+A model's output is untrusted input: every value the core reads is bounded, so no answer can
+raise a foreign exception or cost more than linear work.
+
+- ``MAX_DEPTH``: arrays and objects nest at most this deep in a call's arguments. Deeper JSON is
+  malformed (the block stays text); a raw-text value nested deeper stays a string.
+- ``MAX_INT_DIGITS``: an integer with more digits than Python converts (its int-string limit)
+  is kept as its digits in a JSON string (reported as repaired): never lost, never a crash, and
+  a client's own JSON parser can read the arguments.
+- ``NaN`` and ``Infinity`` are not JSON: a value written so is not read as a number.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any
+
+MAX_DEPTH = 128
+MAX_INT_DIGITS = min(4300, sys.get_int_max_str_digits() or 4300) if hasattr(sys, "get_int_max_str_digits") else 4300
+
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+
+
+def too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
+    """True when JSON-like ``text`` nests brackets deeper than ``limit`` (strings skipped)."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        ch = m.group()
+        if ch in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
+
+
+def big_int(literal: str) -> bool:
+    """True for an integer literal with more digits than Python converts."""
+    return len(literal) - literal.startswith("-") > MAX_INT_DIGITS
+
+
+def _int(literal: str) -> int:
+    if big_int(literal):
+        raise ValueError(f"an integer of {len(literal)} digits")
+    return int(literal)
+
+
+def _constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads(text: str) -> Any:
+    """``json.loads`` within the bounds; every failure is a ValueError."""
+    if too_deep(text):
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+    try:
+        return json.loads(text, parse_int=_int, parse_constant=_constant)
+    except RecursionError as exc:  # not reachable within MAX_DEPTH; kept as a guard
+        raise ValueError("nested too deep") from exc
