@@ -45,6 +45,15 @@ def big_int(literal: str) -> bool:
     return len(literal) - literal.startswith("-") > MAX_INT_DIGITS
 
 
+BIG_INT_KEPT = f"an integer of more than {MAX_INT_DIGITS} digits kept as a string"
+
+
+def number_text(literal: str) -> str:
+    """A JSON number literal as arguments carry it: itself, or an integer too long for Python
+    to convert as a string of its digits (report ``BIG_INT_KEPT``)."""
+    return f'"{literal}"' if big_int(literal) and literal.lstrip("-").isdigit() else literal
+
+
 def _int(literal: str) -> int:
     if big_int(literal):
         raise ValueError(f"an integer of {len(literal)} digits")

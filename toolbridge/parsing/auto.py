@@ -126,6 +126,8 @@ class _Trial:
         self.parser = parser
         self.events: list[Event] = []
         self.verdict = verdict  # True: the block is this dialect's; False: it is not
+        # Until judged, the parser stops at a refused first block: nothing after it is wanted.
+        parser.halt_on_reject = verdict is None
         self.reach = 0  # once refused: how much of the text from the marker the block took
 
     def feed(self, text: str, final: bool) -> None:
@@ -135,6 +137,7 @@ class _Trial:
         self.events += events
         if self.verdict is None:
             self.verdict = _judge(events, self.parser.phase)
+            self.parser.halt_on_reject = self.verdict is None
             if self.verdict is False:
                 self.reach = next((len(ev.text) for ev in events if isinstance(ev, CallRejected)), 0)
 
@@ -222,7 +225,7 @@ class AutoParser:
             return self._resume(text, final=False)
         self._base, self._fed = self._fed - len(self._buf), self._fed + len(text)
         if not self._buf and self._phase is not Phase.START and self._scan.clear(text):
-            return [Text(text) if self._phase is Phase.CONTENT else Reasoning(text)]
+            return [Text(text) if self._phase is Phase.CONTENT else Reasoning(text)] if text else []
         self._out = []
         self._run(self._buf + text, final=False)
         return self._out
@@ -312,7 +315,6 @@ class AutoParser:
         self._trials = []
         for d in claims:
             parser = DialectParser(d, self._tools, in_reasoning=in_reasoning, **self._options)
-            parser.halt_on_reject = True
             if self._phase is Phase.CONTENT:
                 parser.phase = Phase.CONTENT  # mid-answer: a bare opener is not one here
             # A family's own reasoning marker is its evidence by itself: what follows it is

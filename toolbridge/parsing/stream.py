@@ -122,8 +122,8 @@ class DialectParser:
         self._native_ids: set[str] = set()
         self._last_index: int | None = None
         self._closed = False
-        # Set by auto for a trial: stop reading when the first thing read is a refused block
-        # (nothing after it is wanted), so a trial's work is bounded by the block it judges.
+        # Set by auto while a trial is being judged: stop reading when the first thing read is a
+        # refused block (nothing after it is wanted), so a trial's work is bounded by the block.
         self.halt_on_reject = False
 
     # ------------------------------------------------------------------ public API

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from ..limits import MAX_DEPTH, big_int
+from ..limits import BIG_INT_KEPT, MAX_DEPTH, number_text
 
 _WS = re.compile(r"[ \t\n\r]*")
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')
@@ -197,10 +197,10 @@ class JsonScanner:
         literal = "".join(self._literal)
         if _LITERAL.fullmatch(literal) is None:
             return False
-        if big_int(literal) and literal.lstrip("-").isdigit():
-            self.repairs.append(f"an integer of {len(literal)} characters kept as a string")
-            literal = f'"{literal}"'
-        self._out.append(literal)
+        text = number_text(literal)
+        if text is not literal:
+            self.repairs.append(BIG_INT_KEPT)
+        self._out.append(text)
         self._close_scalar(None)
         return True
 

@@ -24,6 +24,7 @@ import re
 
 from ..markers import marker_set, match_at, skip_ws
 from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome
+from ...limits import BIG_INT_KEPT, number_text
 
 _encode = json.encoder.encode_basestring
 _NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")
@@ -151,7 +152,9 @@ class GemmaBody:
         if word in _BARE:
             text = _BARE[word]
         elif _NUMBER.fullmatch(word):
-            text = word
+            text = number_text(word)
+            if text is not word:
+                self._sink.repaired(BIG_INT_KEPT)
         else:
             try:
                 number = float(word)
