@@ -83,6 +83,12 @@ def _trie_pattern(markers: list[str], every: bool = False) -> str:
     return "(?:" + "|".join(re.escape(ch) + build(child) for ch, child in sorted(trie.items())) + ")"
 
 
+def alternation(markers: tuple[str, ...]) -> str:
+    """One regex (source text) that matches any of ``markers``, at least one, with their shared
+    prefixes factored out; for a pattern compiled with flags of its own (IGNORECASE, ...)."""
+    return _trie_pattern(sorted(set(markers), key=len, reverse=True))
+
+
 @lru_cache(maxsize=256)
 def marker_set(markers: tuple[str, ...]) -> MarkerSet:
     """A shared MarkerSet for these markers (building one compiles a regex)."""
