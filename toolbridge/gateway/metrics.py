@@ -17,6 +17,9 @@ _HELP = {
     "toolbridge_rejected_total": ("counter", "Call-like blocks or native calls not returned as calls."),
     "toolbridge_invalid_arguments_total": ("counter", "Calls returned whose arguments fail the tool's schema."),
     "toolbridge_upstream_errors_total": ("counter", "Upstream failures, by kind."),
+    "toolbridge_internal_errors_total": ("counter",
+                                         "Failures no other handler took, by stage (request, answer, stream)."),
+    "toolbridge_offloaded_total": ("counter", "Steps run on a worker thread, by kind (request, whole, chunk)."),
     "toolbridge_streamed_chunks_total": ("counter", "Chunks sent to clients on streams."),
     "toolbridge_open_streams": ("gauge", "Streams in progress."),
 }

@@ -32,7 +32,21 @@ is sent; the front writes it in its API's error shape (``front.error``). An upst
 be reached is 502, silence beyond ``--timeout`` 504, the upstream's own errors keep their status
 (``front.upstream_error``), and a stream that fails after it began ends with
 ``front.stream_error``, never a silent stop; a client that disconnects closes the upstream
-request.
+request. ``serve`` is the boundary where any other exception ends: logged with its traceback,
+counted (``toolbridge_internal_errors_total``) and answered in the front's error shape, never as
+a bare 500 or a cut stream. An answer the gateway fails to read is 502 ``unreadable_answer``, any
+other failure before the response began is 500 ``internal_error``, both with
+``x-should-retry: false`` (the openai SDK otherwise retries 5xx, and the same answer or request
+would meet the same fault, the upstream generating again each time); after the response began,
+it is the front's stream error event.
+
+**Off the event loop:** parsing is CPU work that holds every other client of the process while
+it runs. Reading a whole answer or translating one streamed upstream event of more than
+``OFFLOOP_BYTES``, and checking and planning a request of more than ``OFFLOOP_REQUEST_BYTES``,
+run on a small pool of worker threads (``PARSE_WORKERS``); smaller ones run inline, where the
+thread hop would cost about as much as the work. A worker holds the GIL only in slices
+(``sys.getswitchinterval``), so the loop keeps answering meanwhile, provided the work does not
+release and retake the GIL at a high rate (which starves the loop: see ``native.new_id``).
 
 **A front** is one module with: ``turn(body) -> Turn``, ``error(message, type, code, param) ->
 bytes``, ``upstream_error(raw) -> bytes``, ``whole(answer) -> bytes``, ``stream(answer_stream) ->
@@ -43,12 +57,15 @@ and one route in ``app.py``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Any, Protocol
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol, TypeVar
 
 import orjson
 
-from ..errors import ConfigError, FallbackRequired, RenderError
+from ..errors import ConfigError, FallbackRequired, RenderError, ToolBridgeError
 from .config import GatewayConfig
 from .http.client import STOP, GO, PAUSE, UpstreamError, UpstreamPool, UpstreamTimeout
 from .http.server import ClientDisconnected, Request, Response
@@ -63,7 +80,22 @@ log = logging.getLogger("toolbridge.gateway")
 
 JSON = [(b"content-type", b"application/json")]
 MAX_UPSTREAM_BODY = 64 << 20
+# Bigger inputs are read on a worker thread. Measured on this code (2 busy cores): a thread
+# round trip costs 30-90 us; reading a whole answer costs 3-10 ns a byte of prose and 450-1000
+# ns a byte of text dense with calls. At 16 KB prose takes about as long as the hop (offloading
+# at most doubles the cheapest step it takes), and the worst text held the loop for 8-17 ms.
+OFFLOOP_BYTES = 16 << 10
+# Checking and planning a request costs 2.5 ns a byte (15 with a template to render): agents
+# send 20-200 KB with every turn, for which the hop would cost more than it saves.
+OFFLOOP_REQUEST_BYTES = 256 << 10
+PARSE_WORKERS = 2  # the GIL runs one at a time anyway; two keep a huge one from queueing the rest
+NO_RETRY = (b"x-should-retry", b"false")
 Result = tuple[int, Provenance]
+T = TypeVar("T")
+
+
+class _Ended(Exception):
+    """A stream's translation ended it (the error is noted); stops reading the upstream."""
 
 
 class Front(Protocol):
@@ -91,34 +123,33 @@ class Pipeline:
         self.base = config.upstream_parts()[2]
         self.pool: UpstreamPool | None = None
         self.router: Any = None
+        self._workers: ThreadPoolExecutor | None = None  # made at the first large step
         if config.rewrites_requests:
             from .upstream.fallback import Router  # the renderer: only when configured
 
             self.router = Router(config, config.template())
 
     async def serve(self, front: Front, req: Request, resp: Response) -> Result:
-        """Answer one request of ``front``'s API."""
+        """Answer one request of ``front``'s API. Nothing but cancellation and a client gone
+        leaves it: every other failure is answered here (see the module docstring)."""
         try:
-            turn = front.turn(orjson.loads(req.body))
-            plan = plan_turn(turn, self.settings)
+            return await self._serve(front, req, resp)
+        except ClientDisconnected:
+            raise
+        except Exception as exc:  # noqa: BLE001  # the boundary: logged, counted, answered
+            return self.failure(front, resp, exc)
+
+    async def _serve(self, front: Front, req: Request, resp: Response) -> Result:
+        try:
+            large = len(req.body) > OFFLOOP_REQUEST_BYTES
+            model, plan, path, retry = await self.cpu(large, "request", self._plan, front, req.body)
         except orjson.JSONDecodeError as exc:
             return self._refuse(front, resp, 400, f"the request body is not valid JSON: {exc}")
         except RequestError as exc:
             return self._refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
         except ConfigError as exc:
             return self._refuse(front, resp, 400, str(exc))
-        path, retry = "/chat/completions", False
-        if self.router is not None:
-            try:
-                path, plan, retry = self.router.prepare(turn, plan)
-            except RequestError as exc:
-                return self._refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
-            except (ConfigError, RenderError) as exc:
-                code = "tool_fallback_required" if isinstance(exc, FallbackRequired) else None
-                return self._refuse(front, resp, 400, str(exc), code=code, param="messages")
         headers = self.upstream_headers(req, plan.stream)
-        model = turn.model
-        del turn  # the request's objects are not kept for the life of a stream
         try:
             result = await self._send(front, plan, path, headers, resp, retry)
             if result is None:  # the upstream refused tools: once more, with the protocol
@@ -135,6 +166,30 @@ class Pipeline:
                 self.stream_error(front, resp, str(exc), "upstream_error")
                 return 200, Provenance()
             return self.upstream_failure(front, resp, exc), Provenance()
+
+    def _plan(self, front: Front, body: bytes) -> tuple[Any, Plan, str, bool]:
+        """The request checked and planned: its model, plan, upstream path and whether a refusal
+        of tools is retried. The turn itself is not kept for the life of a stream."""
+        turn = front.turn(orjson.loads(body))
+        plan = plan_turn(turn, self.settings)
+        path, retry = "/chat/completions", False
+        if self.router is not None:
+            try:
+                path, plan, retry = self.router.prepare(turn, plan)
+            except (ConfigError, RenderError) as exc:
+                code = "tool_fallback_required" if isinstance(exc, FallbackRequired) else None
+                raise RequestError(str(exc), code=code, param="messages") from exc
+        return turn.model, plan, path, retry
+
+    async def cpu(self, large: bool, kind: str, step: Callable[..., T], *args: Any) -> T:
+        """``step(*args)``, on a worker thread when its input is ``large``, so that a long parse
+        does not hold the loop's other clients; ``kind`` names it in the metrics."""
+        if not large:
+            return step(*args)
+        if self._workers is None:
+            self._workers = ThreadPoolExecutor(PARSE_WORKERS, thread_name_prefix="toolbridge-parse")
+        self.metrics.inc("toolbridge_offloaded_total", kind=kind)
+        return await asyncio.get_running_loop().run_in_executor(self._workers, step, *args)
 
     def upstream_headers(self, req: Request, stream: bool) -> list[tuple[bytes, bytes]]:
         headers = [*JSON, (b"accept", b"text/event-stream" if stream else b"application/json")]
@@ -163,14 +218,25 @@ class Pipeline:
                 return await self._stream(front, up, plan, resp)
             raw = await up.read(MAX_UPSTREAM_BODY)
         try:
-            whole = self.router.whole if self.router is not None else repair_completion
-            answer, provenance = whole(orjson.loads(raw), plan)
-        except orjson.JSONDecodeError:
-            return self._refuse(front, resp, 502, "the upstream answered with invalid JSON", "upstream_error")
+            body, provenance = await self.cpu(len(raw) > OFFLOOP_BYTES, "whole", self._read_whole,
+                                              front, raw, plan)
         except RequestError as exc:
             return self._refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
-        resp.send(200, [*JSON, (b"x-toolbridge-calls", provenance.header().encode())], front.whole(answer))
+        except Exception as exc:  # noqa: BLE001  # the boundary for a whole answer (502)
+            return self.failure(front, resp, exc, answer=True)
+        resp.send(200, [*JSON, (b"x-toolbridge-calls", provenance.header().encode())], body)
         return 200, provenance
+
+    def _read_whole(self, front: Front, raw: bytes, plan: Plan) -> tuple[bytes, Provenance]:
+        """A whole upstream answer read, repaired and written in the front's shape."""
+        try:
+            answer = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise RequestError("the upstream answered with invalid JSON", status=502,
+                               type="upstream_error") from exc
+        whole = self.router.whole if self.router is not None else repair_completion
+        answer, provenance = whole(answer, plan)
+        return front.whole(answer), provenance
 
     async def _stream(self, front: Front, up: Any, plan: Plan, resp: Response) -> Result:
         answer = self.router.answer_stream(plan) if self.router is not None else AnswerStream(plan)
@@ -188,34 +254,60 @@ class Pipeline:
 
     async def _relay(self, front: Front, up: Any, encoder: Any, resp: Response) -> None:
         """Relay a stream: each upstream event is translated and written from the upstream
-        connection's read callback (``SSEStream.each``); what ends it early is settled here."""
+        connection's read callback (``SSEStream.each``); an event over ``OFFLOOP_BYTES`` is
+        translated on a worker thread instead, while reading waits (``drain``). What ends the
+        stream early is settled here; any other exception reaches ``serve``."""
         feed, write = encoder.feed_sse, resp.write
         chunks = 0
         ended: list[tuple[str, str, str | None]] = []  # the error event that ends the stream
+        deferred: list[bytes] = []  # a large event, for drain to translate off the loop
 
-        def handle(event: bytes) -> int:
-            nonlocal chunks
-            if event == b"[DONE]":
-                return STOP
+        def step(event: bytes) -> bytes | None:
+            """The client's bytes for one upstream event; None when it ends the stream."""
             try:
                 chunk = orjson.loads(event)
             except orjson.JSONDecodeError:
                 ended.append(("the upstream sent an invalid chunk", "upstream_error", None))
-                return STOP
+                return None
             if isinstance(chunk, dict) and "error" in chunk and not chunk.get("choices"):
                 ended.append((_message(chunk["error"]), "upstream_error", None))
-                return STOP
+                return None
             try:
-                data = feed(chunk)
+                return feed(chunk)  # type: ignore[no-any-return]
             except RequestError as exc:
                 ended.append((str(exc), exc.type, exc.code))
-                return STOP
+                return None
+
+        def emit(data: bytes) -> None:
+            nonlocal chunks
             if data:
                 write(data)  # the chunks one upstream chunk gives, in one write
                 chunks += data.count(b"\n\n")
+
+        def handle(event: bytes) -> int:
+            if event == b"[DONE]":
+                return STOP
+            if len(event) > OFFLOOP_BYTES:
+                deferred.append(event)
+                return PAUSE  # reading waits (the rest of the read is kept) for drain
+            data = step(event)
+            if data is None:
+                return STOP
+            emit(data)
             return PAUSE if resp.paused else GO
 
-        stopped = await up.sse().each(handle, resp.drain)
+        async def drain() -> None:
+            if deferred:
+                data = await self.cpu(True, "chunk", step, deferred.pop())
+                if data is None:
+                    raise _Ended
+                emit(data)
+            await resp.drain()
+
+        try:
+            stopped = await up.sse().each(handle, drain)
+        except _Ended:
+            stopped = True
         self.metrics.inc("toolbridge_streamed_chunks_total", chunks)
         if ended:
             return self.stream_error(front, resp, *ended[0])
@@ -239,7 +331,32 @@ class Pipeline:
     def stream_error(self, front: Front, resp: Response, message: str, type: str,
                      code: str | None = None) -> None:
         self.metrics.inc("toolbridge_upstream_errors_total", kind="mid_stream")
+        log.warning("stream ended with an error event: %s (%s)", message, code or type)
         resp.end(front.stream_error(message, type, code))
+
+    def failure(self, front: Front, resp: Response, exc: Exception, answer: bool = False) -> Result:
+        """An exception no other handler took (``answer``: while reading a whole answer):
+        logged, counted and answered as the module docstring says."""
+        stage = "stream" if resp.started else "answer" if answer else "request"
+        self.metrics.inc("toolbridge_internal_errors_total", stage=stage)
+        detail = f"{type(exc).__name__}: {exc}"[:300]
+        if isinstance(exc, ToolBridgeError):  # the library's own, reported on purpose
+            log.warning("%s failed: %s", stage, detail)
+        else:  # a bug: the traceback is what finds it
+            log.error("%s failed: %s", stage, detail, exc_info=exc)
+        if resp.finished:
+            return 200, Provenance()
+        if resp.started or answer:
+            status, kind, code = 502, "upstream_error", "unreadable_answer"
+            message = f"the gateway could not read the model's answer ({detail})"
+        else:
+            status, kind, code = 500, "server_error", "internal_error"
+            message = f"internal error while handling the request ({detail})"
+        if resp.started:
+            resp.end(front.stream_error(message, kind, code))
+            return 200, Provenance()
+        resp.send(status, [*JSON, NO_RETRY], front.error(message, kind, code))
+        return status, Provenance()
 
     def upstream_failure(self, front: Front, resp: Response, exc: UpstreamError | SSEError) -> int:
         timeout = isinstance(exc, UpstreamTimeout)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..parsing.parser import parse
-from .upstream.native import check_calls
+from .upstream.native import check_calls, new_id
 from .turn import Plan, RequestError
 
 REASONING_KEYS = ("reasoning_content", "reasoning")
@@ -42,6 +42,11 @@ class Provenance:
     @property
     def calls(self) -> int:
         return self.native + self.content + self.reasoning
+
+
+def parser_options(plan: Plan) -> dict[str, Any]:
+    """The plan's options for a StreamParser, with the gateway's call ids (``native.new_id``)."""
+    return {"call_id": new_id, **plan.parser_options}
 
 
 def tool_choice_unmet(required: str) -> RequestError:
@@ -92,7 +97,7 @@ def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Proven
     text = message.get(key)
     if not isinstance(text, str) or not text:
         return [], False
-    result = parse(text, plan.dialect, plan.tools, **plan.parser_options)
+    result = parse(text, plan.dialect, plan.tools, **parser_options(plan))
     provenance.dialect = provenance.dialect or result.report.detected
     provenance.rejected += len(result.report.rejected) + len(result.report.aborted)
     provenance.invalid += len(result.report.invalid)

@@ -30,7 +30,7 @@ from ..events import (
 )
 from ..openai import ChunkEncoder
 from ..parsing.parser import StreamParser
-from .repair import REASONING_KEYS, Provenance, tool_choice_unmet
+from .repair import REASONING_KEYS, Provenance, parser_options, tool_choice_unmet
 from .turn import Plan, RequestError
 from .upstream.native import NativeStream
 
@@ -68,9 +68,9 @@ class _Choice:
         self._prov = provenance
         self._next = itertools.count().__next__
         self._any_call = False
-        parse = plan.tools is not None
-        self._content = StreamParser(plan.dialect, plan.tools, **plan.parser_options) if parse else None
-        self._reasoning = (StreamParser(plan.dialect, plan.tools, **plan.parser_options)
+        parse, options = plan.tools is not None, parser_options(plan)
+        self._content = StreamParser(plan.dialect, plan.tools, **options) if parse else None
+        self._reasoning = (StreamParser(plan.dialect, plan.tools, **options)
                            if parse and plan.recover_from_reasoning else None)
         self._held = ChunkEncoder()  # holds the content's trailing whitespace
         self._native = NativeStream(plan.tools, self._begin, seen_ids)
