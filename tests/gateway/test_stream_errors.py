@@ -22,6 +22,7 @@ from toolbridge.errors import ToolBridgeError
 from toolbridge.gateway import pipeline, repair, streaming
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
+from toolbridge.gateway.turn import RequestError
 from toolbridge.parsing.parser import StreamParser
 
 TOOLS = [tool("read_file", path={"type": "string"})]
@@ -175,3 +176,17 @@ def test_an_unexpected_failure_before_the_answer_is_a_json_500_not_retried(monke
         assert len(calls) == 1, "the SDK did not retry"
         assert metric(s.url, 'toolbridge_internal_errors_total{stage="request"}') == 3
         assert not s.upstream.requests
+
+
+@pytest.mark.parametrize("error", [ValueError("injected fault"),
+                                   RequestError("injected fault", status=502, code="malformed_tool_call")])
+def test_a_failure_translating_a_large_event_off_the_loop_ends_with_the_error_event(
+        monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    monkeypatch.setattr(streaming, "StreamParser", exploding(error))
+    text = "word " * (pipeline.OFFLOOP_BYTES // 4) + FAULT  # one upstream event, read on a worker
+    with Stack(lambda b: Reply(content=text, chunk=len(text))) as s:
+        status, _, body = post(s.url, request(True))
+        assert status == 200
+        error_event = sse_events(body)[-1]["error"]
+        assert "injected fault" in error_event["message"]
+        assert metric(s.url, 'toolbridge_offloaded_total{kind="chunk"}') == 1
