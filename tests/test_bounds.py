@@ -1,0 +1,72 @@
+"""Bounded work per byte: no input makes a parser superlinear, measured without clocks.
+
+For every dialect, and for ``auto`` on the same inputs, marker-dense texts (each marker repeated,
+every marker interleaved in a seeded random order, cut-off calls repeated) are parsed at n and 4n
+repetitions, whole and in 7-character chunks. Work is the number of Python and C function calls
+the parse makes (``sys.setprofile``): deterministic, and proportional to what a parser does. Four
+times the input may cost at most five times the work (plus a small constant). ``make bench`` shows the same in seconds.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import sys
+
+import pytest
+
+from toolbridge import StreamParser
+from toolbridge.dialects import dialect_names, get_dialect
+
+from .fuzz import ALL_MARKERS, markers
+
+NAMES = sorted({get_dialect(n).name for n in dialect_names()})
+N = 60
+RATIO = 5.0
+SLACK = 2000  # calls: what making a parser and a few trials costs whatever the input
+
+
+def work(dialect: str, text: str, chunk: int) -> int:
+    """Function calls made parsing ``text`` (fed in ``chunk``-character pieces; 0: whole)."""
+    calls = 0
+
+    def count(frame: object, event: str, arg: object) -> None:
+        nonlocal calls
+        calls += 1
+
+    parser = StreamParser(dialect, reasoning=True)
+    pieces = [text[i : i + chunk] for i in range(0, len(text), chunk)] if chunk else [text]
+    sys.setprofile(count)
+    try:
+        for piece in pieces:
+            parser.feed(piece)
+        parser.close()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+def dense_inputs(name: str) -> dict[str, str]:
+    """One unit of each marker-dense input for a dialect; the test repeats the unit."""
+    d = get_dialect(name)
+    own = markers(d)
+    rng = random.Random(name)
+    units = {f"repeat {m!r}": m for m in d.call_start}
+    units["interleaved"] = "".join(rng.sample(own + rng.sample(ALL_MARKERS, 4), len(own) + 4))
+    if d.sample:
+        cuts = [m.end() for m in re.finditer(r"[:=>,\[{(]", d.sample)]
+        for cut in cuts[:: max(1, len(cuts) // 3)][:3]:
+            units[f"sample cut at {cut}"] = d.sample[:cut]
+    return units
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_linear_in_marker_density(name: str) -> None:
+    slow = []
+    for label, unit in dense_inputs(name).items():
+        for parser in (name, "auto"):
+            for chunk in (0, 7):
+                small, large = work(parser, unit * N, chunk), work(parser, unit * 4 * N, chunk)
+                if large > RATIO * small + SLACK:
+                    slow.append(f"{parser} on {label} (chunk {chunk}): {small} -> {large} calls")
+    assert not slow, "\n".join(slow)
