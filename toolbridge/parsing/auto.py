@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ..syntax.markers import marker_set
+from ..syntax.markers import cut_off, marker_set
 from ..syntax.dialect import Dialect
 from ..dialects import dialect_names, get_dialect
 from ..errors import ConfigError
@@ -302,7 +302,7 @@ class AutoParser:
                 if buf.startswith(opener, start) and (claims := self._unread(claims, start)):
                     self._emit(buf[pos:start])
                     return self._start_trials(claims, opener, buf, start, final)
-                if not final and opener.startswith(buf[start:]):
+                if not final and cut_off(buf, start, opener):
                     self._buf = buf[pos:]
                     return None
         self._phase = Phase.CONTENT

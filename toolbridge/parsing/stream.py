@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..syntax.markers import marker_set
+from ..syntax.markers import cut_off, marker_set
 from ..syntax.dialect import Body, Dialect, Outcome
 from ..dialects import get_dialect
 from ..errors import ConfigError
@@ -214,7 +214,7 @@ class DialectParser:
                 self._emit_text(buf[pos:start])
                 self._open_block(opener, "")
                 return start, True
-            if opener.startswith(buf[start:]) and not final:
+            if not final and cut_off(buf, start, opener):
                 return pos, False
         self.phase = Phase.CONTENT
         return pos, True

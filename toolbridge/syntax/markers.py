@@ -47,7 +47,7 @@ class MarkerSet:
     def could_grow(self, buf: str, start: int) -> bool:
         """True when the marker found at ``start`` runs to the end of ``buf`` and a longer
         marker begins with it, so that more text could change which marker this is."""
-        return buf[start:] in self._prefixes
+        return len(buf) - start < self._longest and buf[start:] in self._prefixes
 
     def clear(self, text: str) -> bool:
         """True when ``text`` holds no character that can begin a marker (the common case)."""
@@ -96,6 +96,12 @@ def marker_set(markers: tuple[str, ...]) -> MarkerSet:
 
 
 _WS = re.compile(r"[ \t\n\r]*")
+
+
+def cut_off(buf: str, pos: int, marker: str) -> bool:
+    """True when ``buf[pos:]`` is a prefix of ``marker`` (the marker cut off by the end of
+    ``buf``); costs no more than the marker's length, however long ``buf`` is."""
+    return len(buf) - pos <= len(marker) and marker.startswith(buf[pos:])
 
 
 def skip_ws(buf: str, pos: int) -> int:

@@ -157,7 +157,7 @@ class ArgKeyBody:
         else:
             options = (tags.value[0],)
         found = match_at(buf, pos, options) if pos < len(buf) else ""
-        if found is None and buf[pos:] == "\\" and not final:
+        if found is None and len(buf) - pos == 1 and buf[pos] == "\\" and not final:
             found = ""  # a backslash-n (escaped newline) may be arriving
         if found == self._opened_by and self._state is _S.PAIRS:
             outcome = self._begin()  # the next call starts: this one was not closed

@@ -22,7 +22,7 @@ import json
 import math
 import re
 
-from ..markers import marker_set, match_at, skip_ws
+from ..markers import cut_off, marker_set, match_at, skip_ws
 from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome
 from ...limits import BIG_INT_KEPT, number_text
 
@@ -172,7 +172,7 @@ class GemmaBody:
 
     def _structural(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         state, ch = self._state, buf[pos]
-        if buf.startswith(self._quote, pos) or (not final and self._quote.startswith(buf[pos:])):
+        if buf.startswith(self._quote, pos) or (not final and cut_off(buf, pos, self._quote)):
             if len(buf) - pos < len(self._quote):
                 return pos, Outcome.MORE
             if state is _S.KEY:

@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 
 from ..jsonscan import ERROR, JsonScanner
-from ..markers import match_at, read_label, skip_ws
+from ..markers import cut_off, match_at, read_label, skip_ws
 from ..dialect import UNCLOSED_AT_END, CallSink, Outcome
 
 
@@ -308,7 +308,7 @@ def close_tail(sink: CallSink, buf: str, pos: int, final: bool, close: str) -> t
     """
     if buf.startswith(close, pos):
         return pos + len(close), Outcome.DONE
-    if close.startswith(buf[pos:]):
+    if cut_off(buf, pos, close):
         if not final:
             return pos, Outcome.MORE
         sink.repaired(UNCLOSED_AT_END)

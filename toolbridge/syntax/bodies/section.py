@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from .json import stream_arguments
 from ..jsonscan import JsonScanner
-from ..markers import match_at, skip_ws
+from ..markers import cut_off, match_at, skip_ws
 from ..dialect import UNCLOSED_AT_END, Body, CallSink, Outcome
 
 _LABEL_LIMIT = 256
@@ -159,7 +159,7 @@ class CallBody:
     def _no_close(self, buf: str, pos: int, final: bool, options: tuple[str, ...]) -> tuple[int, Outcome] | None:
         """After the arguments, what stands where a fence or end marker should: one cut off by the
         end of output ends the call there; other text ends it without one (reported)."""
-        if final and any(c.startswith(buf[pos:]) for c in options):
+        if final and any(cut_off(buf, pos, c) for c in options):
             self._sink.repaired(UNCLOSED_AT_END)
             self.cut = True
             return len(buf), Outcome.DONE
@@ -246,7 +246,7 @@ class SectionBody:
         """Text that is not a marker: it ends a section that holds calls, else rejects it."""
         if not self._calls:
             return pos, self._fail("not a tool call")
-        if final and any(m.startswith(buf[pos:]) for m in self._between):
+        if final and any(cut_off(buf, pos, m) for m in self._between):
             self._sink.repaired(UNCLOSED_AT_END)  # a marker cut off by the end of output
             return len(buf), Outcome.DONE
         self._sink.repaired(f"missing {self._tags.section_end[0]} after the calls")
