@@ -226,6 +226,29 @@ def check(parser: str, text: str, chunks: list[str], options: dict[str, Any], ti
 OPTIONS = ({}, {"reasoning": True}, {"reasoning": True, "in_reasoning": True})
 
 
+def minimise(failure: Failure, time_bound: float = 5.0) -> str:
+    """A shorter text that still fails (any chunking from 1 to 8 characters): spans of
+    decreasing size are deleted while the failure persists."""
+    def fails(text: str) -> bool:
+        return any(check(failure.parser, text, [text[i : i + n] for i in range(0, len(text), n)],
+                         failure.options, time_bound) for n in (len(text) or 1, 1, 2, 3, 5, 8))
+
+    text = failure.text
+    if not fails(text):
+        return text
+    size = max(1, len(text) // 2)
+    while size >= 1:
+        i = 0
+        while i < len(text):
+            shorter = text[:i] + text[i + size:]
+            if fails(shorter):
+                text = shorter
+            else:
+                i += size
+        size //= 2
+    return text
+
+
 def fuzz(names: list[str], per_dialect: int, seed: int = 0, with_auto: bool = True,
          time_bound: float = 5.0, on_failure: Callable[[Failure], None] | None = None) -> tuple[Counter, list[Failure]]:
     """Run the fuzzer; returns inputs per dialect and the failures."""
@@ -255,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dialect", action="append", help="only these dialects (repeatable)")
     ap.add_argument("--time-bound", type=float, default=5.0, help="seconds one whole parse may take")
     ap.add_argument("--max-failures", type=int, default=50, help="stop printing after this many")
+    ap.add_argument("--minimise", action="store_true", help="print a minimised text for each failure")
     args = ap.parse_args(argv)
     names = args.dialect or sorted({get_dialect(n).name for n in dialect_names()})
     shown = [0]
@@ -263,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
         shown[0] += 1
         if shown[0] <= args.max_failures:
             print("FAIL", f, flush=True)
+            if args.minimise and len(f.text) < 20000:
+                print(f"  minimised: {minimise(f, args.time_bound)!r}", flush=True)
 
     start = time.perf_counter()
     total = Counter()

@@ -39,6 +39,7 @@ from .attrxml import parse_attrs
 from ..markers import marker_set, skip_ws
 from ..dialect import UNCLOSED_AT_END, CallSink, Outcome
 from ...tools import coerce, deref
+from ...limits import MAX_DEPTH
 
 _LIMIT = 512  # longest tag read
 _NAME = re.compile(r"[^\s<>/=\"']{1,256}")
@@ -191,6 +192,8 @@ class ElementBody:
         name = tag.split()[0]
         if name.startswith("/") or _NAME.fullmatch(name) is None:
             return self._fail("unexpected closing tag" if name.startswith("/") else "malformed tag in a call block")
+        if len(self._stack) >= MAX_DEPTH:
+            return self._fail(f"elements nested deeper than {MAX_DEPTH} levels")
         elem = _Elem(name)
         (self._stack[-1] if self._stack else self._root).children.append(elem)
         self._stack.append(elem)

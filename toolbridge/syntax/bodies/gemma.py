@@ -24,13 +24,16 @@ import re
 
 from ..markers import cut_off, marker_set, match_at, skip_ws
 from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome
-from ...limits import BIG_INT_KEPT, number_text
+from ...limits import BIG_INT_KEPT, MAX_DEPTH, number_text
 
 _encode = json.encoder.encode_basestring
 _NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _BARE = {"true": "true", "True": "true", "false": "false", "False": "false", "null": "null", "None": "null"}
 _CALL = "call:"
+
+
+_NAME_LIMIT = 256
 
 
 class _S(enum.Enum):
@@ -109,7 +112,7 @@ class GemmaBody:
         if found is None:
             if not self._calls:
                 return pos, self._fail("not a call: expected 'call:NAME{'")
-            if final and self._close.startswith(buf[pos:]):  # the close marker was cut off
+            if final and cut_off(buf, pos, self._close):  # the close marker was cut off
                 self._sink.repaired(UNCLOSED_AT_END)
                 return len(buf), Outcome.DONE
             self._sink.repaired(f"missing {self._close} after the call")
@@ -120,20 +123,21 @@ class GemmaBody:
         return pos + len(found), None
 
     def _word(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
-        """Read a call name up to ``{``, or a bare token up to ``,``/``}``/``]``."""
-        stops = "{" if self._state is _S.NAME else ",}]"
-        end = min((i for i in (buf.find(c, pos) for c in stops) if i != -1), default=-1)
+        """Read a call name up to ``{`` (held until it comes, at most ``_NAME_LIMIT``
+        characters), or a bare token up to ``,``/``}``/``]``."""
+        if self._state is _S.NAME:
+            end = buf.find("{", pos, pos + _NAME_LIMIT + 1)
+            if end != -1:
+                return end + 1, self._begin(buf[pos:end].strip())
+            if len(buf) - pos > _NAME_LIMIT:
+                return pos, self._fail("malformed call name")
+            return pos, self._fail("truncated") if final else Outcome.MORE
+        end = min((i for i in (buf.find(c, pos) for c in ",}]") if i != -1), default=-1)
         self._parts.append(buf[pos : end if end != -1 else len(buf)])
         if end == -1:
-            if final:
-                return len(buf), self._fail("truncated")
-            if sum(map(len, self._parts)) > 256 and self._state is _S.NAME:
-                return len(buf), self._fail("malformed call name")
-            return len(buf), Outcome.MORE
+            return len(buf), self._fail("truncated") if final else Outcome.MORE
         word = "".join(self._parts).strip()
         self._parts = []
-        if self._state is _S.NAME:
-            return end + 1, self._begin(word)
         self._state = _S.NEXT
         return end, self._token(word)
 
@@ -143,8 +147,7 @@ class GemmaBody:
         why = self._sink.begin(name)
         if why:
             return self._fail(why)
-        self._open("{")
-        return None
+        return self._open("{")
 
     def _token(self, word: str) -> Outcome | None:
         if not word or self._quote in word or "<" in word:
@@ -196,8 +199,7 @@ class GemmaBody:
             if ch == "]" and self._first and self._stack[-1] == "[":
                 return pos + 1, self._close_container("[")
             if ch in "{[":
-                self._open(ch)
-                return pos + 1, None
+                return pos + 1, self._open(ch)
             if ch in ",}]":
                 return pos, self._fail("missing value in a call")
             self._state, self._parts = _S.TOKEN, []
@@ -227,10 +229,13 @@ class GemmaBody:
         self._sink.args(json.dumps(key, ensure_ascii=False) + ": ")
         self._state, self._first = _S.VALUE, False
 
-    def _open(self, ch: str) -> None:
+    def _open(self, ch: str) -> Outcome | None:
+        if len(self._stack) >= MAX_DEPTH:
+            return self._fail(f"nested deeper than {MAX_DEPTH} levels")
         self._stack.append(ch)
         self._sink.args(ch)
         self._state, self._first = (_S.KEY if ch == "{" else _S.VALUE), True
+        return None
 
     def _close_container(self, opener: str) -> Outcome | None:
         if self._stack[-1] != opener:
