@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from toolbridge.bench.dense import all_markers, markers
 from toolbridge.dialects import dialect_names, get_dialect
 from toolbridge.syntax.dialect import Dialect
 
@@ -58,13 +59,7 @@ STRUCTURAL = list('{}[]":,<>=/\\`\n') + ["{{", "}}", '"}', "]}", "</", "\\\"", "
 FOREIGN = ("rm_rf", "delete_all", "getweather", "get_weather2", "")
 
 
-def markers(d: Dialect) -> list[str]:
-    """Every marker a dialect declares."""
-    found = {*d.call_start, *d.bare_start, *d.end_tokens, *d.stray_tokens, *(d.reasoning or ())}
-    return sorted(m for m in found if m)
-
-
-ALL_MARKERS = sorted({m for name in dialect_names() for m in markers(get_dialect(name))})
+ALL_MARKERS = all_markers()
 
 
 def seeds(d: Dialect) -> list[str]:

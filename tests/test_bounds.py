@@ -9,8 +9,6 @@ times the input may cost at most five times the work (plus a small constant). ``
 
 from __future__ import annotations
 
-import random
-import re
 import sys
 
 import pytest
@@ -18,7 +16,7 @@ import pytest
 from toolbridge import StreamParser
 from toolbridge.dialects import dialect_names, get_dialect
 
-from .fuzz import ALL_MARKERS, markers
+from toolbridge.bench.dense import dense_units
 
 NAMES = sorted({get_dialect(n).name for n in dialect_names()})
 N = 60
@@ -46,24 +44,10 @@ def work(dialect: str, text: str, chunk: int) -> int:
     return calls
 
 
-def dense_inputs(name: str) -> dict[str, str]:
-    """One unit of each marker-dense input for a dialect; the test repeats the unit."""
-    d = get_dialect(name)
-    own = markers(d)
-    rng = random.Random(name)
-    units = {f"repeat {m!r}": m for m in d.call_start}
-    units["interleaved"] = "".join(rng.sample(own + rng.sample(ALL_MARKERS, 4), len(own) + 4))
-    if d.sample:
-        cuts = [m.end() for m in re.finditer(r"[:=>,\[{(]", d.sample)]
-        for cut in cuts[:: max(1, len(cuts) // 3)][:3]:
-            units[f"sample cut at {cut}"] = d.sample[:cut]
-    return units
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_linear_in_marker_density(name: str) -> None:
     slow = []
-    for label, unit in dense_inputs(name).items():
+    for label, unit in dense_units(get_dialect(name)).items():
         for parser in (name, "auto"):
             for chunk in (0, 7):
                 small, large = work(parser, unit * N, chunk), work(parser, unit * 4 * N, chunk)

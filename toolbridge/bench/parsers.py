@@ -425,6 +425,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     add("--repeat", type=int, default=7, metavar="N", help="runs per figure; the median is shown")
     add("--quick", action="store_true", help="small sizes, for a smoke test")
     add("--auto", action="store_true", help='also time dialect "auto" on every dialect\'s outputs')
+    add("--dense", action="store_true",
+        help="also show how parse time grows on marker-dense output (every dialect and auto)")
     add("--json", action="store_true", help="print machine-readable results")
     add("--gateway", action="store_true",
         help="then run the gateway benchmark (with --quick and --json passed on)")
@@ -460,6 +462,14 @@ def main(argv: list[str] | None = None) -> int:
         results += [bench_dialect(d, args.repeat, sizes, auto=True) for d in args.dialects]
     print(_report_json(header, results) if args.json else _report_text(header, results, sizes))
     problems = [f"{res.name}: {res.problem}" for res in results if res.problem]
+    if args.dense:
+        from .dense import GROWTH_LIMIT, report
+
+        lines, ok = report([d.name for d in args.dialects], n=100 if args.quick else 500,
+                           repeat=3)
+        print("\n" + "\n".join(lines), flush=True)
+        if not ok:
+            problems.append(f"parse time grew more than {GROWTH_LIMIT}x on 4x the marker-dense output")
     problems += [f"{res.name} {r.case}: {r.problem}" for res in results for r in res.rows
                  if r.problem]
     for problem in problems:
