@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench corpus clean
+.PHONY: demo test bench soak corpus clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/toolbridge bench --auto --gateway
+
+# 10,000 mixed requests (4 minutes at most); fails on RSS or fd growth past its stated bounds.
+soak: $(STAMP)
+	$(BIN)/toolbridge bench --soak
 
 # Conformance against ../shared/corpus (skipped when absent); DIALECT=hermes narrows it.
 corpus: $(STAMP)

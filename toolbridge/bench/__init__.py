@@ -1,3 +1,5 @@
 """``toolbridge bench``: parser figures per dialect (``parsers``) and the gateway's figures
 against a paced upstream on loopback (``gateway``, with its load generator, servers, script
-and report). The HTTP stack study stays in the repository's ``benchmarks/`` folder."""
+and report); whether the gateway gives back its memory and file descriptors over a long run of
+mixed good, bad and faulty requests (``soak``). The HTTP stack study stays in the repository's
+``benchmarks/`` folder."""

@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--parser-only", action="store_true",
                       help="only parse bundled sample outputs, whole and streamed (no HTTP)")
     demo.set_defaults(handler=_demo)
-    commands.add_parser("bench", help="run the benchmarks (flags: toolbridge bench --help)")
+    commands.add_parser("bench", help="run the benchmarks (flags: toolbridge bench --help; the soak "
+                                      "of mixed traffic: toolbridge bench --soak --help)")
     serve.add_parser(commands)
     return parser
 
@@ -86,6 +87,10 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _bench(argv: list[str]) -> int:
+    if "--soak" in argv:
+        from ..bench.soak import main as soak_main
+
+        return int(soak_main([a for a in argv if a != "--soak"]))
     from ..bench.parsers import main as bench_main  # written separately; imported only when asked for
 
     return int(bench_main(argv) or 0)

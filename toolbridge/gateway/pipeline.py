@@ -203,12 +203,12 @@ class Pipeline:
                     resp: Response, retry: bool) -> Result | None:
         """One upstream exchange; None when it was refused for tools and ``retry`` is set."""
         assert self.pool is not None
-        data = orjson.dumps(plan.body)
+        exchange = self.pool.request("POST", self.base + path, headers, orjson.dumps(plan.body))
         if not retry:
             # Sent: the request's objects are not kept for the life of a stream (fewer objects
             # for the collector to scan, less memory per stream).
             plan.body.clear()
-        async with self.pool.request("POST", self.base + path, headers, data) as up:
+        async with exchange as up:
             if up.status != 200:
                 raw = await up.read(MAX_UPSTREAM_BODY)
                 if retry and is_refusal(raw):

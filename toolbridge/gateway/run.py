@@ -8,6 +8,7 @@ event loop per process, so the gateway scales across cores. Each worker keeps it
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import logging
 import multiprocessing
 import signal
@@ -16,6 +17,9 @@ import time
 
 from .config import GatewayConfig
 from .app import serve
+
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+LARGE_BLOCK = 1 << 20  # bytes: a block this large is mapped on its own, returned when freed
 
 
 def run(config: GatewayConfig) -> int:
@@ -62,9 +66,27 @@ def _configure_logging(config: GatewayConfig) -> None:
     logging._srcfile = None  # the optimisation the logging documentation describes
 
 
+def _return_large_blocks() -> None:
+    """Have glibc's malloc give every block over LARGE_BLOCK back to the system when freed.
+
+    By default glibc raises its mmap threshold to the largest block freed so far (up to 32 MB):
+    after one large request or answer, blocks of that size come from the heap, whose free space
+    it keeps, and each large event can leave the process at a new high-water mark (``toolbridge
+    bench --soak`` measures it). Elsewhere (other C libraries, other systems) nothing is done.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(M_MMAP_THRESHOLD, LARGE_BLOCK)
+
+
 def _run_one(config: GatewayConfig, reuse_port: bool) -> None:
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     _configure_logging(config)
+    _return_large_blocks()
     try:
         _loop_runner()(serve(config, reuse_port=reuse_port))
     except KeyboardInterrupt:

@@ -129,6 +129,7 @@ class _Conn(asyncio.Protocol):
                 self.error = UpstreamError(
                     "upstream closed the connection" + (f": {exc}" if exc else "")
                 )
+        self.parser = None  # it holds this connection's bound methods: no cycle for the collector
         self._wake()
 
     # --- httptools callbacks ---
@@ -386,6 +387,7 @@ class _Exchange:
                         break
                     await conn.wait()
                 if conn.head_done:
+                    self._data = b""  # sent: not kept for the life of the exchange (a stream's)
                     return UpstreamResponse(conn)
                 conn.abort()
                 if reused and attempt == 0 and not conn.received and not isinstance(

@@ -279,6 +279,10 @@ class _H1Protocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        # The parser holds this protocol's bound methods: without it the protocol is freed at once,
+        # not left in a cycle for the collector, and a body cut short or refused goes with it.
+        self._parser = None
+        self._body = []
         self._server.connections.discard(self)
         self._disarm()
         if self._task is not None:
@@ -451,12 +455,15 @@ class _H1Protocol(asyncio.Protocol):
         if self._reject is not None:
             return
         p = self._parser
+        # The pieces are dropped once joined: the connection holds no second copy of the body
+        # while the handler runs, nor after it (kept alive).
+        body, self._body = b"".join(self._body), []
         req = Request(
             p.get_method().decode("latin-1"),
             b"".join(self._url).decode("latin-1"),
             p.get_http_version(),
             self._headers,
-            b"".join(self._body),
+            body,
             p.should_keep_alive(),
         )
         if self._task is not None or self._queue:

@@ -4,7 +4,8 @@ Used by the tests, the demo and the benchmark in place of a model server. A scri
 request to a ``Reply``: model text (in any dialect) to return as ``content`` or as reasoning,
 or native ``tool_calls``, streamed in chunks of a given size and pace or returned whole, with the
 quirks real upstreams have (a whole native call in one chunk, an id on every chunk, no index,
-arguments as an object), and with faults (an error status, silence, a stream cut mid-way).
+arguments as an object), and with faults (an error status, silence, a stream cut mid-way, a
+connection dropped unanswered, an answer or a chunk that is not JSON).
 Every request body it received is kept in ``requests``.
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 from ..http.server import H1Server, Request, Response
 
 JSON = [(b"content-type", b"application/json")]
+GARBAGE = b'{"id": "chatcmpl-replay", \x00\xff not json'
 
 
 @dataclass
@@ -35,6 +37,9 @@ class Reply:
     delay: float = 0.0  # seconds of silence before answering
     cut_after: int | None = None  # streamed: drop the connection after this many chunks
     quirk: str = ""  # native streams: "whole", "id_every_chunk", "no_index", "object_arguments"
+    # "reset": the connection is dropped unanswered; "garbage": the answer is not JSON (streamed:
+    # chunk ``cut_after`` is not JSON, and the stream goes on)
+    fault: str = ""
     usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 10, "completion_tokens": 20,
                                                             "total_tokens": 30})
 
@@ -87,10 +92,14 @@ class ReplayUpstream:
             reply = replace(reply, content="".join(pieces))
         if reply.delay:
             await asyncio.sleep(reply.delay)
-        if reply.status != 200:
+        if reply.fault == "reset":
+            resp.abort()
+        elif reply.status != 200:
             resp.send(reply.status, JSON, json.dumps({"error": {"message": reply.error, "type": "upstream"}}).encode())
         elif body.get("stream"):
             await self._stream(reply, body, resp, pieces)
+        elif reply.fault == "garbage":
+            resp.send(200, JSON, GARBAGE)
         else:
             resp.send(200, JSON, json.dumps(completion(reply, body)).encode())
 
@@ -100,7 +109,9 @@ class ReplayUpstream:
         chunks = stream_chunks(reply, body, pieces)
         try:
             for n, chunk in enumerate(chunks):
-                if reply.cut_after is not None and n == reply.cut_after:
+                if n == reply.cut_after and reply.fault == "garbage":
+                    resp.write(b"data: " + GARBAGE + b"\n\n")
+                elif n == reply.cut_after:
                     resp.abort()
                     return
                 resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
