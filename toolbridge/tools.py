@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,8 +148,26 @@ class _NoValidator:
         return []
 
 
-_VALIDATORS: dict[str, Any] = {}
-_VALIDATOR_CACHE_SIZE = 1024
+class SharedCache:
+    """A bounded map shared between requests and threads (the oldest entry goes first)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: dict[Any, Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> Any:
+        return self._items.get(key)
+
+    def put(self, key: Any, value: Any) -> Any:
+        with self._lock:
+            if key not in self._items and len(self._items) >= self._size:
+                del self._items[next(iter(self._items))]
+            self._items[key] = value
+        return value
+
+
+_VALIDATORS = SharedCache(1024)
 
 
 def _validator(schema: dict[str, Any]) -> Any:
@@ -160,17 +179,14 @@ def _validator(schema: dict[str, Any]) -> Any:
     key = json.dumps(schema, sort_keys=True, default=str)
     validator = _VALIDATORS.get(key)
     if validator is None:
-        if len(_VALIDATORS) >= _VALIDATOR_CACHE_SIZE:
-            _VALIDATORS.pop(next(iter(_VALIDATORS)))
-        validator = _VALIDATORS[key] = _make_validator(schema)
+        validator = _VALIDATORS.put(key, _make_validator(schema))
     return validator
 
 
 def _forget_validator(schema: dict[str, Any]) -> _NoValidator:
     """Mark ``schema`` as one nothing can be checked against, for every request offering it."""
     none = _NoValidator()
-    _VALIDATORS[json.dumps(schema, sort_keys=True, default=str)] = none
-    return none
+    return _VALIDATORS.put(json.dumps(schema, sort_keys=True, default=str), none)
 
 
 def _make_validator(schema: dict[str, Any]) -> Any:

@@ -25,7 +25,7 @@ from ..dialects import get_dialect
 from ..errors import ConfigError, ToolBridgeError
 from ..parsing.auto import special_tokens
 from ..syntax.dialect import Dialect
-from ..tools import Toolset
+from ..tools import SharedCache, Toolset
 
 KEEP_SPECIAL = ("auto", "always", "never")
 
@@ -202,15 +202,12 @@ def _toolset(tools: Any) -> Toolset | None:
         toolset = Toolset(tools)
     except ConfigError as exc:
         raise RequestError(str(exc), param="tools") from exc
-    if len(_TOOLSETS) >= 256:
-        _TOOLSETS.pop(next(iter(_TOOLSETS)))
-    _TOOLSETS[key] = toolset
-    return toolset
+    return _TOOLSETS.put(key, toolset)
 
 
 # Agents send the same tools with every request: their Toolsets (name tables, schema
 # validators) are built once and shared; a Toolset is not changed after it is built.
-_TOOLSETS: dict[bytes, Toolset] = {}
+_TOOLSETS = SharedCache(256)
 
 
 def _tool_choice(choice: Any, offered: Toolset | None) -> tuple[str, list[str]]:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import enum
 import json
+import os
+import random
 import re
 import secrets
 from collections.abc import Callable
@@ -60,9 +62,17 @@ class _Call:
     fragments: list[str] = field(default_factory=list)
 
 
-def random_call_id(index: int) -> str:
-    """An OpenAI-style call id: ``call_`` and 24 random hex digits."""
-    return "call_" + secrets.token_hex(12)
+# Call ids come from a generator seeded once from the OS, not from os.urandom per id: that
+# system call releases the GIL, and a parse on a worker thread that releases it at every call
+# takes it straight back, starving an event loop (measured while an 8,000-call answer was read
+# on a worker: /health stalls of 50-270 ms, against under 40 ms with this generator).
+_IDS = random.Random(secrets.randbits(128))
+os.register_at_fork(after_in_child=lambda: _IDS.seed(secrets.randbits(128)))
+
+
+def random_call_id(index: int = 0) -> str:
+    """An OpenAI-style call id: ``call_`` and 24 random hex digits (``index`` is not used)."""
+    return "call_%024x" % _IDS.getrandbits(96)
 
 
 class DialectParser:

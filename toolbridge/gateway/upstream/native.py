@@ -10,28 +10,15 @@ is returned as text so that nothing is silently lost.
 from __future__ import annotations
 
 import json
-import os
-import random
-import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...events import ArgumentsDelta, Event, ToolCallBegin
+from ...parsing.stream import random_call_id
 from ...tools import Toolset
 
 
-# Call ids come from a generator seeded once from the OS, not from os.urandom per id: that
-# system call releases the GIL, and a parse on a worker thread that releases it at every call
-# takes it straight back, starving the event loop (measured while an 8,000-call answer was read
-# on a worker: /health stalls of 50-270 ms, against under 40 ms with this generator).
-_IDS = random.Random(secrets.randbits(128))
-os.register_at_fork(after_in_child=lambda: _IDS.seed(secrets.randbits(128)))
-
-
-def new_id(index: int = 0) -> str:
-    """An OpenAI-style call id: ``call_`` and 24 random hex digits (``index`` is not used; it
-    makes this a parser's ``call_id``)."""
-    return "call_%024x" % _IDS.getrandbits(96)
+new_id = random_call_id  # the parsers' own: one generator for every call id the gateway gives
 
 
 @dataclass
