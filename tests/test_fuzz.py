@@ -40,6 +40,7 @@ class Regression:
 
 BIG = "9" * 5000
 DEEP = "[" * 1000 + "]" * 1000
+M3 = "]<]minimax[>["  # MiniMax M3's line prefix
 WEATHER = '{"name": "get_weather", "arguments": {"city": "Paris", "days": 9999'
 
 REGRESSIONS = [
@@ -83,6 +84,18 @@ REGRESSIONS = [
     Regression("auto-winner-keeps-refused-blocks", "auto",
                "<|action_start|><|plugin|>\n" + WEATHER + "<|action_start|> <|plugin|>" * 50,
                content="<|action_start|><|plugin|>\n" + WEATHER + "<|action_start|> <|plugin|>" * 50),
+    Regression("gpt-oss-header-window", "gpt_oss",
+               "<|channel|><annel|>" + "<|channel|>" * 17 + "t to=functions.get_weather<|channel|>commentary json"
+               '<|message|>{"city": "Oslo"}', {"reasoning": True}, calls=[("get_weather", {"city": "Oslo"})]),
+    Regression("hunyuan-v3-angle-in-name", "hunyuan_v3",
+               "<tool_call>search<<tool_sep><arg_key>q</arg_key><arg_value>x</arg_value></tool_call>", calls=[]),
+    Regression("gemma4-long-name", "gemma4", "<|tool_call>call:" + "get_" * 80 + "{}<tool_call|>", {"reasoning": True},
+               calls=[]),
+    Regression("gemma4-deep", "gemma4", "<|tool_call>call:search{n:" + "[" * 300 + "]" * 300 + "}<tool_call|>",
+               calls=[], report={"aborted": 1}),
+    Regression("minimax-m3-deep", "minimax_m3",
+               M3 + "<tool_call>\n" + M3 + '<invoke name="search">\n' + (M3 + "<a>") * 300 + "x" + (M3 + "</a>") * 300
+               + "\n" + M3 + "</invoke>\n" + M3 + "</tool_call>", calls=[], report={"aborted": 1}),
     Regression("hermes-nan", "hermes", '<tool_call>{"name": "search", "arguments": {"q": NaN}}</tool_call>', calls=[]),
 ]
 TOOLS_FOR = {"get_time": {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}}

@@ -69,8 +69,8 @@ class CallsBody:
     def _name(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         end = buf.find(SEP, pos, pos + 257)
         name = buf[pos:end] if end != -1 else buf[pos : pos + 257]
-        cut = name.find("<")
-        if (cut != -1 and not SEP.startswith(name[cut:])) or "\n" in name.strip() or len(name) > 256:
+        cut = name.find("<")  # only a separator still arriving may follow the name
+        if (cut != -1 and (end != -1 or not SEP.startswith(name[cut:]))) or "\n" in name.strip() or len(name) > 256:
             return pos, self._fail("malformed call name")
         if end == -1:
             return pos, (self._fail("truncated") if final else Outcome.MORE)

@@ -100,7 +100,9 @@ class HarmonyBody:
         end = buf.find(MESSAGE, pos, pos + _HEADER_LIMIT + len(MESSAGE))
         head = buf[pos:end] if end != -1 else buf[pos : pos + _HEADER_LIMIT + 1]
         foreign = [m for m in _SPECIAL.findall(head) if m not in (CHANNEL, CONSTRAIN)]
-        if foreign or "\n" in head or len(head) > _HEADER_LIMIT:
+        # Too long only once the whole window <|message|> could end in has arrived.
+        too_long = end == -1 and len(buf) - pos >= _HEADER_LIMIT + len(MESSAGE)
+        if foreign or "\n" in head or too_long:
             return pos, self._fail("not a message header")
         if end == -1:
             return pos, self._fail("truncated") if final else Outcome.MORE

@@ -94,7 +94,8 @@ class RecipientBody:
     def _header(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         end = buf.find(MESSAGE, pos, pos + _HEADER_LIMIT + len(MESSAGE))
         head = buf[pos:end] if end != -1 else buf[pos : pos + _HEADER_LIMIT + 1]
-        if _SPECIAL.search(head) or "\n" in head or len(head) > _HEADER_LIMIT:
+        too_long = end == -1 and len(buf) - pos >= _HEADER_LIMIT + len(MESSAGE)  # the window is all there
+        if _SPECIAL.search(head) or "\n" in head or too_long:
             return pos, self._fail("not a message header")
         if end == -1:
             return pos, (self._fail("truncated") if final else Outcome.MORE)

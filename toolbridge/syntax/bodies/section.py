@@ -118,13 +118,14 @@ class CallBody:
         return spec.close
 
     def _label(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
-        window = buf[pos : pos + _LABEL_LIMIT + max(map(len, self._spec.name_end))]
+        size = _LABEL_LIMIT + max(map(len, self._spec.name_end))
+        window = buf[pos : pos + size]
         ends = [(i, s) for s in self._spec.name_end if (i := window.find(s)) != -1]
         if not ends:
             angle = window.find("<")
             if angle != -1 and not any(s.startswith(window[angle:]) for s in self._spec.name_end):
                 return pos, self._fail("malformed call name")
-            if len(window) > _LABEL_LIMIT:
+            if len(window) == size:  # the whole window is there and no end in it
                 return pos, self._fail("malformed call name")
             return pos, self._fail("truncated") if final else Outcome.MORE
         i, stop = min(ends)
