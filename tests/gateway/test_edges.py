@@ -11,6 +11,7 @@ import socket
 from collections.abc import Iterator
 from typing import Any
 
+import openai
 import pytest
 
 from tests.harness import tool
@@ -377,3 +378,19 @@ def test_health_tells_details_only_to_the_key(keyed: Stack, stack: Stack) -> Non
     full = ask(keyed, get("/health", b"authorization: Bearer secret-key\r\n")).json()
     assert full == {"status": "ok", "upstream": keyed.upstream.url, "tool_call_parser": "auto"}
     assert ask(stack, get("/health")).json() == {"status": "ok"}, "no key configured: nothing to tell"
+
+
+def test_the_limit_flags_reach_the_server_and_the_upstream_reads() -> None:
+    """--max-url, --max-headers, --max-header-bytes, --max-answer and --max-event, set small."""
+    big = CALL + " " * 300_000  # one event, larger than a socket read
+    with Stack(lambda body: Reply(content=big, chunk=len(big)), max_url=200,
+               max_header_bytes=2_000, max_answer=4_000, max_event=100_000, max_headers=30) as s:
+        refused(s, get("/health?" + "a" * 300), 414, "too long")
+        refused(s, get("/health", headers(31)), 431, "too many header fields")
+        refused(s, get("/health", headers(3, 900)), 431, "too large")
+        whole = ask(s, post(chat(tools=TOOLS)))
+        assert whole.status == 502 and "larger than 4000 bytes" in whole.error["message"], whole.body
+        client = openai.OpenAI(base_url=s.url, api_key="k", max_retries=0)
+        with pytest.raises(openai.APIError, match="larger than 100000 bytes"):
+            for _ in client.chat.completions.create(model="m", messages=USER, tools=TOOLS, stream=True):
+                pass

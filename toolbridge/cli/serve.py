@@ -35,6 +35,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--max-body", type=int, default=d.max_body, help="largest request body in bytes (413 above)")
     p.add_argument("--timeout", type=float, default=d.timeout, help="seconds of upstream silence before 504")
     p.add_argument("--connect-timeout", type=float, default=d.connect_timeout)
+    _limit_flags(p, d)
     p.add_argument("--workers", type=int, default=d.workers, help="processes sharing the port")
     p.add_argument("--log-level", default=d.log_level)
     _fallback_flags(p, d)
@@ -65,6 +66,22 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"toolbridge: {exc}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _limit_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
+    """The limits on requests and upstream answers (README: Limits and failure behaviour)."""
+    p.add_argument("--max-url", type=int, default=d.max_url, help="largest request URL in bytes (414 above)")
+    p.add_argument("--max-header-bytes", type=int, default=d.max_header_bytes,
+                   help="largest URL plus header fields in bytes (431 above)")
+    p.add_argument("--max-headers", type=int, default=d.max_headers, help="most header fields (431 above)")
+    p.add_argument("--request-timeout", type=float, default=d.request_timeout,
+                   help="seconds to receive a whole request (408 after)")
+    p.add_argument("--keepalive-timeout", type=float, default=d.keepalive_timeout,
+                   help="seconds an idle client connection is kept")
+    p.add_argument("--max-answer", type=int, default=d.max_answer,
+                   help="largest whole upstream answer in bytes (502 above)")
+    p.add_argument("--max-event", type=int, default=d.max_event,
+                   help="largest upstream SSE event in bytes (the stream ends with an error event above)")
 
 
 def _fallback_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:

@@ -27,7 +27,7 @@ from .fronts.chat import ChatFront, error_body
 from .http.client import UpstreamError, UpstreamPool
 from .http.server import H1Server, Limits, Request, Response
 from .metrics import Metrics
-from .pipeline import JSON, MAX_UPSTREAM_BODY, Pipeline
+from .pipeline import JSON, Pipeline
 from .repair import Provenance
 
 log = logging.getLogger("toolbridge.gateway")
@@ -57,7 +57,9 @@ class Gateway:
         c = self.config
         self.pool = self.pipeline.pool = UpstreamPool(self._host, self._port, read_timeout=c.timeout,
                                                       connect_timeout=c.connect_timeout)
-        limits = Limits(max_body=c.max_body)
+        limits = Limits(max_body=c.max_body, max_target=c.max_url, max_head=c.max_header_bytes,
+                        max_headers=c.max_headers, request_timeout=c.request_timeout,
+                        keepalive_timeout=c.keepalive_timeout)
         self.server = await H1Server.start(self.handle, c.host, c.port, limits, reuse_port=reuse_port)
         return self.server
 
@@ -120,7 +122,7 @@ class Gateway:
         try:
             async with self.pool.request("GET", self._base + "/models",
                                          self.pipeline.upstream_headers(req, False)) as up:
-                body = await up.read(MAX_UPSTREAM_BODY)
+                body = await up.read(self.config.max_answer)
         except UpstreamError as exc:
             return self.pipeline.upstream_failure(CHAT, resp, exc), Provenance()
         resp.send(up.status, JSON, body)

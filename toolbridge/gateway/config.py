@@ -29,6 +29,14 @@ class GatewayConfig:
     max_body: int = 8 << 20
     timeout: float = 300.0  # upstream silence, seconds
     connect_timeout: float = 10.0
+    # Limits on what clients send (http.server.Limits) and on what the upstream answers.
+    max_url: int = 8 << 10  # 414 above
+    max_header_bytes: int = 64 << 10  # request target and header fields; 431 above
+    max_headers: int = 100  # 431 above
+    request_timeout: float = 60.0  # to receive a whole request; 408 after
+    keepalive_timeout: float = 75.0  # an idle client connection is closed after
+    max_answer: int = 64 << 20  # a whole upstream answer; 502 above
+    max_event: int = 1 << 20  # one upstream SSE event; the stream ends with an error event above
     workers: int = 1
     log_level: str = "info"
     # The prompt-injected tool protocol and the completions upstream mode (gateway/fallback.py).
@@ -58,6 +66,9 @@ class GatewayConfig:
             raise ConfigError("--keep-special-tokens must be auto, always or never")
         if self.workers < 1 or self.max_body < 1 or self.timeout <= 0:
             raise ConfigError("--workers, --max-body and --timeout must be positive")
+        if min(self.max_url, self.max_header_bytes, self.max_headers, self.max_answer, self.max_event) < 1 \
+                or min(self.request_timeout, self.keepalive_timeout) <= 0:
+            raise ConfigError("the --max-* limits and the --*-timeout flags must be positive")
         if self.upstream_api not in UPSTREAM_APIS:
             raise ConfigError(f"--upstream-api must be chat or completions, not {self.upstream_api!r}")
         if self.model_dir and self.chat_template:

@@ -79,7 +79,6 @@ from .upstream.refusal import is_refusal, name_the_flag
 log = logging.getLogger("toolbridge.gateway")
 
 JSON = [(b"content-type", b"application/json")]
-MAX_UPSTREAM_BODY = 64 << 20
 # Bigger inputs are read on a worker thread. Measured on this code (2 busy cores): a thread
 # round trip costs 30-90 us; reading a whole answer costs 3-10 ns a byte of prose and 450-1000
 # ns a byte of text dense with calls. At 16 KB prose takes about as long as the hop (offloading
@@ -210,13 +209,13 @@ class Pipeline:
             plan.body.clear()
         async with exchange as up:
             if up.status != 200:
-                raw = await up.read(MAX_UPSTREAM_BODY)
+                raw = await up.read(self.config.max_answer)
                 if retry and is_refusal(raw):
                     return None
                 return self.pass_error(front, resp, up.status, raw), Provenance()
             if plan.stream:
                 return await self._stream(front, up, plan, resp)
-            raw = await up.read(MAX_UPSTREAM_BODY)
+            raw = await up.read(self.config.max_answer)
         try:
             body, provenance = await self.cpu(len(raw) > OFFLOOP_BYTES, "whole", self._read_whole,
                                               front, raw, plan)
@@ -305,7 +304,7 @@ class Pipeline:
             await resp.drain()
 
         try:
-            stopped = await up.sse().each(handle, drain)
+            stopped = await up.sse(self.config.max_event).each(handle, drain)
         except _Ended:
             stopped = True
         self.metrics.inc("toolbridge_streamed_chunks_total", chunks)

@@ -23,6 +23,7 @@ import orjson
 
 from ..dialects import get_dialect
 from ..errors import ConfigError, ToolBridgeError
+from ..limits import MAX_DEPTH
 from ..parsing.auto import special_tokens
 from ..syntax.dialect import Dialect
 from ..tools import SharedCache, Toolset
@@ -30,9 +31,10 @@ from ..tools import SharedCache, Toolset
 KEEP_SPECIAL = ("auto", "always", "never")
 
 # The deepest nesting of arrays and objects a request may have, the body itself counting as one
-# level (400 above). The body sent upstream is encoded by orjson, which stops at 254 levels, and
-# tool schemas are walked recursively; real requests stay well under 20.
-MAX_NESTING = 128
+# level (400 above): the same bound the core keeps on a model's arguments. The body sent upstream
+# is encoded by orjson, which stops at 254 levels, and tool schemas are walked recursively; real
+# requests stay well under 20.
+MAX_NESTING = MAX_DEPTH
 
 
 class RequestError(ToolBridgeError):
