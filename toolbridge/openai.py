@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .syntax.dialect import UNCLOSED_AT_END
+from .syntax.dialect import TRUNCATED, UNCLOSED_AT_END
 from .events import (
     ArgumentsDelta,
     CallAborted,
@@ -99,10 +99,10 @@ class MessageBuilder:
                 report.recovered.append(ev.index)
         elif isinstance(ev, CallRejected):
             report.rejected.append({"reason": ev.reason, "text": ev.text})
-            report.truncated = report.truncated or ev.reason == "truncated"
+            report.truncated = report.truncated or ev.reason.startswith(TRUNCATED)
         elif isinstance(ev, CallAborted):
             report.aborted.append({"index": ev.index, "reason": ev.reason})
-            report.truncated = report.truncated or ev.reason == "truncated"
+            report.truncated = report.truncated or ev.reason.startswith(TRUNCATED)
         elif isinstance(ev, Invalid):
             report.invalid.append({"index": ev.index, "errors": list(ev.errors)})
 
@@ -130,8 +130,10 @@ class MessageBuilder:
 
 
 def finish_reason(report: Report) -> str:
-    """``length`` when output was cut inside a call, ``tool_calls`` when calls came, else ``stop``."""
-    if report.truncated:
+    """``length`` when output was cut inside a call or a call broke after it began (a stream
+    already sent its start: the client must discard it), ``tool_calls`` when calls came, else
+    ``stop``."""
+    if report.truncated or report.aborted:
         return "length"
     return "tool_calls" if report.calls else "stop"
 

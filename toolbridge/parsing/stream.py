@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..syntax.markers import cut_off, marker_set
-from ..syntax.dialect import Body, Dialect, Outcome
+from ..syntax.dialect import TRUNCATED, UNCLOSED_AT_END, Body, Dialect, Outcome
 from ..dialects import get_dialect
 from ..errors import ConfigError
 from ..events import (
@@ -132,6 +132,8 @@ class DialectParser:
         self._native_ids: set[str] = set()
         self._last_index: int | None = None
         self._closed = False
+        self._cut = False  # close(cut=True): the output stopped at a length limit
+        self._closing = False  # the current call is being ended by the end of output
         # Set by auto while a trial is being judged: stop reading when the first thing read is a
         # refused block (nothing after it is wanted), so a trial's work is bounded by the block.
         self.halt_on_reject = False
@@ -165,11 +167,15 @@ class DialectParser:
                 return [Text(text) if phase is Phase.CONTENT or not self._split else Reasoning(text)]
         return self._run(self._buf + text if self._buf else text, final=False)
 
-    def close(self) -> list[Event]:
-        """Signal the end of output; flush held text and settle an unfinished call."""
+    def close(self, cut: bool = False) -> list[Event]:
+        """Signal the end of output; flush held text and settle an unfinished call.
+
+        ``cut``: the output stopped at a length limit (an upstream's ``finish_reason:
+        "length"``), so a call the end of output would close is truncated, never a call.
+        """
         if self._closed:
             return []
-        self._closed = True
+        self._closed, self._cut = True, cut
         return self._run(self._buf, final=True)
 
     # ------------------------------------------------------------------ phases
@@ -262,7 +268,7 @@ class DialectParser:
             if self._call is not None:  # a held call never reached the caller
                 self._next_index = self._call.index
             self._out.append(CallRejected(reason, raw))
-        self._call, self._held = None, None
+        self._call, self._held, self._closing = None, None, False
         self.phase = Phase.CONTENT if self._resume is Phase.START else self._resume
         self._emit_text(raw)
 
@@ -305,6 +311,13 @@ class DialectParser:
         if not call.fragments:
             self.args("{}")
         arguments = "".join(call.fragments)
+        if self._closing:  # the end of output closes the call: only if nothing is missing
+            self._closing = False
+            why = "the output stopped at its length limit" if self._cut else self._missing(call.name, arguments)
+            if why:
+                self._block_rejection = f"{TRUNCATED}: {why}"
+                return  # _fail_block aborts the call once the body hands back
+            self._emit(Repaired(call.index, UNCLOSED_AT_END))
         errors = self._check(call.name, arguments)
         if errors:
             self._emit(Invalid(call.index, errors))
@@ -318,6 +331,9 @@ class DialectParser:
         self._call, self._last_index = None, call.index
 
     def repaired(self, what: str) -> None:
+        if what == UNCLOSED_AT_END and self._call is not None:
+            self._closing = True  # reported by end() if the call is complete
+            return
         self._emit(Repaired(self._call.index if self._call else self._last_index, what))
 
     def text(self, text: str) -> None:
@@ -348,6 +364,15 @@ class DialectParser:
             return (written, "exact") if ok else (None, "implausible")
         found = self._tools.resolve(written)
         return found.name, found.how
+
+    def _missing(self, name: str, arguments: str) -> str:
+        """Why a call closed by the end of output is incomplete: a required argument unwritten."""
+        if self._tools is None:
+            return ""
+        required = self._tools.root_schema(name).get("required")
+        value = json.loads(arguments)
+        missing = [k for k in required if k not in value] if isinstance(required, list) else []
+        return f"required argument {missing[0]!r} was not written" if missing else ""
 
     def _check(self, name: str, arguments: str) -> tuple[str, ...]:
         value = json.loads(arguments)  # bodies only ever produce JSON objects

@@ -22,6 +22,9 @@ from ..errors import DialectError
 UNCLOSED_AT_END = "call not closed at end of output"
 """What a body reports when it completes a call whose close marker never came."""
 
+TRUNCATED = "truncated"
+"""The reason (or its first word) of a call cut off by the end of output."""
+
 
 class Outcome(enum.Enum):
     """What a body's ``feed`` concluded."""

@@ -104,6 +104,12 @@ def cut_off(buf: str, pos: int, marker: str) -> bool:
     return len(buf) - pos <= len(marker) and marker.startswith(buf[pos:])
 
 
+def opens_more(tail: str, openers: tuple[str, ...], closers: tuple[str, ...]) -> bool:
+    """True when ``tail``, the output's last characters, can only be the start of an opener
+    (another argument coming), not of a closer: a call cut there has incomplete arguments."""
+    return bool(tail) and any(o.startswith(tail) for o in openers) and not any(c.startswith(tail) for c in closers)
+
+
 def skip_ws(buf: str, pos: int) -> int:
     """The position of the first non-whitespace character at or after ``pos``."""
     return _WS.match(buf, pos).end()  # type: ignore[union-attr]  # a starred pattern always matches

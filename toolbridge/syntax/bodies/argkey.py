@@ -21,9 +21,9 @@ import re
 from dataclasses import dataclass, field
 
 from .json import JsonEnvelopeBody
-from ..markers import MarkerSet, marker_set, match_at
+from ..markers import MarkerSet, marker_set, match_at, opens_more
 from ..rawvalue import RawValue
-from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome, raw_value
+from ..dialect import TRUNCATED, UNCLOSED_AT_END, Calls, CallSink, Outcome, raw_value
 
 # Whitespace between tags; a literal backslash-n counts too (output that was escaped twice).
 _WS = re.compile(r"(?:\s|\\n)*")
@@ -168,7 +168,7 @@ class ArgKeyBody:
         if found == "":
             if not final:
                 return pos, Outcome.MORE
-            return len(buf), self._at_end()
+            return len(buf), self._at_end(buf[pos:])
         if found is None:
             return pos, self._fail("unexpected text in a call block")
         outcome = self._begin()
@@ -222,7 +222,10 @@ class ArgKeyBody:
         self._sink.end()
         return Outcome.DONE
 
-    def _at_end(self) -> Outcome:
+    def _at_end(self, tail: str = "") -> Outcome:
+        tags = self._tags
+        if opens_more(tail, (tags.key[0], tags.value[0], self._opened_by), (tags.block_close,)):
+            return self._fail(TRUNCATED)  # another argument was coming
         if self._state is _S.PAIRS:
             outcome = self._begin()
             if outcome is not None:

@@ -36,9 +36,9 @@ from typing import Any
 from .json import stream_arguments
 from .xml import NamedCall
 from ..jsonscan import JsonScanner
-from ..markers import MarkerSet, marker_set, match_at, skip_ws
+from ..markers import MarkerSet, marker_set, match_at, opens_more, skip_ws
 from ..rawvalue import RawValue
-from ..dialect import UNCLOSED_AT_END, CallSink, Outcome
+from ..dialect import TRUNCATED, UNCLOSED_AT_END, CallSink, Outcome
 
 _ATTR = re.compile(r"""\s+([\w:.-]+)\s*=\s*(?:"([^"<>]*)"|'([^'<>]*)'|([^\s"'<>=/]+))""")
 _LIMIT = 512  # longest opening tag read
@@ -185,7 +185,7 @@ class AttrXmlBody(NamedCall):
             options = tags.invoke + tags.block_close + tags.skip
         found = match_at(buf, pos, options) if pos < len(buf) else ""
         if found == "":
-            return (pos, Outcome.MORE) if not final else (len(buf), self._at_end())
+            return (pos, Outcome.MORE) if not final else (len(buf), self._at_end(buf[pos:]))
         if found is None:
             return pos, self._fail("unexpected text in a call block")
         pos += len(found)
@@ -364,8 +364,12 @@ class AttrXmlBody(NamedCall):
         self._calls += 1
         return None
 
-    def _at_end(self) -> Outcome:
-        """The output ended between tags: a call with complete arguments is recovered."""
+    def _at_end(self, tail: str = "") -> Outcome:
+        """The output ended between tags: a call with complete arguments is recovered, unless
+        what the output ends with can only begin another parameter or invoke."""
+        tags = self._tags
+        if opens_more(tail, tags.param + tags.invoke, tags.invoke_close + tags.block_close + tags.param_close):
+            return self._fail(TRUNCATED)
         if self._state is _S.AFTER:
             return Outcome.DONE
         if self._state is _S.PARAMS and (self._params or self._wrapped or self._json_done):

@@ -23,9 +23,9 @@ import enum
 import json
 from dataclasses import dataclass, field
 
-from ..markers import MarkerSet, marker_set, match_at, read_label, skip_ws
+from ..markers import MarkerSet, marker_set, match_at, opens_more, read_label, skip_ws
 from ..rawvalue import RawValue
-from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome, raw_value
+from ..dialect import TRUNCATED, UNCLOSED_AT_END, Calls, CallSink, Outcome, raw_value
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ class XmlBody(NamedCall):
             options = (tags.function[0], tags.block_close)
         found = match_at(buf, pos, options) if pos < len(buf) else ""
         if found == "":
-            return (pos, Outcome.MORE) if not final else (len(buf), self._at_end())
+            return (pos, Outcome.MORE) if not final else (len(buf), self._at_end(buf[pos:]))
         if found is None:
             if state is _S.AFTER:
                 if not self._bare:
@@ -199,8 +199,12 @@ class XmlBody(NamedCall):
         self._in_call, self._params = False, 0
         return None
 
-    def _at_end(self) -> Outcome:
-        """The output ended between tags: a call whose parameters are all closed is complete."""
+    def _at_end(self, tail: str = "") -> Outcome:
+        """The output ended between tags: a call whose parameters are all closed is complete,
+        unless what the output ends with can only begin another parameter."""
+        tags = self._tags
+        if opens_more(tail, (tags.parameter[0], tags.function[0]), (tags.function_close, tags.block_close)):
+            return self._fail(TRUNCATED)
         if self._state is _S.AFTER:
             if not self._bare:
                 self._sink.repaired(UNCLOSED_AT_END)
