@@ -91,3 +91,12 @@ def test_a_call_closed_by_its_own_marker_is_kept_even_when_the_upstream_was_cut(
     parser = StreamParser("qwen3_coder", RUN_SQL)
     events = parser.feed(text) + parser.close(cut=True)
     assert [type(e).__name__ for e in events].count("ToolCallEnd") == 1
+
+
+def test_auto_passes_the_length_stop_on() -> None:
+    text = "<tool_call>\n<function=run_sql>\n<parameter=query>\nSELECT 1\n</parameter>\n"
+    for chunks in ([text], list(text)):
+        parser = StreamParser("auto", RUN_SQL)
+        events = [e for c in chunks for e in parser.feed(c)] + parser.close(cut=True)
+        names = [type(e).__name__ for e in events]
+        assert "ToolCallEnd" not in names and ("CallAborted" in names or "CallRejected" in names)

@@ -130,10 +130,10 @@ class _Trial:
         parser.halt_on_reject = verdict is None
         self.reach = 0  # once refused: how much of the text from the marker the block took
 
-    def feed(self, text: str, final: bool) -> None:
+    def feed(self, text: str, final: bool, cut: bool = False) -> None:
         events = self.parser.feed(text)
         if final:
-            events += self.parser.close()
+            events += self.parser.close(cut)
         self.events += events
         if self.verdict is None:
             self.verdict = _judge(events, self.parser.phase)
@@ -205,6 +205,7 @@ class AutoParser:
         # (its own parser would not look there either): every dialect reads each stretch of the
         # output at most once, so the work stays linear however many markers the output repeats.
         self._reach: dict[str, int] = {}
+        self._cut = False
         self._out: list[Event] = []
         self._closed = False
 
@@ -230,13 +231,14 @@ class AutoParser:
         self._run(self._buf + text, final=False)
         return self._out
 
-    def close(self) -> list[Event]:
-        """Signal the end of output; flush held text and settle an unfinished call."""
+    def close(self, cut: bool = False) -> list[Event]:
+        """Signal the end of output; flush held text and settle an unfinished call (``cut``:
+        the output stopped at a length limit, as StreamParser's)."""
         if self._parser is not None:
-            return self._parser.close()
+            return self._parser.close(cut)
         if self._closed:
             return []
-        self._closed = True
+        self._closed, self._cut = True, cut
         if self._trials:
             return self._resume("", final=True)
         self._out = []
@@ -347,7 +349,7 @@ class AutoParser:
                 if not last:
                     events += self._parser.feed(buf[end:])
                     if final:
-                        events += self._parser.close()
+                        events += self._parser.close(self._cut)
                 self._out += events
                 return None
             if last:
@@ -359,7 +361,7 @@ class AutoParser:
         self._pending.append(text)  # kept to scan again should every trial refuse the block
         for trial in self._trials:
             if trial.verdict is not False:
-                trial.feed(text, final)
+                trial.feed(text, final, self._cut)
                 if trial.verdict is False:
                     name = trial.parser.dialect.name
                     self._reach[name] = max(self._reach.get(name, 0), self._block_at + trial.reach)
