@@ -96,6 +96,9 @@ REGRESSIONS = [
     Regression("minimax-m3-deep", "minimax_m3",
                M3 + "<tool_call>\n" + M3 + '<invoke name="search">\n' + (M3 + "<a>") * 300 + "x" + (M3 + "</a>") * 300
                + "\n" + M3 + "</invoke>\n" + M3 + "</tool_call>", calls=[], report={"aborted": 1}),
+    Regression("gemma4-trailing-comma", "gemma4", "<|tool_call>call:search{n:[1,]}<tool_call|>", calls=[]),
+    Regression("functiongemma-trailing-comma", "functiongemma", "<start_function_call>call:search{n:{m:[l,]}}",
+               calls=[]),
     Regression("hermes-nan", "hermes", '<tool_call>{"name": "search", "arguments": {"q": NaN}}</tool_call>', calls=[]),
 ]
 TOOLS_FOR = {"get_time": {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}}

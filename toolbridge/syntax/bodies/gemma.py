@@ -207,7 +207,7 @@ class GemmaBody:
         # NEXT
         if ch == ",":
             self._sink.args(", ")
-            self._state = _S.KEY if self._stack[-1] == "{" else _S.VALUE
+            self._state, self._first = (_S.KEY if self._stack[-1] == "{" else _S.VALUE), False
             return pos + 1, None
         if ch in "}]":
             return pos + 1, self._close_container("{" if ch == "}" else "[")
