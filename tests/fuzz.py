@@ -14,8 +14,9 @@ must keep four promises:
 - no call names a tool that was not offered;
 - no parse takes longer than ``time_bound`` (a sanity bound for a noisy machine: linear work is
   checked by ``tests/test_bounds.py`` without clocks);
-- the streamed message equals the whole one, and the streamed events are consistent
-  (``harness.check_events``: fragments join into the final arguments, indices in order).
+- the streamed message and ``finish_reason`` equal the whole ones, the streamed events are
+  consistent (``harness.check_events``: fragments join into the final arguments, indices in
+  order), and an answer with a call that broke after it began ends with ``length``.
 
 ``python -m tests.fuzz --per-dialect 20000`` is the long run (``make fuzz``); ``tests/test_fuzz.py``
 runs a quick profile in ``make test`` and replays every minimised failure kept in
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolbridge.bench.dense import all_markers, markers
+from toolbridge.openai import finish_reason
 from toolbridge.dialects import dialect_names, get_dialect
 from toolbridge.syntax.dialect import Dialect
 
@@ -198,9 +200,9 @@ def check(parser: str, text: str, chunks: list[str], options: dict[str, Any], ti
     case = Case("fuzz", text, tools=TOOLS, options=options)
     try:
         start = time.perf_counter()
-        whole, _, events = run(case, parser, [text])
+        whole, whole_report, events = run(case, parser, [text])
         took = time.perf_counter() - start
-        streamed, _, stream_events = run(case, parser, chunks)
+        streamed, stream_report, stream_events = run(case, parser, chunks)
     except Exception:
         return "exception: " + traceback.format_exc(limit=-3)
     if took > time_bound:
@@ -210,6 +212,10 @@ def check(parser: str, text: str, chunks: list[str], options: dict[str, Any], ti
             return f"call to an unoffered tool {call['function']['name']!r}"
     if streamed != whole:
         return f"streamed != whole\n  whole={str(whole)[:400]}\n  streamed={str(streamed)[:400]}"
+    if finish_reason(stream_report) != finish_reason(whole_report):
+        return f"finish_reason {finish_reason(stream_report)} streamed, {finish_reason(whole_report)} whole"
+    if whole_report.aborted and finish_reason(whole_report) != "length":
+        return "a call broke after it began, yet the answer does not end with length"
     try:
         check_events(events, whole)
         check_events(stream_events, streamed)
