@@ -7,7 +7,7 @@ import sys
 from dataclasses import fields
 
 from ..errors import ConfigError
-from ..gateway.config import UPSTREAM_APIS, GatewayConfig, env_defaults
+from ..gateway.config import MAX_RETRIES, ON_INVALID, UPSTREAM_APIS, GatewayConfig, env_defaults
 from .exits import EXIT_USAGE, missing_extra
 
 
@@ -32,6 +32,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="also take calls from reasoning_content/reasoning (off by default)")
     p.add_argument("--keep-special-tokens", choices=("auto", "always", "never"), default=d.keep_special_tokens,
                    help="ask the upstream for skip_special_tokens=false (auto: when the markers are special)")
+    p.add_argument("--on-invalid", choices=ON_INVALID, default=d.on_invalid,
+                   help="a call whose arguments fail its tool's schema: pass it on (default), reject "
+                        "the answer with an error, or retry (ask the upstream again with the errors); "
+                        "a tool with \"strict\": true is never passed")
+    p.add_argument("--retries", type=int, default=d.retries,
+                   help=f"with --on-invalid retry: how many times to ask again (default 1, at most {MAX_RETRIES})")
     p.add_argument("--max-body", type=int, default=d.max_body, help="largest request body in bytes (413 above)")
     p.add_argument("--timeout", type=float, default=d.timeout, help="seconds of upstream silence before 504")
     p.add_argument("--connect-timeout", type=float, default=d.connect_timeout)

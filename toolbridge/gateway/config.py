@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from ..render import ChatTemplate
 
 UPSTREAM_APIS = ("chat", "completions")
+ON_INVALID = ("pass", "reject", "retry")  # gateway/validation.py
+MAX_RETRIES = 5  # each retry is a whole generation: a small bound keeps a request's cost bounded
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,8 @@ class GatewayConfig:
     upstream_api_key: str = ""  # sent upstream; without it the client's Authorization passes through
     recover_from_reasoning: bool = False
     keep_special_tokens: str = "auto"
+    on_invalid: str = "pass"  # a call whose arguments fail the schema: pass, reject or retry
+    retries: int = 1  # with on_invalid retry: how many times the upstream is asked again
     max_body: int = 8 << 20
     timeout: float = 300.0  # upstream silence, seconds
     connect_timeout: float = 10.0
@@ -64,6 +68,10 @@ class GatewayConfig:
             get_dialect(self.tool_call_parser)
         if self.keep_special_tokens not in ("auto", "always", "never"):
             raise ConfigError("--keep-special-tokens must be auto, always or never")
+        if self.on_invalid not in ON_INVALID:
+            raise ConfigError(f"--on-invalid must be pass, reject or retry, not {self.on_invalid!r}")
+        if not 0 <= self.retries <= MAX_RETRIES:
+            raise ConfigError(f"--retries must be between 0 and {MAX_RETRIES}")
         if self.workers < 1 or self.max_body < 1 or self.timeout <= 0:
             raise ConfigError("--workers, --max-body and --timeout must be positive")
         if min(self.max_url, self.max_header_bytes, self.max_headers, self.max_answer, self.max_event) < 1 \

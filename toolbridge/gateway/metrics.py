@@ -16,6 +16,12 @@ _HELP = {
     "toolbridge_tool_calls_total": ("counter", "Tool calls returned, by where they came from."),
     "toolbridge_rejected_total": ("counter", "Call-like blocks or native calls not returned as calls."),
     "toolbridge_invalid_arguments_total": ("counter", "Calls returned whose arguments fail the tool's schema."),
+    "toolbridge_invalid_retries_total": ("counter",
+                                         "Upstream requests made again because a call's arguments failed "
+                                         "its schema (--on-invalid retry)."),
+    "toolbridge_invalid_rejected_total": ("counter",
+                                          "Answers ended with invalid_tool_arguments (--on-invalid reject, "
+                                          "retries spent, or a strict tool)."),
     "toolbridge_upstream_errors_total": ("counter", "Upstream failures, by kind."),
     "toolbridge_internal_errors_total": ("counter",
                                          "Failures no other handler took, by stage (request, answer, stream)."),

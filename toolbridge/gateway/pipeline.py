@@ -38,7 +38,10 @@ a bare 500 or a cut stream. An answer the gateway fails to read is 502 ``unreada
 other failure before the response began is 500 ``internal_error``, both with
 ``x-should-retry: false`` (the openai SDK otherwise retries 5xx, and the same answer or request
 would meet the same fault, the upstream generating again each time); after the response began,
-it is the front's stream error event.
+it is the front's stream error event. A call whose arguments fail its schema, when the policy
+or a ``strict`` tool says it must be valid (``validation``), is 502 ``invalid_tool_arguments``
+with ``x-should-retry: false``, or that stream error event; under ``--on-invalid retry`` the
+upstream is first asked again (``_again``), a stream going on where it was.
 
 **Off the event loop:** parsing is CPU work that holds every other client of the process while
 it runs. Reading a whole answer or translating one streamed upstream event of more than
@@ -75,6 +78,7 @@ from .repair import Provenance, repair_completion
 from .streaming import AnswerStream
 from .turn import Plan, RequestError, Settings, Turn, plan_turn
 from .upstream.refusal import is_refusal, name_the_flag
+from .validation import InvalidArguments, Retries
 
 log = logging.getLogger("toolbridge.gateway")
 
@@ -118,7 +122,7 @@ class Pipeline:
         self.config = config
         self.metrics = metrics
         self.settings = Settings(config.tool_call_parser, config.recover_from_reasoning,
-                                 config.keep_special_tokens)
+                                 config.keep_special_tokens, config.on_invalid)
         self.base = config.upstream_parts()[2]
         self.pool: UpstreamPool | None = None
         self.router: Any = None
@@ -141,7 +145,7 @@ class Pipeline:
     async def _serve(self, front: Front, req: Request, resp: Response) -> Result:
         try:
             large = len(req.body) > OFFLOOP_REQUEST_BYTES
-            model, plan, path, retry = await self.cpu(large, "request", self._plan, front, req.body)
+            turn, plan, path, retry = await self.cpu(large, "request", self._plan, front, req.body)
         except orjson.JSONDecodeError as exc:
             return self._refuse(front, resp, 400, f"the request body is not valid JSON: {exc}")
         except RequestError as exc:
@@ -149,13 +153,19 @@ class Pipeline:
         except ConfigError as exc:
             return self._refuse(front, resp, 400, str(exc))
         headers = self.upstream_headers(req, plan.stream)
+        model = turn.model
+        # The turn is kept only to be asked again: not for the life of every stream.
+        retrying = plan.enforcing and plan.on_invalid == "retry"
+        tries = Retries(turn, self.config.retries) if retrying else None
+        del turn
         try:
-            result = await self._send(front, plan, path, headers, resp, retry)
+            result = await self._send(front, plan, path, headers, resp, retry, tries)
             if result is None:  # the upstream refused tools: once more, with the protocol
                 self.router.remember(model)
                 log.info("upstream refused tools for model %r; retrying with the injected "
                          "protocol", model)
-                result = await self._send(front, self.router.injected(plan), path, headers, resp, False)
+                result = await self._send(front, self.router.injected(plan), path, headers, resp,
+                                          False, tries)
             assert result is not None
             return result
         except RequestError as exc:  # the history cannot be written as the protocol
@@ -166,10 +176,14 @@ class Pipeline:
                 return 200, Provenance()
             return self.upstream_failure(front, resp, exc), Provenance()
 
-    def _plan(self, front: Front, body: bytes) -> tuple[Any, Plan, str, bool]:
-        """The request checked and planned: its model, plan, upstream path and whether a refusal
-        of tools is retried. The turn itself is not kept for the life of a stream."""
+    def _plan(self, front: Front, body: bytes) -> tuple[Turn, Plan, str, bool]:
+        """The request checked and planned: its turn, plan, upstream path and whether a refusal
+        of tools is retried."""
         turn = front.turn(orjson.loads(body))
+        return turn, *self._route(turn)
+
+    def _route(self, turn: Turn) -> tuple[Plan, str, bool]:
+        """``turn`` planned: its plan, upstream path and whether a refusal of tools is retried."""
         plan = plan_turn(turn, self.settings)
         path, retry = "/chat/completions", False
         if self.router is not None:
@@ -178,7 +192,7 @@ class Pipeline:
             except (ConfigError, RenderError) as exc:
                 code = "tool_fallback_required" if isinstance(exc, FallbackRequired) else None
                 raise RequestError(str(exc), code=code, param="messages") from exc
-        return turn.model, plan, path, retry
+        return plan, path, retry
 
     async def cpu(self, large: bool, kind: str, step: Callable[..., T], *args: Any) -> T:
         """``step(*args)``, on a worker thread when its input is ``large``, so that a long parse
@@ -199,8 +213,9 @@ class Pipeline:
         return headers
 
     async def _send(self, front: Front, plan: Plan, path: str, headers: list[tuple[bytes, bytes]],
-                    resp: Response, retry: bool) -> Result | None:
-        """One upstream exchange; None when it was refused for tools and ``retry`` is set."""
+                    resp: Response, retry: bool, tries: Retries | None = None) -> Result | None:
+        """One upstream exchange; None when it was refused for tools and ``retry`` is set. An
+        answer with a call that had to be valid and is not goes to ``_again``."""
         assert self.pool is not None
         exchange = self.pool.request("POST", self.base + path, headers, orjson.dumps(plan.body))
         if not retry:
@@ -212,13 +227,24 @@ class Pipeline:
                 raw = await up.read(self.config.max_answer)
                 if retry and is_refusal(raw):
                     return None
+                if resp.started:  # a retry's: the client's stream already began
+                    self.stream_error(front, resp, f"the upstream answered {up.status} to a retry",
+                                      "upstream_error")
+                    return 200, Provenance()
                 return self.pass_error(front, resp, up.status, raw), Provenance()
             if plan.stream:
-                return await self._stream(front, up, plan, resp)
-            raw = await up.read(self.config.max_answer)
+                streamed = await self._stream(front, up, plan, resp, tries)
+            else:
+                raw = await up.read(self.config.max_answer)
+        if plan.stream:
+            if isinstance(streamed, InvalidArguments):
+                return await self._again(front, streamed, headers, resp, tries)
+            return streamed
         try:
             body, provenance = await self.cpu(len(raw) > OFFLOOP_BYTES, "whole", self._read_whole,
                                               front, raw, plan)
+        except InvalidArguments as exc:
+            return await self._again(front, exc, headers, resp, tries)
         except RequestError as exc:
             return self._refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
         except Exception as exc:  # noqa: BLE001  # the boundary for a whole answer (502)
@@ -237,28 +263,60 @@ class Pipeline:
         answer, provenance = whole(answer, plan)
         return front.whole(answer), provenance
 
-    async def _stream(self, front: Front, up: Any, plan: Plan, resp: Response) -> Result:
-        answer = self.router.answer_stream(plan) if self.router is not None else AnswerStream(plan)
-        encoder = front.stream(answer)
-        resp.start(200, [(b"content-type", front.content_type), (b"cache-control", b"no-cache"),
-                         (b"x-toolbridge-calls", b"streamed; see metrics and the log")])
+    async def _again(self, front: Front, exc: InvalidArguments, headers: list[tuple[bytes, bytes]],
+                     resp: Response, tries: Retries | None) -> Result:
+        """A call that had to be valid is not: the upstream is asked again with the errors while
+        ``tries`` allow (``--on-invalid retry``), else the answer is the error."""
+        turn = tries.again(exc) if tries is not None else None
+        if turn is None:
+            return self._invalid(front, resp, exc, tries)
+        assert tries is not None
+        self.metrics.inc("toolbridge_invalid_retries_total")
+        log.info("asking the upstream again (retry %d of %d): %s", tries.made,
+                 tries.made + tries.left, exc)
+        try:
+            plan, path, _ = self._route(turn)
+        except RequestError as failed:
+            log.warning("the retry cannot be sent: %s", failed)
+            return self._invalid(front, resp, exc, tries)
+        result = await self._send(front, plan, path, headers, resp, False, tries)
+        assert result is not None
+        return result
+
+    async def _stream(self, front: Front, up: Any, plan: Plan, resp: Response,
+                      tries: Retries | None) -> Result | InvalidArguments:
+        """Relay a streamed answer; an InvalidArguments is returned for ``_again``."""
+        if tries is not None and tries.stream is not None:  # a retry: the client's stream goes on
+            answer, encoder = tries.stream
+            answer.restart(plan)
+        else:
+            answer = self.router.answer_stream(plan) if self.router is not None else AnswerStream(plan)
+            encoder = front.stream(answer)
+            resp.start(200, [(b"content-type", front.content_type), (b"cache-control", b"no-cache"),
+                             (b"x-toolbridge-calls", b"streamed; see metrics and the log")])
+            if tries is not None:
+                tries.stream = answer, encoder
         self.metrics.open_streams += 1
         try:
-            await self._relay(front, up, encoder, resp)
+            invalid = await self._relay(front, up, encoder, resp)
         except ClientDisconnected:
             log.info("client disconnected mid-stream; upstream request closed")
+            invalid = None
         finally:
             self.metrics.open_streams -= 1
-        return 200, encoder.provenance
+        return invalid or (200, encoder.provenance)
 
-    async def _relay(self, front: Front, up: Any, encoder: Any, resp: Response) -> None:
+    async def _relay(self, front: Front, up: Any, encoder: Any,
+                     resp: Response) -> InvalidArguments | None:
         """Relay a stream: each upstream event is translated and written from the upstream
         connection's read callback (``SSEStream.each``); an event over ``OFFLOOP_BYTES`` is
         translated on a worker thread instead, while reading waits (``drain``). What ends the
-        stream early is settled here; any other exception reaches ``serve``."""
+        stream early is settled here, but for a call that had to be valid and is not: returned,
+        the stream left open. Any other exception reaches ``serve``."""
         feed, write = encoder.feed_sse, resp.write
         chunks = 0
         ended: list[tuple[str, str, str | None]] = []  # the error event that ends the stream
+        invalid: list[InvalidArguments] = []
         deferred: list[bytes] = []  # a large event, for drain to translate off the loop
 
         def step(event: bytes) -> bytes | None:
@@ -273,6 +331,9 @@ class Pipeline:
                 return None
             try:
                 return feed(chunk)  # type: ignore[no-any-return]
+            except InvalidArguments as exc:
+                invalid.append(exc)
+                return None
             except RequestError as exc:
                 ended.append((str(exc), exc.type, exc.code))
                 return None
@@ -308,6 +369,8 @@ class Pipeline:
         except _Ended:
             stopped = True
         self.metrics.inc("toolbridge_streamed_chunks_total", chunks)
+        if invalid:
+            return invalid[0]
         if ended:
             return self.stream_error(front, resp, *ended[0])
         if not stopped:
@@ -315,9 +378,12 @@ class Pipeline:
                                      "upstream_error")
         try:
             closing = encoder.finish_sse()
+        except InvalidArguments as exc:
+            return exc
         except RequestError as exc:
             return self.stream_error(front, resp, str(exc), exc.type, exc.code)
         resp.end(closing + front.stream_end())
+        return None
 
     # ---------------------------------------------------------------- failures
 
@@ -326,6 +392,20 @@ class Pipeline:
                 param: str | None = None) -> Result:
         resp.send(status, JSON, front.error(message, type, code, param))
         return status, Provenance()
+
+    def _invalid(self, front: Front, resp: Response, exc: InvalidArguments,
+                 tries: Retries | None) -> Result:
+        """The answer to a call that had to be valid and is not: the error names each tool and
+        its schema errors; 502 with ``x-should-retry: false`` (the policy decides on retries),
+        or the stream's error event."""
+        message = exc.after(tries.made if tries is not None else 0)
+        self.metrics.inc("toolbridge_invalid_rejected_total")
+        log.warning("answer rejected: %s", message)
+        if resp.started:
+            resp.end(front.stream_error(message, exc.type, exc.code))
+            return 200, Provenance()
+        resp.send(exc.status, [*JSON, NO_RETRY], front.error(message, exc.type, exc.code))
+        return exc.status, Provenance()
 
     def stream_error(self, front: Front, resp: Response, message: str, type: str,
                      code: str | None = None) -> None:

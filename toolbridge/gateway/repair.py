@@ -3,8 +3,9 @@
 For each choice: native ``tool_calls`` win and are canonicalised; otherwise the content is parsed
 with the dialect (and, when the operator opted in, the reasoning too). What is left of the text
 stays content (``null`` when only whitespace remains). ``finish_reason`` becomes ``tool_calls``
-when calls are returned and ``length`` when the output was cut inside a call. ``Provenance``
-counts where calls came from, for the response header, the metrics and the log.
+when calls are returned and ``length`` when the output was cut inside a call. A call that must
+be valid and is not raises ``validation.InvalidArguments``. ``Provenance`` counts where calls
+came from, for the response header, the metrics and the log.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..events import ToolCallBegin
 from ..parsing.parser import parse
 from .upstream.native import check_calls, new_id
 from .turn import Plan, RequestError
+from .validation import enforce, native_verdicts
 
 REASONING_KEYS = ("reasoning_content", "reasoning")
 
@@ -56,7 +59,8 @@ def tool_choice_unmet(required: str) -> RequestError:
 
 
 def repair_completion(answer: dict[str, Any], plan: Plan) -> tuple[dict[str, Any], Provenance]:
-    """Repair a chat.completion object in place; raises RequestError when tool_choice is unmet."""
+    """Repair a chat.completion object in place; raises RequestError when tool_choice is unmet,
+    InvalidArguments (a RequestError) when a call that must be valid is not."""
     provenance = Provenance()
     if plan.tools is None:
         return answer, provenance
@@ -71,17 +75,20 @@ def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, s
     message = choice["message"]
     leftovers: list[str] = []
     truncated = False
+    verdicts: dict[str, tuple[str, ...]] = {}  # schema errors by call id
     if message.get("tool_calls"):
         checked = check_calls(message["tool_calls"], plan.tools, seen_ids)
         calls, leftovers = checked.calls, checked.rejected
         provenance.native += len(calls)
         provenance.invalid += checked.invalid
+        if checked.invalid and plan.enforcing:
+            verdicts = native_verdicts(plan, calls)
     else:
-        calls, truncated = _from_text(message, "content", plan, provenance)
+        calls, truncated = _from_text(message, "content", plan, provenance, verdicts)
         provenance.content += len(calls)
         if plan.recover_from_reasoning:
             for key in REASONING_KEYS:
-                found, cut = _from_text(message, key, plan, provenance)
+                found, cut = _from_text(message, key, plan, provenance, verdicts)
                 provenance.reasoning += len(found)
                 calls, truncated = calls + found, truncated or cut
     provenance.rejected += len(leftovers)
@@ -90,10 +97,12 @@ def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, s
         calls = calls[:1]
     if plan.required and not calls:
         raise tool_choice_unmet(plan.required)
+    enforce(plan, calls, verdicts)
     _settle(choice, message, calls, leftovers, truncated)
 
 
-def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Provenance) -> tuple[list[Any], bool]:
+def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Provenance,
+               verdicts: dict[str, tuple[str, ...]]) -> tuple[list[Any], bool]:
     text = message.get(key)
     if not isinstance(text, str) or not text:
         return [], False
@@ -101,6 +110,9 @@ def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Proven
     provenance.dialect = provenance.dialect or result.report.detected
     provenance.rejected += len(result.report.rejected) + len(result.report.aborted)
     provenance.invalid += len(result.report.invalid)
+    if result.report.invalid and plan.enforcing:  # the parser's verdicts, by call id
+        ids = {ev.index: ev.id for ev in result.events if isinstance(ev, ToolCallBegin)}
+        verdicts.update((ids[bad["index"]], tuple(bad["errors"])) for bad in result.report.invalid)
     message[key] = result.message["content"] if key == "content" or result.message["content"] else None
     return result.message.get("tool_calls", []), result.report.truncated
 

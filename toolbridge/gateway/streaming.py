@@ -7,7 +7,8 @@ share one index sequence, so the events carry the turn's own call indices. Trail
 the content is held back until more content or the end shows whether it belongs (a turn that
 ends in calls has the same content streamed as whole). The upstream's ``finish_reason`` is held
 back until the parsers are closed, then replaced by ``tool_calls`` or ``length`` as the calls
-warrant (``Finish``). Fronts turn these events into their own wire format.
+warrant (``Finish``). A call that must be valid (``--on-invalid``, strict tools) is held until
+it ends and checked (``validation.Gate``). Fronts turn these events into their own wire format.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ..parsing.parser import StreamParser
 from .repair import REASONING_KEYS, Provenance, parser_options, tool_choice_unmet
 from .turn import Plan, RequestError
 from .upstream.native import NativeStream
+from .validation import Gate
 
 _UNCOUNTED = frozenset((Text, ArgumentsDelta, Reasoning, Repaired))  # nothing to count: most events
 
@@ -64,6 +66,10 @@ class _Choice:
     """The translation state of one choice."""
 
     def __init__(self, plan: Plan, provenance: Provenance, seen_ids: set[str]) -> None:
+        self.reset(plan, provenance, seen_ids)
+
+    def reset(self, plan: Plan, provenance: Provenance, seen_ids: set[str]) -> None:
+        """Start over, for another answer to the same client stream (a retry)."""
         self._plan = plan
         self._prov = provenance
         self._next = itertools.count().__next__
@@ -72,13 +78,16 @@ class _Choice:
         self._content = StreamParser(plan.dialect, plan.tools, **options) if parse else None
         self._reasoning = (StreamParser(plan.dialect, plan.tools, **options)
                            if parse and plan.recover_from_reasoning else None)
-        self._held = ChunkEncoder()  # holds the content's trailing whitespace
+        self._held_ws = ChunkEncoder()  # holds the content's trailing whitespace
         self._native = NativeStream(plan.tools, self._begin, seen_ids)
         self._index: dict[tuple[str, int], int | None] = {}  # (source, parser index) -> ours
         self._calls = 0
         self._truncated = False
         self.upstream_finish: str | None = None
         self.reasoning_key = "reasoning_content"  # the upstream's spelling (or "reasoning")
+        self._enforcing = plan.enforcing
+        self._gate = Gate(plan)
+        self._held: set[int] = set()  # our indices of parsed calls the gate holds
 
     def feed(self, delta: dict[str, Any]) -> list[Event]:
         """The events of one upstream delta."""
@@ -92,7 +101,8 @@ class _Choice:
                 self.reasoning_key = key
                 out += self._thoughts(value)
             elif key == "tool_calls" and isinstance(value, list):
-                out += self._native.feed(value)
+                native = self._native.feed(value)
+                out += self._gate.feed(native) if self._gate.active else native
             elif value is not None and key != "content":
                 out.append(Field(key, value))
         return out
@@ -102,7 +112,7 @@ class _Choice:
         if self._content is not None:
             out += self._content_events(self._content.close())
             self._prov.noted(self._content)
-        held = self._held.finish()
+        held = self._held_ws.finish()
         if held:
             out.append(Text(held[0]["content"]))
         if self._reasoning is not None:
@@ -113,6 +123,8 @@ class _Choice:
         self._prov.rejected += len(rejected)
         if rejected:
             out.append(Text("\n".join(rejected)))
+        if self._gate.active:
+            out = self._gate.finish(out, good)
         calls = self._calls + len(good)
         if self._plan.required and not calls:
             raise tool_choice_unmet(self._plan.required)
@@ -129,7 +141,7 @@ class _Choice:
         out: list[Event] = []
         for ev in self._content.feed(text):
             if type(ev) is Text:
-                sent = self._held.content(ev.text)
+                sent = self._held_ws.content(ev.text)
                 if sent is not None:
                     out.append(ev if sent is ev.text else Text(sent))
             elif type(ev) is ArgumentsDelta:
@@ -138,28 +150,29 @@ class _Choice:
                     out.append(ev if ours == ev.index else ArgumentsDelta(ours, ev.text))
             else:
                 out += self._content_events([ev])
-        return out
+        return self._gate.feed(out) if self._gate.active else out
 
     def _content_events(self, events: list[Event]) -> list[Event]:
         self._count(events, "content")
         out: list[Event] = []
         for ev in events:
             if type(ev) is Text:
-                sent = self._held.content(ev.text)
+                sent = self._held_ws.content(ev.text)
                 if sent is not None:
                     out.append(Text(sent))
             elif type(ev) is Reasoning:  # the parser splits reasoning (completions mode)
                 out.append(ev)
             else:
                 if type(ev) is ToolCallBegin:
-                    self._held.encode([ev])  # content beside calls: its held whitespace is dropped
+                    self._held_ws.encode([ev])  # content beside calls: its held whitespace is dropped
                 out += self._remap("content", ev)
         return out
 
     def _thoughts(self, text: str) -> list[Event]:
         if self._reasoning is None:
             return [Reasoning(text)]
-        return self._thought_events(self._reasoning.feed(text))
+        out = self._thought_events(self._reasoning.feed(text))
+        return self._gate.feed(out) if self._gate.active else out
 
     def _thought_events(self, events: list[Event]) -> list[Event]:
         self._count(events, "reasoning")
@@ -176,7 +189,9 @@ class _Choice:
             if type(ev) in _UNCOUNTED:
                 continue
             if isinstance(ev, ToolCallBegin):
-                self._index[(source, ev.index)] = self._begin()
+                ours = self._index[(source, ev.index)] = self._begin()
+                if ours is not None and self._enforcing and self._plan.enforced(ev.name):
+                    self._held.add(ours)
             elif isinstance(ev, ToolCallEnd) and self._index.get((source, ev.index)) is not None:
                 self._calls += 1
                 setattr(self._prov, source, getattr(self._prov, source) + 1)
@@ -185,8 +200,9 @@ class _Choice:
             elif isinstance(ev, (CallRejected, CallAborted)):
                 self._prov.rejected += 1
                 self._truncated = self._truncated or ev.reason == "truncated"
-                if isinstance(ev, CallAborted) and ev.reason != "truncated":
-                    raise malformed_call(ev.reason)
+                if isinstance(ev, CallAborted) and ev.reason != "truncated" \
+                        and self._index.get((source, ev.index)) not in self._held:
+                    raise malformed_call(ev.reason)  # a held call is dropped: nothing of it was sent
 
     def _begin(self) -> int | None:
         """Our index for a new call, or None when parallel calls are off and one already came."""
@@ -194,6 +210,7 @@ class _Choice:
             self._prov.rejected += 1
             return None
         self._any_call = True
+        self._gate.active = self._gate.active or self._enforcing
         return self._next()
 
     def _remap(self, source: str, ev: Event) -> list[Event]:
@@ -208,6 +225,11 @@ class _Choice:
             if isinstance(ev, ArgumentsDelta):
                 return [ev if ours == ev.index else ArgumentsDelta(ours, ev.text)]
             return [ev if ours == ev.index else ToolCallEnd(ours, ev.arguments)]
+        if isinstance(ev, Invalid | CallAborted) and self._held:  # for the gate: a held call's fate
+            ours = self._index.get((source, ev.index))
+            if ours in self._held:
+                return [Invalid(ours, ev.errors) if isinstance(ev, Invalid)
+                        else CallAborted(ours, ev.reason)]
         return []
 
 
@@ -248,6 +270,14 @@ class AnswerStream:
         """Each choice's closing events, ending with its ``Finish``; raises RequestError when
         ``tool_choice`` is unmet."""
         return [(index, state.finish()) for index, state in sorted(self._choices.items())]
+
+    def restart(self, plan: Plan) -> None:
+        """Read another answer into the same client stream (a retry): the envelope (``meta``)
+        and the call ids given so far are kept, each choice starts over, provenance too."""
+        self.plan = plan
+        self.provenance = Provenance()
+        for state in self._choices.values():
+            state.reset(plan, self.provenance, self._seen_ids)
 
     def reasoning_key(self, index: int) -> str:
         """How the upstream spelled choice ``index``'s reasoning field."""

@@ -56,6 +56,7 @@ class Settings:
     dialect: str = "auto"
     recover_from_reasoning: bool = False
     keep_special_tokens: str = "auto"  # auto: when tools are offered and the markers are special
+    on_invalid: str = "pass"  # what becomes of a call whose arguments fail the schema (validation.py)
 
 
 @dataclass
@@ -73,6 +74,18 @@ class Plan:
     drop_tokens: tuple[str, ...] = ()
     offered: list[str] = field(default_factory=list)
     model: str | None = None  # the request's model: auto's hint
+    on_invalid: str = "pass"  # "pass", "reject" or "retry" (gateway/validation.py)
+    strict: frozenset[str] = frozenset()  # the offered tools with "strict": true
+
+    def enforced(self, name: str) -> bool:
+        """Whether a call to ``name`` must have valid arguments: under ``reject`` and ``retry``
+        every call, under ``pass`` the calls to strict tools."""
+        return self.on_invalid != "pass" or name in self.strict
+
+    @property
+    def enforcing(self) -> bool:
+        """Whether any call of the answer may have to be valid."""
+        return self.tools is not None and (self.on_invalid != "pass" or bool(self.strict))
 
     @property
     def parser_options(self) -> dict[str, Any]:
@@ -141,6 +154,8 @@ def plan_turn(turn: Turn, settings: Settings) -> Plan:
         drop_tokens=end_tokens if upstream.get("skip_special_tokens") is False else (),
         offered=list(offered.schemas) if offered else [],
         model=model,
+        on_invalid=settings.on_invalid,
+        strict=_strict(turn.tools) if parse else frozenset(),
     )
 
 
@@ -210,6 +225,19 @@ def _toolset(tools: Any) -> Toolset | None:
 # Agents send the same tools with every request: their Toolsets (name tables, schema
 # validators) are built once and shared; a Toolset is not changed after it is built.
 _TOOLSETS = SharedCache(256)
+
+
+def _strict(tools: Any) -> frozenset[str]:
+    """The names of the function tools marked ``"strict": true`` (a checked tools list)."""
+    names = set()
+    for i, tool in enumerate(tools):
+        fn = tool.get("function", tool)
+        flag = fn.get("strict")
+        if flag is not None and not isinstance(flag, bool):
+            raise RequestError(f"tools[{i}]: 'strict' must be a boolean", param=f"tools[{i}]")
+        if flag:
+            names.add(fn["name"])
+    return frozenset(names)
 
 
 def _tool_choice(choice: Any, offered: Toolset | None) -> tuple[str, list[str]]:
