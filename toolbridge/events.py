@@ -86,10 +86,12 @@ class CallRejected:
 
 @dataclass(frozen=True, slots=True)
 class Repaired:
-    """The parser tolerated a deviation from the dialect (``what`` says which)."""
+    """The parser tolerated a deviation from the dialect (``what`` says which; ``path``, where
+    an argument was typed by its schema, says which one: ``days``, ``items[0].id``)."""
 
     index: int | None
     what: str
+    path: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,8 @@ raise a foreign exception or cost more than linear work.
 - ``MAX_INT_DIGITS``: an integer with more digits than Python converts (its int-string limit)
   is kept as its digits in a JSON string (reported as repaired): never lost, never a crash, and
   a client's own JSON parser can read the arguments.
-- ``NaN`` and ``Infinity`` are not JSON: a value written so is not read as a number.
+- ``NaN`` and ``Infinity`` are not JSON: a value written so, or a number beyond a float's range,
+  is not read as a number (typed arguments stay the text the model wrote).
 """
 
 from __future__ import annotations
@@ -64,11 +65,21 @@ def _constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _float(literal: str) -> float:
+    value = float(literal)
+    if value in (_INF, -_INF):
+        raise ValueError(f"{literal[:20]}... is beyond a float's range")
+    return value
+
+
+_INF = float("inf")
+
+
 def loads(text: str) -> Any:
     """``json.loads`` within the bounds; every failure is a ValueError."""
     if too_deep(text):
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     try:
-        return json.loads(text, parse_int=_int, parse_constant=_constant)
+        return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
     except RecursionError as exc:  # not reachable within MAX_DEPTH; kept as a guard
         raise ValueError("nested too deep") from exc

@@ -94,7 +94,7 @@ class MessageBuilder:
     def _note(self, ev: Event) -> None:
         report = self.report
         if isinstance(ev, Repaired):
-            report.repaired.append({"index": ev.index, "what": ev.what})
+            report.repaired.append({"index": ev.index, **({"path": ev.path} if ev.path else {}), "what": ev.what})
             if ev.what == UNCLOSED_AT_END and ev.index is not None:
                 report.recovered.append(ev.index)
         elif isinstance(ev, CallRejected):

@@ -374,7 +374,7 @@ def _parse_python(text: str) -> Any:
     if isinstance(value, tuple):
         value = list(value)
     try:
-        json.dumps(value)
+        json.dumps(value, allow_nan=False)
     except (TypeError, ValueError):
         return _FAIL
     return value
@@ -401,3 +401,111 @@ def conform(value: Any, schema: dict[str, Any], root: dict[str, Any]) -> Any:
         if isinstance(items, dict):
             return [conform(v, items, root) for v in value]
     return value
+
+
+# ---------------------------------------------------------------- schema repair of typed values
+
+_EMPTY = object()  # an empty value for a non-string type: left out where it is optional
+
+
+def repair_value(value: Any, schema: dict[str, Any], root: dict[str, Any], path: str,
+                 required: bool = False) -> tuple[Any, list[tuple[str, str]], bool]:
+    """Type an argument's value by its schema, losing nothing (see ``parsing.argtyper``).
+
+    Returns the typed value, the repairs made as (path, what), and whether the member is to be
+    left out (an empty value for a non-string type where the member is optional).
+    """
+    repairs: list[tuple[str, str]] = []
+    typed = _repair(value, schema, root, path, repairs)
+    if typed is _EMPTY:
+        if not required:
+            return value, [(path, "empty value for a non-string type left out")], True
+        return value, [], False  # required: stays, and validation says it is invalid
+    return typed, repairs, False
+
+
+def _repair(value: Any, schema: Any, root: dict[str, Any], path: str, repairs: list[tuple[str, str]]) -> Any:
+    schema = deref(schema, root)
+    if not schema:
+        return value
+    types = _types(schema, root)
+    if _array_only(types) and not isinstance(value, list):
+        if value == "":
+            return _EMPTY
+        return _one_item(value, schema, types, root, path, repairs)
+    if isinstance(value, str):
+        return _repair_string(value, schema, types, root, path, repairs)
+    if isinstance(value, (int, float)) and types == {"string"}:
+        text = json.dumps(value)
+        repairs.append((path, f"{text} read as the string {json.dumps(text)}"))
+        return text
+    if isinstance(value, dict):
+        return _repair_members(value, schema, root, path, repairs)
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        out = [_repair(v, schema["items"], root, f"{path}[{i}]", repairs) for i, v in enumerate(value)]
+        return [v if o is _EMPTY else o for v, o in zip(value, out)]
+    return value
+
+
+def _one_item(value: Any, schema: dict[str, Any], types: set[str], root: dict[str, Any], path: str,
+              repairs: list[tuple[str, str]]) -> Any:
+    """A lone value where the schema says an array of it: the one-item array (a string that
+    may be an array written as text is typed first; anything the items do not admit stays)."""
+    if isinstance(value, str):
+        typed = _repair_string(value, schema, types, root, path, repairs)
+        if isinstance(typed, list) or value.lstrip().startswith("["):
+            return typed  # an array written as text: typed, or (broken) left to validation
+    items = deref(schema.get("items"), root)
+    kinds = _types(items, root) if items else set()
+    item = _repair(value, items, root, path + "[0]", []) if kinds else value
+    if not kinds or item is _EMPTY or not _fits(item, kinds):
+        return value  # not an array of it: validation reports it
+    repairs.append((path, "a lone value made a one-item array"))
+    return [item]
+
+
+def _array_only(types: set[str]) -> bool:
+    return types == {"array"} or types == {"array", "null"}
+
+
+def _repair_string(value: str, schema: dict[str, Any], types: set[str], root: dict[str, Any], path: str,
+                   repairs: list[tuple[str, str]]) -> Any:
+    if not types or "string" in types:
+        enum = schema.get("enum")
+        if isinstance(enum, list) and value not in enum:
+            same = [e for e in enum if isinstance(e, str) and e.lower() == value.lower()]
+            if len(same) == 1:
+                repairs.append((path, f"{json.dumps(value)} matched the enum value {json.dumps(same[0])}"))
+                return same[0]
+        return value
+    if not value.strip():
+        return _EMPTY
+    typed = coerce(value, schema, root)
+    if isinstance(typed, str):
+        return value  # nothing lossless fits: validation reports it
+    repairs.append((path, f"the string {_show(value)} read as {_json_type(typed)} {_show(typed)}"))
+    return typed
+
+
+def _repair_members(value: dict[str, Any], schema: dict[str, Any], root: dict[str, Any], path: str,
+                    repairs: list[tuple[str, str]]) -> dict[str, Any]:
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return value
+    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    out: dict[str, Any] = {}
+    for key, member in value.items():
+        typed = _repair(member, props[key], root, f"{path}.{key}", repairs) if key in props else member
+        if typed is _EMPTY:
+            if key in required:
+                out[key] = member
+                continue
+            repairs.append((f"{path}.{key}", "empty value for a non-string type left out"))
+            continue
+        out[key] = typed
+    return out
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."

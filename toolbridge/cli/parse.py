@@ -95,6 +95,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="with --tools, turn calls whose arguments fail the schema into content")
     p.add_argument("--no-validate", dest="validate", action="store_false",
                    help="do not check arguments against the tools' schemas")
+    p.add_argument("--no-coerce", dest="coerce", action="store_false",
+                   help="do not type arguments by the tools' schemas (\"2\" -> 2 for an integer ...)")
     p.add_argument("--call-ids", choices=("random", "index"), default="random",
                    help="random call_... ids (default) or call_0, call_1, ... for diffable runs")
     p.add_argument("--stream", action="store_true",
@@ -152,6 +154,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         "in_reasoning": args.in_reasoning,
         "validate": args.validate,
         "reject_invalid": args.reject_invalid,
+        "coerce": args.coerce,
         "call_id": index_call_id if args.call_ids == "index" else random_call_id,
     }
     if args.model:

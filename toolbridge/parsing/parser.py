@@ -33,6 +33,8 @@ class StreamParser(DialectParser):
         call_id: makes the id of call ``index``; random ``call_...`` ids by default.
         drop_tokens: special tokens to remove from content and reasoning (end-of-turn tokens
             that arrive when an upstream was asked to keep special tokens).
+        coerce: with tools, type each call's arguments by its tool's schema, losslessly and
+            reported (``"2"`` -> ``2`` for an integer ...; ``toolbridge.parsing.argtyper``).
 
     ``dialect="auto"`` makes an ``toolbridge.parsing.auto.AutoParser`` instead, which recognises the
     dialect from the output (it also takes ``model=`` and ``candidates=``).

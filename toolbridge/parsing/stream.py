@@ -44,6 +44,7 @@ from ..events import (
     ToolCallEnd,
 )
 from ..tools import Toolset, coerce
+from .argtyper import ArgumentTyper
 
 _PLAUSIBLE_NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")
 
@@ -90,6 +91,7 @@ class DialectParser:
         reject_invalid: bool = False,
         call_id: Callable[[int], str] = random_call_id,
         drop_tokens: tuple[str, ...] = (),
+        coerce: bool = True,
     ) -> None:
         self.dialect = get_dialect(dialect)
         self._tools = tools if isinstance(tools, Toolset) or tools is None else Toolset(tools)
@@ -119,6 +121,8 @@ class DialectParser:
         self._resume = self._phase  # where a rejected block's text goes back to
         self._validate = validate and self._tools is not None
         self._hold = reject_invalid and self._tools is not None
+        self._coerce = coerce and self._tools is not None
+        self._typer: ArgumentTyper | None = None
         self._call_id = call_id
         self._buf = ""
         self._out: list[Event] = []
@@ -289,6 +293,7 @@ class DialectParser:
         index = self._next_index
         self._next_index += 1
         self._call = _Call(index, name)
+        self._typer = self._argument_typer(index, name)
         if self._hold:
             self._held = []
         fresh = native_id is not None and native_id not in self._native_ids
@@ -299,8 +304,22 @@ class DialectParser:
             self._emit(Repaired(index, f"name {written_name.strip()!r} resolved to {name!r}"))
         return None
 
+    def _argument_typer(self, index: int, name: str) -> ArgumentTyper | None:
+        if not self._coerce:
+            return None
+        schema = self._tools.root_schema(name)  # type: ignore[union-attr]
+        if not ArgumentTyper.wanted(schema):
+            return None
+
+        def report(path: str, what: str) -> None:
+            self._emit(Repaired(index, what, path))
+
+        return ArgumentTyper(schema, schema, report)
+
     def args(self, text: str) -> None:
         call = self._call
+        if text and call is not None and self._typer is not None:
+            text = self._typer.feed(text)
         if text and call is not None:
             call.fragments.append(text)
             self._emit(ArgumentsDelta(call.index, text))

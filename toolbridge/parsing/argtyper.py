@@ -1,0 +1,236 @@
+"""Schema repair of a call's arguments as they stream: every repair lossless and reported.
+
+A body hands the parser its call's arguments as fragments of one JSON object (a body only ever
+produces valid JSON). The ArgumentTyper reads that object's top level and passes each member
+through or types it by the member's schema:
+
+- a string value of a member whose schema admits only strings (or that has no schema) streams
+  as it comes: long text arguments keep streaming;
+- any other value is held until it is complete, then typed (``tools.repair_value``): ``"2"`` ->
+  ``2`` for an integer, ``"true"`` -> ``true``, a number -> its string where the schema says
+  string, a JSON-encoded string -> the object or array the schema wants, a lone value -> a
+  one-item array, an enum value in another case -> the enum's spelling; an empty value for a
+  non-string type is left out when the member is optional (and stays, invalid, when required).
+
+The object is written back with ``", "`` and ``": "`` separators, so the streamed fragments join
+into exactly the typed JSON whatever the chunking. Cost: one regex search per fragment of a
+streaming string, and work linear in the held values.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from ..limits import loads
+from ..tools import deref, is_plain_string, repair_value
+
+_STRING_STOP = re.compile(r'["\\]')
+_VALUE_STOP = re.compile(r'["\\{}\[\],]')
+_WS = " \t\n\r"
+
+# States.
+START, MEMBER, KEY, COLON, VALUE, STREAM, HELD, NEXT, DONE = range(9)
+
+Report = Callable[[str, str], None]  # (path, what)
+
+
+class ArgumentTyper:
+    """Type one call's streamed JSON arguments by ``schema``; ``feed`` returns what to send."""
+
+    __slots__ = ("_depth", "_escape", "_in_string", "_key", "_members", "_props", "_raw", "_report",
+                 "_required", "_root", "_state")
+
+    def __init__(self, schema: dict[str, Any], root: dict[str, Any], report: Report) -> None:
+        props = schema.get("properties")
+        self._props: dict[str, Any] = props if isinstance(props, dict) else {}
+        required = schema.get("required")
+        self._required = set(required) if isinstance(required, list) else set()
+        self._root = root
+        self._report = report
+        self._state = START
+        self._members = 0  # members written so far
+        self._key: list[str] = []  # the current key's JSON text
+        self._raw: list[str] = []  # a held value's text
+        self._depth = 0
+        self._in_string = False
+        self._escape = False
+
+    @staticmethod
+    def wanted(schema: dict[str, Any]) -> bool:
+        """Whether arguments under ``schema`` can need typing (it declares properties)."""
+        return isinstance(schema.get("properties"), dict) and bool(schema["properties"])
+
+    def feed(self, text: str) -> str:
+        if self._state == STREAM and not self._escape and _STRING_STOP.search(text) is None:
+            return text  # the common case: a long string argument streaming
+        out: list[str] = []
+        pos, end = 0, len(text)
+        while pos < end:
+            state = self._state
+            if state == STREAM:
+                pos = self._stream(text, pos, out)
+            elif state == HELD:
+                pos = self._hold(text, pos, out)
+            elif state == KEY:
+                pos = self._read_key(text, pos)
+            elif text[pos] in _WS:
+                pos += 1
+            else:
+                pos = self._punctuation(text, pos, out)
+        return "".join(out)
+
+    # ---------------------------------------------------------------- structure
+
+    def _punctuation(self, text: str, pos: int, out: list[str]) -> int:
+        ch, state = text[pos], self._state
+        if state == START:  # "{"
+            out.append("{")
+            self._state = MEMBER
+        elif state == MEMBER:  # a key or "}"
+            if ch == "}":
+                return self._close(out, pos)
+            self._key, self._state = ['"'], KEY
+        elif state == COLON:
+            self._state = VALUE
+        elif state == VALUE:
+            return self._value_start(text, pos, out)
+        elif state == NEXT:
+            if ch == "}":
+                return self._close(out, pos)
+            self._state = MEMBER
+        return pos + 1
+
+    def _close(self, out: list[str], pos: int) -> int:
+        out.append("}")
+        self._state = DONE
+        return pos + 1
+
+    def _read_key(self, text: str, pos: int) -> int:
+        while pos < len(text):
+            m = _STRING_STOP.search(text, pos)
+            if m is None:
+                self._key.append(text[pos:])
+                return len(text)
+            stop = m.start()
+            if text[stop] == "\\":
+                if stop + 1 >= len(text):
+                    self._key.append(text[pos:])
+                    return len(text)  # a key is never split inside an escape by a body
+                self._key.append(text[pos : stop + 2])
+                pos = stop + 2
+                continue
+            self._key.append(text[pos : stop + 1])
+            self._state = COLON
+            return stop + 1
+        return pos
+
+    def _value_start(self, text: str, pos: int, out: list[str]) -> int:
+        key = json.loads("".join(self._key))
+        schema = self._props.get(key)
+        schema = deref(schema, self._root) if isinstance(schema, dict) else None
+        if text[pos] == '"' and (schema is None or (is_plain_string(schema) and "enum" not in schema)):
+            self._open_member(out)
+            out.append('"')
+            self._state, self._escape = STREAM, False
+            return pos + 1
+        self._state, self._raw, self._depth, self._in_string, self._escape = HELD, [], 0, False, False
+        return pos
+
+    def _open_member(self, out: list[str]) -> None:
+        out.append(("" if not self._members else ", ") + "".join(self._key) + ": ")
+        self._members += 1
+
+    # ---------------------------------------------------------------- values
+
+    def _stream(self, text: str, pos: int, out: list[str]) -> int:
+        """A string value passed through; ends after its closing quote."""
+        while pos < len(text):
+            if self._escape:
+                out.append(text[pos])
+                self._escape = False
+                pos += 1
+                continue
+            m = _STRING_STOP.search(text, pos)
+            if m is None:
+                out.append(text[pos:])
+                return len(text)
+            stop = m.start()
+            out.append(text[pos : stop + 1])
+            pos = stop + 1
+            if text[stop] == "\\":
+                self._escape = True
+            else:
+                self._state = NEXT
+                return pos
+        return pos
+
+    def _hold(self, text: str, pos: int, out: list[str]) -> int:
+        """A value held until it ends (a string, a literal, an array or an object)."""
+        start = pos
+        while pos < len(text):
+            if self._in_string:
+                if self._escape:
+                    self._escape, pos = False, pos + 1
+                    continue
+                m = _STRING_STOP.search(text, pos)
+                if m is None:
+                    pos = len(text)
+                    break
+                pos = m.end()
+                if text[m.start()] == "\\":
+                    self._escape = True
+                else:
+                    self._in_string = False
+                    if self._depth == 0:
+                        return self._settle(text, start, pos, out)
+                continue
+            ch = text[pos]
+            if ch == '"':
+                self._in_string, pos = True, pos + 1
+            elif ch in "{[":
+                self._depth, pos = self._depth + 1, pos + 1
+            elif ch in "}]":
+                if self._depth == 0:  # the object's own "}": a literal ended
+                    return self._settle(text, start, pos, out)
+                self._depth, pos = self._depth - 1, pos + 1
+                if self._depth == 0:
+                    return self._settle(text, start, pos, out)
+            elif ch == "," and self._depth == 0:
+                return self._settle(text, start, pos, out)
+            elif ch in _WS and self._depth == 0 and self._raw_started(text, start, pos):
+                return self._settle(text, start, pos, out)
+            else:
+                pos += 1
+        self._raw.append(text[start:pos])
+        return pos
+
+    def _raw_started(self, text: str, start: int, pos: int) -> bool:
+        return pos > start or any(self._raw)
+
+    def _settle(self, text: str, start: int, pos: int, out: list[str]) -> int:
+        """The held value is complete: type it and write the member (or leave it out)."""
+        self._raw.append(text[start:pos])
+        raw = "".join(self._raw).strip()
+        self._raw, self._state = [], NEXT
+        key = json.loads("".join(self._key))
+        schema = self._props.get(key)
+        if not raw:
+            return pos
+        try:
+            value = loads(raw)
+        except ValueError:  # valid JSON beyond the limits (a float out of range): kept as written
+            schema = None
+        if not isinstance(schema, dict):
+            self._open_member(out)
+            out.append(raw)
+            return pos
+        typed, repairs, omit = repair_value(value, schema, self._root, key, key in self._required)
+        for path, what in repairs:
+            self._report(path, what)
+        if not omit:
+            self._open_member(out)
+            out.append(raw if not repairs else json.dumps(typed, ensure_ascii=False))
+        return pos
