@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,11 @@ TOOLS = [WEATHER, READ]
 def call(call_id: str, name: str, args: dict[str, Any], *, as_string: bool = True) -> dict[str, Any]:
     arguments: Any = json.dumps(args) if as_string else args
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def parts(*texts: str) -> list[dict[str, str]]:
+    """Content as a list of text parts (as Qwen Code and other clients send every message)."""
+    return [{"type": "text", "text": text} for text in texts]
 
 
 USER = {"role": "user", "content": "What is the weather in Paris?"}
@@ -74,6 +80,51 @@ CONVERSATIONS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]] | None
         "tool_calls": [call("abcDEF123", "get_weather", {"city": "Paris"})]}, RESULT],
         TOOLS, {"enable_thinking": False}),
 }
+
+# OpenAI-shaped tool loops as agents send them: arguments as JSON strings, contents as text parts,
+# a call turn's content null. Only get_weather is called in the first: read_file's declaration is
+# what shows that a template wrote the tools.
+LOOPS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]] | None, dict[str, Any]]] = {
+    "loop_text_parts": ([
+        {"role": "system", "content": parts("You are terse.")},
+        {"role": "user", "content": parts("What is the weather in Paris?")},
+        {"role": "assistant", "content": None,
+         "tool_calls": [call("abcDEF123", "get_weather", {"city": "Paris", "days": 2})]},
+        {"role": "tool", "tool_call_id": "abcDEF123", "content": parts("Sunny, 21 C")},
+    ], TOOLS, {}),
+    "loop_parallel_parts": ([
+        {"role": "user", "content": parts("Weather in Paris, and", "what do my notes say?")},
+        {"role": "assistant", "content": parts("Checking both."),
+         "tool_calls": [call("abcDEF123", "get_weather", {"city": "Paris"}),
+                        call("ghiJKL456", "read_file", {"path": "notes.txt"})]},
+        {"role": "tool", "tool_call_id": "abcDEF123", "name": "get_weather",
+         "content": parts("Rain")},
+        {"role": "tool", "tool_call_id": "ghiJKL456", "name": "read_file",
+         "content": parts("line1", "line2")},
+        {"role": "assistant", "content": "Rain in Paris; your notes say line1, line2."},
+        {"role": "user", "content": parts("Thanks.")},
+    ], TOOLS, {}),
+}
+
+
+def served(messages: list[dict[str, Any]], shape: str) -> list[dict[str, Any]]:
+    """What a server gives the template for ``messages`` (``transformers``' input in the parity
+    tests): null content as "", text parts joined by newlines, arguments in ``shape``."""
+    out = []
+    for message in copy.deepcopy(messages):
+        content = message.get("content", "")
+        if content is None:
+            message["content"] = ""
+        elif isinstance(content, list):
+            message["content"] = "\n".join(part["text"] for part in content)
+        for tool_call in message.get("tool_calls") or ():
+            function = tool_call["function"]
+            if shape == "object" and isinstance(function["arguments"], str):
+                function["arguments"] = json.loads(function["arguments"])
+            elif shape == "string" and not isinstance(function["arguments"], str):
+                function["arguments"] = json.dumps(function["arguments"], ensure_ascii=False)
+        out.append(message)
+    return out
 
 
 def template_files() -> list[Path]:

@@ -65,7 +65,8 @@ def test_probe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     t = write(tmp_path, "t.jinja", TEMPLATE)
     assert main(["render", "--chat-template", t, "--probe"]) == 0
     assert json.loads(capsys.readouterr().out) == {
-        "tools": False, "tool_calls": False, "tool_role": True, "system_role": True}
+        "tools": False, "tool_calls": False, "tool_role": True, "system_role": True,
+        "arguments": "object"}
 
 
 @pytest.mark.parametrize("content,args,says", [
@@ -86,3 +87,31 @@ def test_messages_must_be_a_list(tmp_path: Path, capsys: pytest.CaptureFixture[s
     m = write(tmp_path, "m.json", {"no": "messages"})
     assert main(["render", "--chat-template", t, m]) == 2
     assert "'messages' array" in capsys.readouterr().err
+
+
+SEED_LIKE = ("{% for m in messages %}{{ '<' + m.role + '>' + m.content }}"
+             "{% for c in m.tool_calls or [] %}{% for k, v in c.function.arguments.items() %}"
+             "[{{ k }}={{ v }}]{% endfor %}{% endfor %}{% endfor %}"
+             "{% for t in tools %}|{{ t.function.name }}{% endfor %}")
+
+
+def test_renders_what_agents_send(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Text parts and JSON-string arguments, as a client sends them, rendered as servers do."""
+    t = write(tmp_path, "t.jinja", SEED_LIKE)
+    messages = [{"role": "user", "content": [{"type": "text", "text": "Weather?"}]},
+                CALL_TURN, {**RESULT, "content": [{"type": "text", "text": "Sunny"}]}]
+    m = write(tmp_path, "m.json", {"messages": messages, "tools": TOOLS})
+    assert main(["render", "--chat-template", t, m]) == 0
+    assert capsys.readouterr().out == (
+        "<user>Weather?<assistant>[city=Paris][days=2]<tool>Sunny|get_weather|read_file")
+
+
+def test_a_failing_template_is_named_with_its_line(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    t = write(tmp_path, "t.jinja",
+              "{% for m in messages %}\n{{ m.content.nothing.deeper }}\n{% endfor %}")
+    m = write(tmp_path, "m.json", [USER])
+    assert main(["render", "--chat-template", t, m]) == 2
+    err = capsys.readouterr().err
+    assert "chat template t.jinja failed:" in err
+    assert "(template line 2: {{ m.content.nothing.deeper }})" in err

@@ -2,7 +2,7 @@
 
 Every shared template over several conversation shapes: ``build_prompt`` with the flag off (and
 with it on, where the template renders what the conversation holds) gives exactly what
-``ChatTemplate.render`` gives, compared prompt by prompt and as one digest; where the template
+``ChatTemplate.render`` gives (with call arguments in the shape the template takes), compared prompt by prompt and as one digest; where the template
 lacks what the conversation needs, the flag-off answer is a refusal that names the flag.
 """
 
@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from toolbridge.errors import RenderError
-from toolbridge.render import ChatTemplate, FallbackRequired, build_prompt, load_template
+from toolbridge.render import (ChatTemplate, FallbackRequired, build_prompt, capabilities,
+                               load_template)
 
 from .conversations import CONVERSATIONS, SPECIAL, TEMPLATES, label, template_files
 
@@ -32,11 +33,13 @@ def _digest(prompts: list[str]) -> str:
 @pytest.mark.parametrize("path", template_files(), ids=label)
 def test_flag_off_prompts_are_byte_identical(path: Path) -> None:
     template = ChatTemplate(str(path), load_template(path).sources, SPECIAL)
+    arguments = capabilities(template).arguments  # the shape build_prompt gives this template
     before, after, after_flag_on = [], [], []
     for shape in SHAPES:
         messages, tools, extra = CONVERSATIONS[shape]
         try:
-            baseline = template.render(messages, tools, add_generation_prompt=True, **extra)
+            baseline = template.render(messages, tools, add_generation_prompt=True,
+                                       arguments=arguments, **extra)
         except RenderError:
             baseline = "<render error>"
         before.append(baseline)

@@ -20,6 +20,12 @@ KNOWN = {
     "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja": (True, True, True, False),
     "Mistral-Small-3.2-24B-Instruct-2506.jinja": (True, True, True, True),
     "llama-cpp-rwkv-world.jinja": (False, False, False, True),
+    # Declares tools only inside a system turn.
+    "vllm-examples/tool_chat_template_functiongemma.jinja": (True, True, True, False),
+    # Given arguments as the JSON text: one concatenates it, one prints it.
+    "meetkai-functionary-medium-v3.2.jinja": (True, True, True, True, "string"),
+    "vllm-examples/tool_chat_template_phi4_mini.jinja": (True, True, True, True, "string"),
+    "ByteDance-Seed-OSS.jinja": (True, True, True, True, "object"),
 }
 
 
@@ -47,7 +53,20 @@ SYNTHETIC = {
     "string_arguments_only": (("{% for m in messages %}{{ m.content }}"
                                "{% for c in m.tool_calls or [] %}{{ c.function.arguments + '' }}"
                                "{% endfor %}{% endfor %}"),
-                              (False, True, True, True)),
+                              (False, True, True, True, "string")),
+    # Prints arguments as they come: an object would be written as a Python dict.
+    "prints_arguments": (("{% for m in messages %}{{ m.content }}"
+                          "{% for c in m.tool_calls or [] %}{{ c.function.arguments }}"
+                          "{% endfor %}{% endfor %}"), (False, True, True, True, "string")),
+    # Iterates the arguments: objects only.
+    "object_arguments_only": (("{% for m in messages %}{{ m.content }}"
+                               "{% for c in m.tool_calls or [] %}{% for k, v in "
+                               "c.function.arguments.items() %}{{ k }}={{ v }}{% endfor %}"
+                               "{% endfor %}{% endfor %}"), (False, True, True, True, "object")),
+    # Declares tools only inside a system turn (as FunctionGemma).
+    "tools_in_system_turn": (("{% for m in messages %}{{ m.content }}{% if m.role == 'system' %}"
+                              "{{ tools | tojson }}{% endif %}{% endfor %}"),
+                             (True, False, True, True)),
 }
 
 

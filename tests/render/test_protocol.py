@@ -21,6 +21,7 @@ from toolbridge.errors import ConfigError, RenderError
 from toolbridge.render import inject, preamble
 from toolbridge.render import protocol
 from toolbridge.render.protocol import _guard, example_call, neutralise
+from toolbridge.render.template import flatten_content
 
 from .conversations import CALL_TURN, RESULT, TOOLS, USER, call
 
@@ -265,11 +266,15 @@ def test_declarations_go_where_the_template_takes_them(messages: list[Any], syst
 
 
 def test_list_content_keeps_its_shape() -> None:
+    """Text parts stay parts, and read (joined by newlines, as templates are given them) as the
+    same text as a string content would."""
     parts = [{"type": "text", "text": "Hello"}]
-    system = inject([{"role": "system", "content": parts}, USER], TOOLS)[0]["content"]
-    assert system[0] == parts[0] and system[1]["text"].startswith("# Tool use")
-    user = inject([{"role": "user", "content": parts}], TOOLS, system_role=False)[0]["content"]
-    assert user[1] == parts[0] and user[0]["text"].startswith("# Tool use")
+    for role, system_role in (("system", True), ("user", False)):
+        as_parts = inject([{"role": role, "content": parts}], TOOLS, system_role=system_role)
+        as_text = inject([{"role": role, "content": "Hello"}], TOOLS, system_role=system_role)
+        content = as_parts[0]["content"]
+        assert isinstance(content, list) and parts[0] in content
+        assert flatten_content(content) == as_text[0]["content"]
 
 
 CHOICES = [

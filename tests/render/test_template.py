@@ -12,8 +12,9 @@ import pytest
 
 from toolbridge.errors import RenderError, ToolBridgeError
 from toolbridge.render import ChatTemplate, load_model_dir, load_template
+from toolbridge.render.template import prepare_messages
 
-from .conversations import CALL_TURN, RESULT, TOOLS, USER
+from .conversations import CALL_TURN, RESULT, TOOLS, USER, parts, served
 
 transformers = pytest.importorskip("transformers")
 logging.getLogger("transformers").setLevel(logging.ERROR)
@@ -62,8 +63,8 @@ def test_model_folder_renders_as_transformers_loads_it(case: str, tmp_path: Path
     reference = transformers.AutoTokenizer.from_pretrained(str(root))
     ours = load_model_dir(root)
     for tools in (None, TOOLS):
-        expected = reference.apply_chat_template(CONVERSATION, tools=tools, tokenize=False,
-                                                 add_generation_prompt=True)
+        expected = reference.apply_chat_template(served(CONVERSATION, "object"), tools=tools,
+                                                 tokenize=False, add_generation_prompt=True)
         assert ours.render(CONVERSATION, tools, add_generation_prompt=True) == expected, tools
 
 
@@ -102,13 +103,103 @@ def test_reserved_variables_are_refused() -> None:
         ChatTemplate("t", {"default": DEFAULT}).render([USER], messages=[])
 
 
-def test_decode_arguments_gives_templates_objects() -> None:
-    template = ChatTemplate("t", {"default": "{{ messages[1].tool_calls[0].function.arguments.city }}"})
-    assert template.render(CONVERSATION, decode_arguments=True) == "Paris"
-    bad = [USER, {"role": "assistant", "tool_calls": [
-        {"type": "function", "function": {"name": "f", "arguments": "{oops"}}]}]
-    with pytest.raises(RenderError, match="message 1: tool call arguments are not JSON"):
-        template.render(bad, decode_arguments=True)
+def fn(arguments: Any, name: str = "get_weather") -> dict[str, Any]:
+    return {"id": "abcDEF123", "type": "function",
+            "function": {"name": name, "arguments": arguments}}
+
+
+def turn(content: Any, *calls: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content": content, "tool_calls": list(calls)}
+
+
+IMAGE = [{"type": "text", "text": "What is this?"},
+         {"type": "image_url", "image_url": {"url": "x"}}]
+SHAPING = {
+    # name: (message as a client sends it, argument shape, the message the template sees)
+    "json string decoded": (turn(None, fn('{"city": "Paris", "days": 2}')), "object",
+                            turn("", fn({"city": "Paris", "days": 2}))),
+    "object kept": (turn("", fn({"city": "Paris"})), "object", turn("", fn({"city": "Paris"}))),
+    "empty string is no arguments": (turn("", fn("")), "object", turn("", fn({}))),
+    "blank string is no arguments": (turn("", fn(" \n")), "object", turn("", fn({}))),
+    "null is no arguments": (turn("", fn(None)), "object", turn("", fn({}))),
+    "json array decoded as it is": (turn("", fn("[1, 2]")), "object", turn("", fn([1, 2]))),
+    "string kept for templates that take strings": (turn("", fn('{"city":"Paris"}')), "string",
+                                                    turn("", fn('{"city":"Paris"}'))),
+    "object written as json for them": (turn("", fn({"city": "Zürich"})), "string",
+                                        turn("", fn('{"city": "Zürich"}'))),
+    "null written as {} for them": (turn("", fn(None)), "string", turn("", fn("{}"))),
+    "user text parts joined": ({"role": "user", "content": parts("line1", "line2")}, "object",
+                               {"role": "user", "content": "line1\nline2"}),
+    "system one part": ({"role": "system", "content": parts("Be terse.")}, "object",
+                        {"role": "system", "content": "Be terse."}),
+    "tool result parts": ({"role": "tool", "tool_call_id": "abcDEF123", "content": parts("line1")},
+                          "object",
+                          {"role": "tool", "tool_call_id": "abcDEF123", "content": "line1"}),
+    "assistant parts and a call": (turn(parts("Checking."), fn("{}")), "object",
+                                   turn("Checking.", fn({}))),
+    "empty parts list": ({"role": "user", "content": []}, "object",
+                         {"role": "user", "content": ""}),
+    "an image part keeps the list": ({"role": "user", "content": IMAGE}, "object",
+                                     {"role": "user", "content": IMAGE}),
+    "a part without text keeps the list": ({"role": "user", "content": [{"type": "text"}]},
+                                           "object",
+                                           {"role": "user", "content": [{"type": "text"}]}),
+    "null content is empty": ({"role": "user", "content": None}, "object",
+                              {"role": "user", "content": ""}),
+    "missing content stays missing": ({"role": "assistant", "tool_calls": [fn("{}")]}, "object",
+                                      {"role": "assistant", "tool_calls": [fn({})]}),
+    "other nulls dropped": ({"role": "user", "content": "Hi", "name": None}, "object",
+                            {"role": "user", "content": "Hi"}),
+    "plain string untouched": ({"role": "user", "content": "[{'type': 'text'}]"}, "object",
+                               {"role": "user", "content": "[{'type': 'text'}]"}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHAPING))
+def test_messages_are_shaped_as_servers_give_them(case: str) -> None:
+    sent, shape, seen = SHAPING[case]
+    before = json.dumps(sent)
+    assert prepare_messages([sent], arguments=shape) == [seen]
+    assert json.dumps(sent) == before, "the caller's message was changed"
+
+
+def test_shaped_messages_reach_the_template() -> None:
+    template = ChatTemplate("t", {"default": (
+        "{% for m in messages %}{{ m.role + ':' + m.content + ';' }}"
+        "{% for c in m.tool_calls or [] %}{% for k, v in c.function.arguments.items() %}"
+        "{{ k }}={{ v }};{% endfor %}{% endfor %}{% endfor %}")})
+    messages = [{"role": "user", "content": parts("a", "b")}, turn(None, fn('{"city": "Paris"}')),
+                {"role": "tool", "tool_call_id": "abcDEF123", "content": parts("line1")}]
+    assert template.render(messages) == "user:a\nb;assistant:;city=Paris;tool:line1;"
+
+
+@pytest.mark.parametrize("message,shape,says", [
+    (turn("", fn("{oops", "read_file")), "object", "message 0: arguments of tool call 'read_file' "
+                                                   "are not JSON"),
+    ({"role": "user", "content": "Hi"}, "dict", "arguments must be one of"),
+])
+def test_arguments_that_cannot_be_shaped_are_clear_errors(message: dict[str, Any], shape: str,
+                                                          says: str) -> None:
+    with pytest.raises(RenderError, match=says):
+        prepare_messages([message], arguments=shape)
+
+
+def test_a_template_error_names_the_template_line_and_no_server_path(tmp_path: Path) -> None:
+    path = tmp_path / "secret-dir" / "model.jinja"
+    path.parent.mkdir()
+    line3 = "{%- for k, v in m.tool_calls[0].function.arguments.items() %}"
+    path.write_text("{% for m in messages %}\n{{ m.content }}\n" + line3 + "{{ k }}{% endfor %}"
+                    "\n{% endfor %}", encoding="utf-8")
+    with pytest.raises(RenderError) as caught:
+        load_template(path).render([USER])
+    message = str(caught.value)
+    assert message.startswith("chat template model.jinja failed: ")
+    assert f"(template line 3: {line3}{{{{ k }}}}{{% endfor %}})" in message
+    assert str(tmp_path) not in message and "secret-dir" not in message
+    path.write_text("line one\n{% if %}\n", encoding="utf-8")
+    with pytest.raises(RenderError, match=r"does not compile: .* \(template line 2: \{% if %\}\)"):
+        load_template(path).render([USER])
+    assert load_model_dir(save(tmp_path / "folder", {"chat_template": DEFAULT})).name == "folder"
 
 
 @pytest.mark.parametrize("loader,path,says", [

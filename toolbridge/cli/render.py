@@ -1,7 +1,9 @@
 """``toolbridge render``: messages (and tools) in, the prompt a model's chat template makes out.
 
-The prompt is written to stdout exactly as rendered (no newline added), so it can be compared
-byte for byte. ``--probe`` prints what the template renders of the tool protocol instead.
+The messages are given to the template as serving engines give them (text parts as text, call
+arguments as objects: ``toolbridge.render.template``). The prompt is written to stdout exactly as
+rendered (no newline added), so it can be compared byte for byte. ``--probe`` prints what the
+template renders of the tool protocol, and the shape it takes call arguments in, instead.
 Exit codes as the rest of the command line: 0 done, 2 a bad flag, file or template.
 """
 
@@ -45,7 +47,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--fallback-dialect", default="hermes", metavar="NAME",
                    help="the call format the injected protocol asks for (default hermes)")
     p.add_argument("--probe", action="store_true",
-                   help="print which parts of the tool protocol the template renders, as JSON")
+                   help="print which parts of the tool protocol the template renders (and "
+                        "whether it takes call arguments as objects or strings), as JSON")
     p.set_defaults(handler=run)
 
 

@@ -8,14 +8,13 @@ with ``dialect="auto"`` names the dialect, when the probe call comes back whole.
 
 from __future__ import annotations
 
-import itertools
 import json
 from typing import Any
 
 from ..errors import RenderError
 from ..parsing.parser import parse
 from .probe import ARG_MARK, CALL_ID, PROBE_TOOLS, TOOL_NAME, call_turn
-from .template import ChatTemplate
+from .template import ARGUMENT_SHAPES, ChatTemplate
 
 _USER = {"role": "user", "content": "Look it up."}
 _RESULT = {"role": "tool", "tool_call_id": CALL_ID, "name": TOOL_NAME, "content": "found"}
@@ -25,8 +24,8 @@ _THANKS = {"role": "user", "content": "Thanks."}
 def template_dialect(template: ChatTemplate) -> str | None:
     """The registry name of the dialect ``template`` renders assistant calls in, or None when it
     renders none that a dialect reads (no tool support, or a format toolbridge does not know)."""
-    for arguments, content in itertools.product(({"query": ARG_MARK}, json.dumps({"query": ARG_MARK})), (None, "")):
-        written = _assistant_text(template, call_turn(arguments, content))
+    for shape in ARGUMENT_SHAPES:
+        written = _assistant_text(template, call_turn({"query": ARG_MARK}, None), shape)
         if written is None:
             continue
         result = parse(written, "auto", PROBE_TOOLS, reasoning=True)
@@ -37,10 +36,10 @@ def template_dialect(template: ChatTemplate) -> str | None:
     return None
 
 
-def _assistant_text(template: ChatTemplate, call: dict[str, Any]) -> str | None:
+def _assistant_text(template: ChatTemplate, call: dict[str, Any], shape: str) -> str | None:
     try:
         head = template.render([_USER], PROBE_TOOLS, add_generation_prompt=True)
-        whole = _first_rendering(template, call)
+        whole = _first_rendering(template, call, shape)
     except RenderError:
         return None
     if whole is None:
@@ -53,11 +52,11 @@ def _assistant_text(template: ChatTemplate, call: dict[str, Any]) -> str | None:
     return whole[start:]
 
 
-def _first_rendering(template: ChatTemplate, call: dict[str, Any]) -> str | None:
+def _first_rendering(template: ChatTemplate, call: dict[str, Any], shape: str) -> str | None:
     """The conversation with the call, as the first follow-up the template renders it with."""
     for after in ([], [_RESULT], [_RESULT, _THANKS], [_THANKS]):
         try:
-            whole = template.render([_USER, call, *after], PROBE_TOOLS)
+            whole = template.render([_USER, call, *after], PROBE_TOOLS, arguments=shape)
         except RenderError:
             continue
         if ARG_MARK in whole:

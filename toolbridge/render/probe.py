@@ -3,18 +3,18 @@
 A template's source is not searched (a ``tools`` variable can be read and ignored, a role can be
 named and refused); instead each capability is a probe conversation carrying marker strings, and a
 capability holds when its marker appears in the rendered prompt. A probe that makes the template
-fail counts as unsupported. Assistant calls are tried with ``arguments`` as an object and as a
-JSON string, since templates expect one or the other.
+fail counts as unsupported. Assistant calls are given ``arguments`` as an object first, as servers
+give them; a template that fails on objects or prints one as a Python dict (``{'query': ...}``)
+but renders the JSON string takes strings (``Capabilities.arguments``).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import RenderError
-from .template import ChatTemplate
+from .template import ARGUMENT_SHAPES, ChatTemplate
 
 TOOL_NAME = "tbprobe_lookup"
 DECL_MARK = "TBPROBE-DECLARATION-7d1e"
@@ -40,12 +40,14 @@ PROBE_TOOLS = [{
 
 @dataclass(frozen=True)
 class Capabilities:
-    """What a template renders: tool declarations, assistant calls, tool results, system turns."""
+    """What a template renders: tool declarations, assistant calls, tool results, system turns,
+    and the shape it takes call arguments in (``"object"`` or ``"string"``)."""
 
     tools: bool
     tool_calls: bool
     tool_role: bool
     system_role: bool
+    arguments: str = "object"
 
     @property
     def native_tools(self) -> bool:
@@ -56,23 +58,33 @@ class Capabilities:
 def probe(template: ChatTemplate) -> Capabilities:
     """Render the probe conversations through ``template`` and report what appeared."""
     user = {"role": "user", "content": "Look it up."}
-    tools = _shows(template, [user], PROBE_TOOLS, (DECL_MARK, TOOL_NAME))
-    system = _shows(template, [{"role": "system", "content": SYSTEM_MARK}, user], None,
-                    (SYSTEM_MARK,))
+    system_turn = {"role": "system", "content": SYSTEM_MARK}
+    # Some templates declare tools only inside a system turn (FunctionGemma): build_prompt checks
+    # each prompt for the declarations it needs.
+    tools = any(_shows(template, turns, PROBE_TOOLS, (DECL_MARK, TOOL_NAME))
+                for turns in ([user], [system_turn, user]))
+    system = _shows(template, [system_turn, user], None, (SYSTEM_MARK,))
     result = {"role": "tool", "tool_call_id": CALL_ID, "name": TOOL_NAME, "content": RESULT_MARK}
     thanks = {"role": "user", "content": "Thanks."}
-    seen: set[str] = set()
-    for arguments in ({"query": ARG_MARK}, json.dumps({"query": ARG_MARK})):
-        for content in (None, ""):
-            call = call_turn(arguments, content)
-            for after in (result, thanks):
-                seen.update(_marks(template, [user, call, after], PROBE_TOOLS,
-                                   (ARG_MARK, RESULT_MARK)))
-    return Capabilities(tools=tools, tool_calls=ARG_MARK in seen, tool_role=RESULT_MARK in seen,
-                        system_role=system)
+    call = call_turn({"query": ARG_MARK}, None)
+    printed = repr({"query": ARG_MARK})  # a dict written with str(): the template wants the text
+    seen: dict[str, set[str]] = {}
+    for shape in ARGUMENT_SHAPES:
+        seen[shape] = set()
+        for after in (result, thanks):
+            prompt = _prompt(template, [user, call, after], PROBE_TOOLS, shape)
+            seen[shape].update(m for m in (ARG_MARK, RESULT_MARK) if m in prompt)
+            if printed in prompt:
+                seen[shape].discard(ARG_MARK)
+    objects, strings = ARG_MARK in seen["object"], ARG_MARK in seen["string"]
+    return Capabilities(tools=tools, tool_calls=objects or strings,
+                        tool_role=any(RESULT_MARK in marks for marks in seen.values()),
+                        system_role=system,
+                        arguments="string" if strings and not objects else "object")
 
 
 def call_turn(arguments: Any, content: str | None) -> dict[str, Any]:
+    """The probe's assistant turn: ``content`` and one call of the probe tool."""
     return {
         "role": "assistant",
         "content": content,
@@ -81,18 +93,19 @@ def call_turn(arguments: Any, content: str | None) -> dict[str, Any]:
     }
 
 
-def _marks(template: ChatTemplate, messages: list[dict[str, Any]],
-           tools: list[dict[str, Any]] | None, marks: tuple[str, ...]) -> set[str]:
+def _prompt(template: ChatTemplate, messages: list[dict[str, Any]],
+            tools: list[dict[str, Any]] | None, arguments: str = "object") -> str:
+    """The rendered probe, or "" when the template fails on it."""
     try:
-        prompt = template.render(messages, tools, add_generation_prompt=True)
+        return template.render(messages, tools, add_generation_prompt=True, arguments=arguments)
     except RenderError:
-        return set()
-    return {mark for mark in marks if mark in prompt}
+        return ""
 
 
 def _shows(template: ChatTemplate, messages: list[dict[str, Any]],
            tools: list[dict[str, Any]] | None, marks: tuple[str, ...]) -> bool:
-    return bool(_marks(template, messages, tools, marks))
+    prompt = _prompt(template, messages, tools)
+    return any(mark in prompt for mark in marks)
 
 
 def end_markers(template: ChatTemplate) -> tuple[str, ...]:

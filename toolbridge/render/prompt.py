@@ -1,8 +1,15 @@
 """One prompt for one request: the native template when it renders what the conversation holds,
 the injected protocol when it does not and the caller opted in, a clear refusal otherwise.
 
-With ``tool_fallback`` off, ``build_prompt`` is exactly ``ChatTemplate.render``: the protocol
-code is not on that path, so prompts are byte-identical to rendering without this feature.
+With ``tool_fallback`` off, ``build_prompt`` is exactly ``ChatTemplate.render`` with call
+arguments in the shape the template takes (``Capabilities.arguments``): the protocol code is not
+on that path, so prompts are byte-identical to rendering without this feature.
+
+A conversation is refused (``FallbackRequired``) only when the template would lose what the model
+needs to go on: the declarations of offered tools, or the results of its calls. A template that
+renders tool results but not the calls before them (LFM2, SmolLM3: their models write calls in
+the turn's text, which a client gets back as ``tool_calls``) renders the loop as ``transformers``
+and the serving engines do, the results shown and the calls left out.
 """
 
 from __future__ import annotations
@@ -49,16 +56,30 @@ def stop_markers(template: ChatTemplate) -> tuple[str, ...]:
 
 def missing(caps: Capabilities, messages: Sequence[Mapping[str, Any]],
             tools: Sequence[Mapping[str, Any]] | None, tool_choice: Any = None) -> list[str]:
-    """What the conversation needs that the template does not render (empty: nothing)."""
+    """What the conversation needs that the template does not render (empty: nothing).
+    Calls the template leaves out are needed only when it renders no tool results either."""
     needs = []
     if tools and tool_choice != "none" and not caps.tools:
         needs.append("tool declarations")
     if any(m.get("role") == "assistant" and m.get("tool_calls") for m in messages) \
-            and not caps.tool_calls:
+            and not caps.tool_calls and not caps.tool_role:
         needs.append("assistant tool calls")
     if any(m.get("role") == "tool" for m in messages) and not caps.tool_role:
         needs.append("tool results")
     return needs
+
+
+def declared(prompt: str, tools: Sequence[Mapping[str, Any]] | None,
+             tool_choice: Any = None) -> bool:
+    """Whether ``prompt`` names every offered tool (True when none is offered or needed)."""
+    if not tools or tool_choice == "none":
+        return True
+    for tool in tools:
+        function = tool.get("function", tool) if isinstance(tool, Mapping) else None
+        name = function.get("name") if isinstance(function, Mapping) else None
+        if isinstance(name, str) and name not in prompt:
+            return False
+    return True
 
 
 def build_prompt(
@@ -71,7 +92,6 @@ def build_prompt(
     tool_choice: Any = None,
     parallel: bool = True,
     add_generation_prompt: bool = True,
-    decode_arguments: bool = False,
     variables: Mapping[str, Any] | None = None,
 ) -> Prompt:
     """Render a request's prompt.
@@ -84,19 +104,21 @@ def build_prompt(
     extra = dict(variables or {})
     if isinstance(messages, (str, bytes)) or not all(isinstance(m, Mapping) for m in messages):
         raise RenderError("messages must be a list of message objects")
-    if not tools and not any(m.get("role") == "tool" or m.get("tool_calls") for m in messages):
-        lacking: list[str] = []
-    else:
-        lacking = missing(capabilities(template), messages, tools, tool_choice)
+    caps = None
+    if tools or any(m.get("role") == "tool" or m.get("tool_calls") for m in messages):
+        caps = capabilities(template)
+    lacking = missing(caps, messages, tools, tool_choice) if caps is not None else []
     if not lacking:
         text = template.render(messages, tools, add_generation_prompt=add_generation_prompt,
-                               decode_arguments=decode_arguments, **extra)
-        return Prompt(text, injected=False)
+                               arguments=caps.arguments if caps is not None else "object", **extra)
+        if declared(text, tools, tool_choice):
+            return Prompt(text, injected=False)
+        lacking = ["tool declarations"]  # the template declares tools only in some conversations
     if not tool_fallback:
         raise FallbackRequired(
             f"chat template {template.name} does not render {', '.join(lacking)}; enable the "
             f"prompt-injected tool protocol with {FLAG_HINT}")
-    caps = capabilities(template)
+    caps = caps or capabilities(template)
     rewritten = inject(messages, tools, dialect=dialect, tool_choice=tool_choice,
                        parallel=parallel, system_role=caps.system_role)
     text = template.render(rewritten, None, add_generation_prompt=add_generation_prompt, **extra)

@@ -359,9 +359,12 @@ def _place(messages: list[dict[str, Any]], text: str, system_role: bool) -> list
 
 
 def _join(content: Any, text: str, *, after: bool) -> Any:
-    """Add ``text`` after (system) or before (user) a message's content, keeping its shape."""
+    """Add ``text`` after (system) or before (user) a message's content, keeping its shape (a
+    list of parts is read with its parts joined by newlines: one more makes the blank line)."""
     if isinstance(content, list):
-        part = {"type": "text", "text": text}
+        if not content:
+            return [{"type": "text", "text": text}]
+        part = {"type": "text", "text": f"\n{text}" if after else f"{text}\n"}
         return [*content, part] if after else [part, *content]
     content = content or ""
     if not content:

@@ -1,20 +1,28 @@
 """Chat templates: loading them from a file or a model folder, rendering messages through them.
 
 Rendering follows ``transformers``' ``apply_chat_template`` (the reference every template is
-written against) step by step, so prompts are byte-identical to it:
+written against) step by step, so prompts are byte-identical to it for messages in the shape it
+takes; OpenAI-shaped messages are first brought into that shape as serving engines do:
 
-1. message keys whose value is None are dropped (APIs send ``content: null``, templates test
-   for a missing key);
-2. everything the template sees is a fresh copy made of plain JSON types;
-3. a message's reasoning, under ``reasoning_content``, ``thinking`` or ``reasoning``, is given
+1. ``content: null`` becomes ``""`` and other keys whose value is None are dropped (APIs send
+   nulls, templates test for a missing key; where a template renders both, the prompt is the
+   same, and many fail on a call turn without content);
+2. a ``content`` list made only of ``{"type": "text"}`` parts becomes its texts joined by
+   newlines, in every role (clients such as Qwen Code send every message so; templates concatenate
+   strings); a list holding other parts (images) is given as it is;
+3. assistant ``tool_calls[].function.arguments`` are given as objects: the JSON string a client
+   sends is decoded (empty: ``{}``; not JSON: RenderError). ``arguments="string"`` gives the JSON
+   text instead (objects encoded), for the few templates that print or concatenate it; the
+   capability probe says which a template takes;
+4. everything the template sees is a fresh copy made of plain JSON types;
+5. a message's reasoning, under ``reasoning_content``, ``thinking`` or ``reasoning``, is given
    under both ``thinking`` and ``reasoning_content``;
-4. the template's variables are the model's special tokens (``bos_token``, ``eos_token``, ...),
+6. the template's variables are the model's special tokens (``bos_token``, ``eos_token``, ...),
    then the caller's extra variables (``enable_thinking``, ...), then ``messages``, ``tools``,
    ``documents`` and ``add_generation_prompt``.
 
-Assistant ``tool_calls`` are passed as given: OpenAI clients send ``arguments`` as a JSON string,
-and that string is what the template sees (``decode_arguments=True`` gives it the object instead,
-as serving engines do before rendering).
+A failing template is reported by the name it was loaded under (a file or folder name, never a
+path: the message may be answered to a client) and the template line, quoted.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ SPECIAL_TOKEN_NAMES = (
     "bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token",
 )
 _REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
+ARGUMENT_SHAPES = ("object", "string")
 _RESERVED = frozenset({"messages", "tools", "documents", "add_generation_prompt"})
 # A template is untrusted code: besides Jinja's own errors it fails with whatever Python raises
 # on the values it handles (json.dumps of a generator, a missing key, a bad index ...).
@@ -46,7 +55,8 @@ class ChatTemplate:
     """A model's chat template(s) and the special tokens its templates may refer to.
 
     Attributes:
-        name: where the template came from (a path), used in error messages.
+        name: what error messages call the template; the loaders give the file's or the
+            folder's name, not its path (a render error may be answered to a client).
         sources: template name -> Jinja source; a single template is ``{"default": source}``.
         variables: special tokens (``bos_token``, ``eos_token``, ...) given to every render.
     """
@@ -76,29 +86,32 @@ class ChatTemplate:
         *,
         add_generation_prompt: bool = False,
         documents: Sequence[Mapping[str, Any]] | None = None,
-        decode_arguments: bool = False,
+        arguments: str = "object",
         **variables: Any,
     ) -> str:
-        """Render a conversation to prompt text, as ``apply_chat_template(tokenize=False)``.
+        """Render a conversation to prompt text, as ``apply_chat_template(tokenize=False)``
+        renders it once the messages are in the shape servers give templates (module docstring).
 
         Args:
-            messages: OpenAI-shaped messages (``tool_calls``, ``role: "tool"``, reasoning).
+            messages: OpenAI-shaped messages (``tool_calls``, ``role: "tool"``, reasoning, text
+                parts).
             tools: the OpenAI tools list, or None (the template sees ``tools`` undefined-like None).
             add_generation_prompt: end with the header that opens the assistant's answer.
             documents: retrieval documents, for the templates that read them.
-            decode_arguments: give templates each call's ``arguments`` as an object, not the JSON
-                string a client sends.
+            arguments: ``"object"`` (call arguments decoded) or ``"string"`` (the JSON text), as
+                the template takes them (``Capabilities.arguments``).
             variables: extra template variables (``enable_thinking=False``, ...); they override
                 the special tokens of the same name.
 
         Raises:
-            RenderError: bad messages, or the template failed (its name and the cause are given).
+            RenderError: bad messages, or the template failed (its name, the cause and the
+                template line are given).
         """
         label, source = self.select(tools)
         reserved = _RESERVED.intersection(variables)
         if reserved:
             raise RenderError(f"template variables {sorted(reserved)} are set by the renderer")
-        chat = prepare_messages(messages, decode_arguments=decode_arguments)
+        chat = prepare_messages(messages, arguments=arguments)
         context = {**self.variables, **_plain(variables)}
         return render_source(label, source, context, messages=chat, tools=_plain(tools),
                              documents=_plain(documents),
@@ -110,19 +123,20 @@ def render_source(label: str, source: str, context: dict[str, Any], **reserved: 
     try:
         template = compile_source(source)
     except jinja2.TemplateSyntaxError as exc:
-        raise RenderError(f"chat template {label} does not compile: {exc.message} "
-                          f"(line {exc.lineno})") from exc
+        raise RenderError(f"chat template {label} does not compile: {exc.message}"
+                          f"{_line(source, exc.lineno)}") from exc
     try:
         return template.render(**reserved, **context)
     except TemplateRaised as exc:
         raise RenderError(f"chat template {label} refused the conversation: {exc.message}"
-                          f"{_where(exc)}") from exc
+                          f"{_line(source, _lineno(exc))}") from exc
     except _TEMPLATE_FAILURES as exc:
         cause = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        raise RenderError(f"chat template {label} failed: {cause}{_where(exc)}") from exc
+        raise RenderError(f"chat template {label} failed: {cause}"
+                          f"{_line(source, _lineno(exc))}") from exc
 
 
-def _where(exc: BaseException) -> str:
+def _lineno(exc: BaseException) -> int | None:
     """The template line the error came from, when Jinja's traceback rewriting recorded it."""
     line = None
     tb = exc.__traceback__
@@ -130,12 +144,25 @@ def _where(exc: BaseException) -> str:
         if tb.tb_frame.f_code.co_filename == "<template>":
             line = tb.tb_lineno
         tb = tb.tb_next
-    return f" (template line {line})" if line else ""
+    return line
+
+
+def _line(source: str, lineno: int | None) -> str:
+    """`` (template line N: <its text>)``, or "" when the line is unknown."""
+    lines = source.splitlines()
+    if not lineno or lineno > len(lines):
+        return ""
+    text = " ".join(lines[lineno - 1].split())
+    if len(text) > 120:
+        text = text[:117] + "..."
+    return f" (template line {lineno}: {text})" if text else f" (template line {lineno})"
 
 
 def prepare_messages(messages: Sequence[Mapping[str, Any]], *,
-                     decode_arguments: bool = False) -> list[dict[str, Any]]:
-    """Messages as a template sees them (steps 1-3 of the module docstring)."""
+                     arguments: str = "object") -> list[dict[str, Any]]:
+    """Messages as a template sees them (steps 1-5 of the module docstring)."""
+    if arguments not in ARGUMENT_SHAPES:
+        raise RenderError(f"arguments must be one of {ARGUMENT_SHAPES}, not {arguments!r}")
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
         raise RenderError("messages must be a list of message objects")
     if not messages:
@@ -144,11 +171,25 @@ def prepare_messages(messages: Sequence[Mapping[str, Any]], *,
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping):
             raise RenderError(f"message {i} is not an object: {message!r:.80}")
-        plain = _plain({k: v for k, v in message.items() if v is not None})
-        if decode_arguments:
-            plain = _decode_arguments(plain, i)
+        plain = _plain({k: v for k, v in message.items() if v is not None or k == "content"})
+        if "content" in plain:
+            plain["content"] = flatten_content(plain["content"])
+        _shape_arguments(plain, i, arguments)
         chat.append(_alias_reasoning(plain))
     return chat
+
+
+def flatten_content(content: Any) -> Any:
+    """A message's content as templates take it: None as ``""``, a list of text parts as their
+    texts joined by newlines; anything else (a string, a list with other parts) as it is."""
+    if content is None:
+        return ""
+    if isinstance(content, list) and all(
+        isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+        for part in content
+    ):
+        return "\n".join(part["text"] for part in content)
+    return content
 
 
 def _alias_reasoning(message: dict[str, Any]) -> dict[str, Any]:
@@ -158,18 +199,30 @@ def _alias_reasoning(message: dict[str, Any]) -> dict[str, Any]:
     return {"thinking": reasoning, **message, "reasoning_content": reasoning}
 
 
-def _decode_arguments(message: dict[str, Any], i: int) -> dict[str, Any]:
+def _shape_arguments(message: dict[str, Any], i: int, shape: str) -> None:
+    """Each call's ``arguments`` in ``shape``, in place (``message`` is already a copy)."""
     calls = message.get("tool_calls")
     if not isinstance(calls, list):
-        return message
+        return
     for call in calls:
         function = call.get("function") if isinstance(call, dict) else None
-        if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+        if not isinstance(function, dict):
+            continue
+        value = function.get("arguments")
+        if shape == "string":
+            if value is None:
+                function["arguments"] = "{}"
+            elif not isinstance(value, str):
+                function["arguments"] = json.dumps(value, ensure_ascii=False)
+        elif value is None or (isinstance(value, str) and not value.strip()):
+            function["arguments"] = {}
+        elif isinstance(value, str):
             try:
-                function["arguments"] = json.loads(function["arguments"])
+                function["arguments"] = json.loads(value)
             except ValueError as exc:
-                raise RenderError(f"message {i}: tool call arguments are not JSON: {exc}") from None
-    return message
+                name = function.get("name")
+                raise RenderError(f"message {i}: arguments of tool call {name!r} are not JSON: "
+                                  f"{exc}") from None
 
 
 def _plain(value: Any) -> Any:
@@ -192,9 +245,10 @@ def _plain(value: Any) -> Any:
 
 
 def load_template(path: str | Path) -> ChatTemplate:
-    """A chat template from a Jinja file. Raises RenderError when it cannot be read."""
+    """A chat template from a Jinja file, named by the file's name. Raises RenderError when it
+    cannot be read."""
     p = Path(path)
-    return ChatTemplate(name=str(p), sources={"default": _read_text(p)})
+    return ChatTemplate(name=p.name, sources={"default": _read_text(p)})
 
 
 def load_model_dir(path: str | Path) -> ChatTemplate:
@@ -222,7 +276,7 @@ def load_model_dir(path: str | Path) -> ChatTemplate:
     variables = _special_tokens(config)
     if "added_tokens_decoder" not in config:
         variables.update(_special_tokens(_read_json(root / "special_tokens_map.json")))
-    return ChatTemplate(name=str(root), sources=sources, variables=variables)
+    return ChatTemplate(name=root.resolve().name or "model", sources=sources, variables=variables)
 
 
 def _template_files(root: Path) -> dict[str, str]:

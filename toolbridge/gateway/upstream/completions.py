@@ -74,8 +74,7 @@ def render_request(body: dict[str, Any], plan: Plan, template: ChatTemplate, *,
     prompt = build_prompt(
         template, body["messages"], body.get("tools"), tool_fallback=tool_fallback,
         dialect=fallback_dialect, tool_choice=body.get("tool_choice"),
-        parallel=body.get("parallel_tool_calls", True) is not False,
-        decode_arguments=True, variables=variables,
+        parallel=body.get("parallel_tool_calls", True) is not False, variables=variables,
     )
     stops = stop_markers(template)
     text_plan = TextPlan(**{f.name: getattr(plan, f.name) for f in fields(Plan)})
