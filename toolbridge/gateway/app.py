@@ -5,8 +5,9 @@ Requests are read by ``http.server`` and the upstream is called through ``http.c
 API route is a front (``fronts/``) over the one ``pipeline``, which does the upstream exchange,
 the tool-call work and the failures: adding an API is a front module and one line in
 ``_routes``. Errors here: 401 missing or wrong key (checked before the route, so every path but
-``/health`` answers 401 without it), 404/405 unknown route; from the server layer 400, 408,
-413, 414, 431 and 505 (see ``http.server.Limits``). ``/health`` tells anyone ``{"status":
+``/health`` and ``HEAD /`` answers 401 without it), 404/405 unknown route, each in the error
+shape of the front the path belongs to; from the server layer 400, 408, 413, 414, 431 and 505
+(see ``http.server.Limits``). ``/health`` tells anyone ``{"status":
 "ok"}``, and the upstream and parser only to a client with the configured key.
 """
 
@@ -23,7 +24,8 @@ from typing import Any
 import orjson
 
 from .config import GatewayConfig
-from .fronts.chat import ChatFront, error_body
+from .fronts.chat import ChatFront
+from .fronts.messages import MessagesFront
 from .http.client import UpstreamError, UpstreamPool
 from .http.server import H1Server, Limits, Request, Response
 from .metrics import Metrics
@@ -33,6 +35,9 @@ from .repair import Provenance
 log = logging.getLogger("toolbridge.gateway")
 
 CHAT = ChatFront()
+MESSAGES = MessagesFront()
+# The front whose error shape a path's refusals (401, 404, 405) take; others take the chat one.
+_FRONTS: dict[str, Any] = {"/v1/messages": MESSAGES, "/v1/messages/count_tokens": MESSAGES}
 
 
 class Gateway:
@@ -48,6 +53,8 @@ class Gateway:
         self.server: H1Server | None = None
         self._routes: dict[tuple[str, str], Any] = {
             ("POST", "/v1/chat/completions"): lambda req, resp: self.pipeline.serve(CHAT, req, resp),
+            ("POST", "/v1/messages"): lambda req, resp: self.pipeline.serve(MESSAGES, req, resp),
+            ("HEAD", "/"): self._probe,
             ("GET", "/v1/models"): self._models,
             ("GET", "/health"): self._health,
             ("GET", "/metrics"): self._metrics,
@@ -75,14 +82,17 @@ class Gateway:
         started = time.perf_counter()
         route = self._routes.get((req.method, req.path))
         status, provenance = 404, Provenance()
+        front = _FRONTS.get(req.path, CHAT)
         try:
-            if req.path != "/health" and not self._authorised(req):
+            if req.path != "/health" and (req.method, req.path) != ("HEAD", "/") and not self._authorised(req):
                 status = 401  # before the route: without the key, nothing is told about paths
-                resp.send(401, JSON, error_body("missing or wrong API key", "authentication_error", "invalid_api_key"))
+                resp.send(401, JSON, front.error("missing or wrong API key", "authentication_error",
+                                                 "invalid_api_key"))
             elif route is None:
                 known = any(path == req.path for _, path in self._routes)
                 status = 405 if known else 404
-                resp.send(status, JSON, error_body(f"{req.method} {req.path} is not served here", code=str(status)))
+                resp.send(status, JSON, front.error(f"{req.method} {req.path} is not served here",
+                                                    code=str(status)))
             else:
                 status, provenance = await route(req, resp)
         finally:
@@ -111,6 +121,12 @@ class Gateway:
         if self.config.api_key and self._authorised(req):
             health.update(upstream=self.config.upstream, tool_call_parser=self.config.tool_call_parser)
         resp.send(200, JSON, orjson.dumps(health))
+        return 200, Provenance()
+
+    async def _probe(self, req: Request, resp: Response) -> tuple[int, Provenance]:
+        """``HEAD /``: the connectivity probe Claude Code sends first (no key needed: it tells
+        nothing but that something answers)."""
+        resp.send(200, [(b"content-type", b"text/plain")], b"")
         return 200, Provenance()
 
     async def _metrics(self, req: Request, resp: Response) -> tuple[int, Provenance]:

@@ -1,0 +1,215 @@
+"""The pipeline's events as Anthropic Messages server-sent events (``MessagesStream``).
+
+One ``message_start`` first (sent with the first upstream chunk, or with the first ``ping`` when
+the upstream is silent before it), then blocks, each ``content_block_start`` -> deltas ->
+``content_block_stop`` under its own index, 0..n-1 in the order the model wrote them: ``Text``
+events go to a ``text`` block (``text_delta``), ``Reasoning`` to a ``thinking`` block
+(``thinking_delta``, closed with a ``signature_delta``), each call to a ``tool_use`` block
+opened when its name is known and filled with ``input_json_delta`` fragments as the model writes
+them. A block is closed when the next one opens; a call's fragments that come after another block
+opened (native streams that interleave calls) still carry their own block's index. Then
+``message_delta`` (stop reason, stop sequence, usage) and ``message_stop``.
+
+Stop reasons: ``tool_calls`` is ``tool_use``, ``length`` is ``max_tokens`` (also when a call was
+cut: the block stays open-ended in what it holds and the client is told the output was cut,
+never that the call finished), ``stop`` is ``stop_sequence`` when the upstream says which stop
+string matched (vLLM's ``stop_reason``, SGLang's ``matched_stop``) and ``end_turn`` otherwise.
+
+The one event of nearly every chunk (a piece of text in the open text block) is spliced into
+bytes made once per block, as the chat front does; the rest go through orjson.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from ...events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin
+from ..streaming import AnswerStream, Finish
+
+_dumps = orjson.dumps
+PING = b'event: ping\ndata: {"type":"ping"}\n\n'
+IDLE_SECONDS = 10.0  # a ping after this long without an upstream chunk
+_REASONS = {"tool_calls": "tool_use", "length": "max_tokens", "content_filter": "refusal"}
+
+
+def stop_reason(finish: Any, choice: dict[str, Any] | None) -> tuple[str, str | None]:
+    """The Messages stop reason and stop sequence for a chat ``finish_reason``; ``choice`` is the
+    upstream's choice (its ``stop_reason`` or ``matched_stop`` names the stop string matched)."""
+    if finish in _REASONS:
+        return _REASONS[finish], None
+    matched = None
+    if choice is not None:
+        matched = choice.get("stop_reason", choice.get("matched_stop"))
+    if isinstance(matched, str) and matched:
+        return "stop_sequence", matched
+    return "end_turn", None
+
+
+def usage_of(usage: Any, estimate: int | None) -> dict[str, int]:
+    """Messages usage from a chat ``usage`` (cached prompt tokens become cache reads); without
+    one, ``estimate`` output tokens (or 0)."""
+    prompt = completion = cached = 0
+    if isinstance(usage, dict):
+        prompt = _int(usage.get("prompt_tokens"))
+        completion = _int(usage.get("completion_tokens"))
+        details = usage.get("prompt_tokens_details")
+        cached = min(_int(details.get("cached_tokens")), prompt) if isinstance(details, dict) else 0
+    elif estimate is not None:
+        completion = estimate
+    return {"input_tokens": prompt - cached, "output_tokens": completion,
+            "cache_creation_input_tokens": 0, "cache_read_input_tokens": cached}
+
+
+def _int(value: Any) -> int:
+    return value if type(value) is int and value > 0 else 0
+
+
+def _event(name: bytes, data: dict[str, Any]) -> bytes:
+    return b"event: %b\ndata: %b\n\n" % (name, _dumps(data))
+
+
+class MessagesStream:
+    """Upstream chunks in, Messages SSE events out; see the module docstring."""
+
+    def __init__(self, answer: AnswerStream, message_id: str, call_id: Callable[[str], str],
+                 signature: str) -> None:
+        self._answer = answer
+        self._id, self._call_id, self._signature = message_id, call_id, signature
+        self._started = False
+        self._start_lock = threading.Lock()  # idle_sse runs on the loop, a large chunk on a worker
+        self._quiet = False  # no upstream chunk since the last idle_sse
+        self._open: int | None = None  # the index of the open block
+        self._kind = ""  # its type
+        self._blocks = 0
+        self._calls: dict[int, int] = {}  # call index -> block index
+        self._text_pre = b""  # the open text block's delta frame, up to the text
+        self._finish: str | None = None
+        self._matched: dict[str, Any] | None = None  # the upstream choice that named its stop
+        self._chars = 0  # what was sent, for an estimate when the upstream gives no usage
+        self.idle_seconds = IDLE_SECONDS
+
+    @property
+    def provenance(self) -> Any:
+        return self._answer.provenance
+
+    def feed_sse(self, chunk: dict[str, Any]) -> bytes:
+        """The client events for one upstream chunk (possibly none)."""
+        self._quiet = False
+        head = b"" if self._started else self._start(chunk.get("model"))
+        choices = chunk.get("choices")
+        hot = self._answer.hot
+        if hot is not None and self._kind == "text" and type(choices) is list and len(choices) == 1 \
+                and not chunk.get("usage"):
+            ch = choices[0]  # the shape of nearly every chunk: a piece of text
+            if type(ch) is dict and not ch.get("index") and not ch.get("finish_reason"):
+                delta = ch.get("delta")
+                if type(delta) is dict and len(delta) == 1 and type(delta.get("content")) is str:
+                    events = hot.content(delta["content"])
+                    if len(events) == 1 and type(events[0]) is Text:
+                        text = events[0].text  # type: ignore[union-attr]
+                        self._chars += len(text)
+                        return head + self._text_pre + _dumps(text) + b"}}\n\n"
+                    return head + self._events(events)
+        out = [head]
+        for ch in choices if type(choices) is list else ():
+            if type(ch) is dict and not ch.get("index") and ch.get("finish_reason"):
+                self._matched = ch
+        for index, events in self._answer.feed(chunk):
+            if index == 0:  # the API has one message: other choices are not asked for
+                out.append(self._events(events))
+        return b"".join(out)
+
+    def finish_sse(self) -> bytes:
+        """What the parsers still held, the open block's end, ``message_delta`` and ``message_stop``."""
+        out = [b"" if self._started else self._start(None)]
+        for index, events in self._answer.finish():
+            if index == 0:
+                out.append(self._events(events))
+        out.append(self._close())
+        reason, sequence = stop_reason(self._finish, self._matched)
+        usage = usage_of(self._answer.usage, -(-self._chars // 4))
+        out.append(_event(b"message_delta", {"type": "message_delta", "usage": usage,
+                                             "delta": {"stop_reason": reason, "stop_sequence": sequence}}))
+        out.append(b'event: message_stop\ndata: {"type":"message_stop"}\n\n')
+        return b"".join(out)
+
+    def idle_sse(self) -> bytes:
+        """A ``ping`` when no upstream chunk came since the last call (``message_start`` first
+        when nothing was sent yet); called every ``idle_seconds`` on the event loop."""
+        if self._quiet:
+            return (b"" if self._started else self._start(None)) + PING
+        self._quiet = True
+        return b""
+
+    def _start(self, model: Any) -> bytes:
+        with self._start_lock:
+            if self._started:
+                return b""
+            self._started = True
+        message = {"id": self._id, "type": "message", "role": "assistant",
+                   "model": model if isinstance(model, str) else self._answer.plan.model or "",
+                   "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage_of(None, 0)}
+        return _event(b"message_start", {"type": "message_start", "message": message})
+
+    def _events(self, events: list[Event]) -> bytes:
+        out = []
+        for ev in events:
+            kind = type(ev)
+            if kind is Text:
+                text = ev.text  # type: ignore[union-attr]
+                if text:
+                    if self._kind != "text":
+                        out.append(self._begin("text", {"type": "text", "text": ""}))
+                    self._chars += len(text)
+                    out.append(self._text_pre + _dumps(text) + b"}}\n\n")
+            elif kind is ArgumentsDelta:
+                out.append(self._arguments(ev))  # type: ignore[arg-type]
+            elif kind is Reasoning:
+                if self._kind != "thinking":
+                    out.append(self._begin("thinking", {"type": "thinking", "thinking": "", "signature": ""}))
+                self._chars += len(ev.text)  # type: ignore[union-attr]
+                out.append(_event(b"content_block_delta", {"type": "content_block_delta", "index": self._open,
+                                                           "delta": {"type": "thinking_delta",
+                                                                     "thinking": ev.text}}))  # type: ignore[union-attr]
+            elif kind is ToolCallBegin:
+                block = {"type": "tool_use", "id": self._call_id(ev.id), "name": ev.name,  # type: ignore[union-attr]
+                         "input": {}}
+                out.append(self._begin("tool_use", block))
+                self._calls[ev.index] = self._open  # type: ignore[union-attr,assignment]
+            elif kind is Finish:
+                self._finish = ev.reason  # type: ignore[union-attr]
+        return b"".join(out)
+
+    def _arguments(self, ev: ArgumentsDelta) -> bytes:
+        block = self._calls.get(ev.index)
+        if block is None or not ev.text:
+            return b""
+        self._chars += len(ev.text)
+        return (b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,'
+                b'"delta":{"type":"input_json_delta","partial_json":%b}}\n\n' % (block, _dumps(ev.text)))
+
+    def _begin(self, kind: str, block: dict[str, Any]) -> bytes:
+        closing = self._close()
+        index = self._open = self._blocks
+        self._blocks += 1
+        self._kind = kind
+        if kind == "text":
+            self._text_pre = (b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,'
+                              b'"delta":{"type":"text_delta","text":' % index)
+        start = {"type": "content_block_start", "index": index, "content_block": block}
+        return closing + _event(b"content_block_start", start)
+
+    def _close(self) -> bytes:
+        if self._open is None:
+            return b""
+        index, kind = self._open, self._kind
+        self._open, self._kind = None, ""
+        out = b""
+        if kind == "thinking":
+            out = _event(b"content_block_delta", {"type": "content_block_delta", "index": index,
+                                                  "delta": {"type": "signature_delta", "signature": self._signature}})
+        return out + b'event: content_block_stop\ndata: {"type":"content_block_stop","index":%d}\n\n' % index
