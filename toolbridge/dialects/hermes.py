@@ -50,8 +50,8 @@ NAMED = {"<function=": ">", '<function name="': '">'}
 
 
 def body(sink: CallSink, opened_by: str) -> Body:
-    if opened_by == "{":  # a bare call object as the whole answer
-        return JsonEnvelopeBody(sink, opened_by, close="")
+    if opened_by == "{":  # a bare call object as the whole answer: its wrapper is missing
+        return JsonEnvelopeBody(sink, opened_by, close="", missing="<tool_call>")
     if opened_by in NAMED:
         return NameJsonBody(sink, opened_by, name_end=NAMED[opened_by], close="</function>")
     inner = WRAPPERS if opened_by.startswith("```") else None  # a fence may hold a tagged call

@@ -39,6 +39,7 @@ class JsonEnvelopeBody:
         opened_by: str,
         *,
         close: str,
+        missing: str = "",
         name_keys: tuple[str, ...] = ("name",),
         args_keys: tuple[str, ...] = ("arguments", "parameters"),
         inner: dict[str, str] | None = None,
@@ -66,6 +67,7 @@ class JsonEnvelopeBody:
         # broken between the two never begins a call; a bare object (no wrapper) is a call only
         # if it has arguments at all.
         self._bare = opened_by == "{"
+        self._missing = missing
         self._pending_name = ""
 
     def fast(self, text: str) -> str | None:
@@ -197,6 +199,9 @@ class JsonEnvelopeBody:
         if why:
             return self._fail(why)
         self._begun = True
+        if self._missing:  # the dialect's own wrapper was not written (reported once)
+            self._sink.repaired(f"call without the {self._missing} before it")
+            self._missing = ""
         if self._held_args:
             self._sink.args(self._held_args)
         return None

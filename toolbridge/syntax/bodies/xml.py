@@ -74,6 +74,8 @@ class NamedCall:
     _sink: CallSink
     _name: str
     _in_call: bool
+    _unwrapped = False  # the block's opening tag was not written: reported when the call begins
+    _missing_tag = ""
 
     def _fail(self, why: str) -> Outcome: ...
 
@@ -86,6 +88,9 @@ class NamedCall:
         if why:
             return self._fail(why)
         self._in_call = True
+        if self._unwrapped:
+            self._unwrapped = False
+            self._sink.repaired(f"call without the {self._missing_tag} before it")
         return None
 
 
@@ -97,6 +102,8 @@ class XmlBody(NamedCall):
         self._sink = sink
         self._tags = tags
         self._bare = opened_by == tags.function[0]
+        self._unwrapped = self._bare  # reported once, when the first call begins
+        self._missing_tag = tags.block_close.replace("/", "")
         self._state = _S.NAME if self._bare else _S.LEAD
         self._name = ""  # read but not yet begun (bare blocks wait for confirmation)
         self._in_call = False
