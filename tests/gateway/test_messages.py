@@ -48,7 +48,8 @@ def client(s: Stack, **kw: Any) -> Any:
 
 def create(s: Stack, messages: list[Any] = USER, **kw: Any) -> Any:
     kw.setdefault("tools", TOOLS)
-    return client(s).messages.create(model="m", max_tokens=1000, messages=messages, **kw)
+    with client(s) as c:
+        return c.messages.create(model="m", max_tokens=1000, messages=messages, **kw)
 
 
 def blocks(message: Any) -> list[tuple[str, Any]]:
@@ -287,22 +288,22 @@ def test_what_cannot_be_honoured_is_a_400_naming_the_field(extra: dict[str, Any]
         assert s.upstream.requests == []
         if "max_tokens" in body:  # the SDK itself asks for it
             rest = {k: v for k, v in body.items() if k not in ("model", "messages", "max_tokens")}
-            with pytest.raises(anthropic.BadRequestError, match=field.replace(".", r"\.")):
-                client(s).messages.create(model="m", max_tokens=1000, messages=body["messages"], extra_body=rest)
+            with client(s) as c, pytest.raises(anthropic.BadRequestError, match=field.replace(".", r"\.")):
+                c.messages.create(model="m", max_tokens=1000, messages=body["messages"], extra_body=rest)
 
 
 def test_errors_come_in_the_apis_shape_with_their_status() -> None:
     script = lambda b: Reply(status=429, error="slow down")  # noqa: E731
     with Stack(script, tool_call_parser="hermes", api_key="secret") as s:
-        with pytest.raises(anthropic.AuthenticationError) as denied:
-            client(s, api_key="wrong").messages.create(model="m", max_tokens=10, messages=USER)
+        with client(s, api_key="wrong") as c, pytest.raises(anthropic.AuthenticationError) as denied:
+            c.messages.create(model="m", max_tokens=10, messages=USER)
         assert denied.value.body == {"type": "error", "error": {"type": "authentication_error",
                                                                 "message": "missing or wrong API key"}}
-        with pytest.raises(anthropic.RateLimitError) as limited:
-            client(s, api_key="secret").messages.create(model="m", max_tokens=10, messages=USER)
+        with client(s, api_key="secret") as c, pytest.raises(anthropic.RateLimitError) as limited:
+            c.messages.create(model="m", max_tokens=10, messages=USER)
         assert limited.value.body["error"]["message"] == "slow down"
-        bearer = anthropic.Anthropic(base_url=s.url.removesuffix("/v1"), auth_token="secret", max_retries=0)
-        with pytest.raises(anthropic.RateLimitError):
+        with anthropic.Anthropic(base_url=s.url.removesuffix("/v1"), auth_token="secret", max_retries=0) as bearer, \
+                pytest.raises(anthropic.RateLimitError):
             bearer.messages.create(model="m", max_tokens=10, messages=USER)
         status, _, answer = raw(s, "/v1/messages", None, {"x-api-key": "secret"}, method="GET")
         assert status == 405 and answer["type"] == "error"

@@ -55,7 +55,8 @@ release and retake the GIL at a high rate (which starves the loop: see ``native.
 bytes``, ``upstream_error(raw) -> bytes``, ``whole(answer) -> bytes``, ``stream(answer_stream) ->
 encoder`` (``feed_sse(chunk) -> bytes``, ``finish_sse() -> bytes``, ``provenance``),
 ``stream_error(message, type, code) -> bytes``, ``stream_end() -> bytes`` and ``content_type``;
-and one route in ``app.py``.
+and one route in ``app.py``. An encoder may also have ``idle_sse() -> bytes`` and
+``idle_seconds``: its keep-alive events, written while the upstream is silent (``keepalive``).
 """
 
 from __future__ import annotations
@@ -297,6 +298,7 @@ class Pipeline:
             if tries is not None:
                 tries.stream = answer, encoder
         self.metrics.open_streams += 1
+        ticker = keepalive(encoder, resp)
         try:
             invalid = await self._relay(front, up, encoder, resp)
         except ClientDisconnected:
@@ -304,6 +306,8 @@ class Pipeline:
             invalid = None
         finally:
             self.metrics.open_streams -= 1
+            if ticker is not None:
+                ticker.cancel()
         return invalid or (200, encoder.provenance)
 
     async def _relay(self, front: Front, up: Any, encoder: Any,
@@ -459,6 +463,27 @@ class Pipeline:
             raw = name_the_flag(raw)  # "tools not supported": say which flag works around it
         resp.send(status if 400 <= status < 600 else 502, JSON, front.upstream_error(raw))
         return status
+
+
+def keepalive(encoder: Any, resp: Response) -> asyncio.Task[None] | None:
+    """For an encoder with ``idle_sse`` (an API with keep-alive events, as Messages' ``ping``):
+    a task that asks it every ``encoder.idle_seconds`` and writes what it gives, until the
+    response ends or the task is cancelled. None for other encoders."""
+    idle = getattr(encoder, "idle_sse", None)
+    if idle is None:
+        return None
+
+    async def tick() -> None:
+        while not resp.finished:
+            await asyncio.sleep(encoder.idle_seconds)
+            data = idle()
+            if data and not resp.finished:
+                try:
+                    resp.write(data)
+                except ClientDisconnected:
+                    return
+
+    return asyncio.get_running_loop().create_task(tick())
 
 
 def _message(error: Any) -> str:
