@@ -147,13 +147,18 @@ def test_several_calls_keep_order_and_distinct_indices() -> None:
         assert whole["tool_calls"] == [("read_file", {"path": f"f{i}"}) for i in range(3)]
 
 
-def test_a_call_malformed_after_it_began_streaming_ends_the_stream_with_an_error() -> None:
+def test_a_call_malformed_after_it_began_ends_with_length_streamed_or_not() -> None:
+    """Its opening was already streamed and cannot be taken back: both answers end with length
+    ("discard the unfinished call"), and what remains is the same: the text, no call."""
     text = 'Reading.\n<tool_call>{"name": "read_file", "arguments": {"path": </tool_call>'
     with Stack(lambda b: Reply(content=text), tool_call_parser="hermes") as s:
         whole = ask(s.client(), [{"role": "user", "content": "x"}], False)
-        assert whole["tool_calls"] == [] and whole["content"] == text  # never a call
-        with pytest.raises(openai.APIError, match="malformed"):  # its opening was already sent
-            ask(s.client(), [{"role": "user", "content": "x"}], True)
+        assert whole == {"content": text, "tool_calls": [], "finish": "length"}  # never a call
+        chunks = list(s.client().chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}],
+                                                          tools=TOOLS, stream=True))
+        content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        began = [p for c in chunks if c.choices for p in c.choices[0].delta.tool_calls or ()]
+        assert content == text and began and chunks[-1].choices[0].finish_reason == "length"
 
 
 @pytest.mark.parametrize("text", [
@@ -186,11 +191,11 @@ def test_provenance_header_and_metrics() -> None:
     with Stack(agent(CALLS["hermes"]), tool_call_parser="hermes") as s:
         raw = s.client().chat.completions.with_raw_response.create(
             model="m", messages=[{"role": "user", "content": "x"}], tools=TOOLS)
-        assert raw.headers["x-toolbridge-calls"] == "native=0; content=1; reasoning=0; rejected=0; invalid=0"
+        assert raw.headers["x-toolbridge-calls"] == "native=0; content=1; reasoning=0; rejected=0; aborted=0; repaired=0; invalid=0"
         import urllib.request
 
         text = urllib.request.urlopen(s.url.removesuffix("/v1") + "/metrics").read().decode()
-        assert 'toolbridge_tool_calls_total{source="content"} 1' in text
+        assert 'toolbridge_tool_calls_total{front="chat",source="content"} 1' in text
         health = json.loads(urllib.request.urlopen(s.url.removesuffix("/v1") + "/health").read())
         assert health["status"] == "ok"
         assert [m.id for m in s.client().models.list()] == ["replay"]

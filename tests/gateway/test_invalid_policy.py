@@ -170,7 +170,7 @@ def test_a_held_call_that_breaks_stays_text_streamed_as_whole() -> None:
         whole, streamed = ask(s, stream=False), ask(s, stream=True)
         assert streamed["error"] is None and streamed["deltas"] == []
         assert whole["content"] == streamed["content"] == broken
-        assert whole["finish"] == streamed["finish"] == "stop"
+        assert whole["finish"] == streamed["finish"] == "length"  # a call that broke after it began
 
 
 # ---------------------------------------------------------------- retry

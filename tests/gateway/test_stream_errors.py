@@ -43,10 +43,10 @@ class Exploding:
             raise self._error
         return self._inner.feed(text)
 
-    def close(self) -> Any:
+    def close(self, cut: bool = False) -> Any:
         if self._seen and self._when == "close":
             raise self._error
-        return self._inner.close()
+        return self._inner.close(cut)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

@@ -206,10 +206,10 @@ def test_stream_required_without_call_raises_at_the_end() -> None:
 
 
 def test_arguments_that_fail_the_schema_are_counted_not_hidden() -> None:
-    bad = '<tool_call>{"name": "os__fs__read", "arguments": {"path": 5}}</tool_call>'
+    bad = '<tool_call>{"name": "os__fs__read", "arguments": {"path": [5]}}</tool_call>'  # no lossless fix
     _, prov = repair_completion(answer({"content": bad}), plan())
     assert (prov.content, prov.invalid) == (1, 1)
-    native = [{"id": "c1", "type": "function", "function": {"name": "os__fs__read", "arguments": '{"path": 5}'}}]
+    native = [{"id": "c1", "type": "function", "function": {"name": "os__fs__read", "arguments": '{"path": [5]}'}}]
     _, prov = repair_completion(answer({"content": "", "tool_calls": native}), plan())
     assert (prov.native, prov.invalid) == (1, 1)
     _, _, prov = run_stream(plan(stream=True), stream_chunks([{"content": bad}]))

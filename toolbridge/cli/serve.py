@@ -28,6 +28,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--api-key", default=d.api_key, help="key clients must send")
     p.add_argument("--upstream-api-key", default=d.upstream_api_key,
                    help="key sent upstream (default: the client's Authorization passes through)")
+    p.add_argument("--drop-reasoning-history", action="store_true", default=d.drop_reasoning_history,
+                   help="send earlier assistant turns upstream without their reasoning (default: "
+                        "kept, as reasoning_content, for templates that read it)")
     p.add_argument("--recover-from-reasoning", action="store_true", default=d.recover_from_reasoning,
                    help="also take calls from reasoning_content/reasoning (off by default)")
     p.add_argument("--keep-special-tokens", choices=("auto", "always", "never"), default=d.keep_special_tokens,
@@ -36,6 +39,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="a call whose arguments fail its tool's schema: pass it on (default), reject "
                         "the answer with an error, or retry (ask the upstream again with the errors); "
                         "a tool with \"strict\": true is never passed")
+    p.add_argument("--no-coerce", action="store_true", default=d.no_coerce,
+                   help="do not type recovered calls' arguments by the tools' schemas (\"2\" -> 2 ...)")
     p.add_argument("--retries", type=int, default=d.retries,
                    help=f"with --on-invalid retry: how many times to ask again (default 1, at most {MAX_RETRIES})")
     p.add_argument("--max-body", type=int, default=d.max_body, help="largest request body in bytes (413 above)")

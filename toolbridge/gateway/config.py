@@ -27,8 +27,10 @@ class GatewayConfig:
     api_key: str = ""  # clients must send it (Authorization: Bearer, or x-api-key)
     upstream_api_key: str = ""  # sent upstream; without it the client's Authorization passes through
     recover_from_reasoning: bool = False
+    drop_reasoning_history: bool = False  # earlier turns reach the upstream without their reasoning
     keep_special_tokens: str = "auto"
     on_invalid: str = "pass"  # a call whose arguments fail the schema: pass, reject or retry
+    no_coerce: bool = False  # leave recovered arguments untyped by the schema
     retries: int = 1  # with on_invalid retry: how many times the upstream is asked again
     max_body: int = 8 << 20
     timeout: float = 300.0  # upstream silence, seconds

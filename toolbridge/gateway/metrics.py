@@ -13,9 +13,11 @@ from .repair import Provenance
 
 _HELP = {
     "toolbridge_requests_total": ("counter", "Requests answered, by endpoint and status."),
-    "toolbridge_tool_calls_total": ("counter", "Tool calls returned, by where they came from."),
-    "toolbridge_rejected_total": ("counter", "Call-like blocks or native calls not returned as calls."),
-    "toolbridge_invalid_arguments_total": ("counter", "Calls returned whose arguments fail the tool's schema."),
+    "toolbridge_tool_calls_total": ("counter", "Tool calls returned, by where they came from and front."),
+    "toolbridge_rejected_total": ("counter", "Call-like blocks or native calls not returned as calls (kept as text)."),
+    "toolbridge_aborted_total": ("counter", "Calls that began and were cut off or broke (answer ended with length)."),
+    "toolbridge_repaired_total": ("counter", "Deviations tolerated and arguments typed by the tool's schema."),
+    "toolbridge_invalid_arguments_total": ("counter", "Calls returned whose arguments fail the tool's schema, by front."),
     "toolbridge_invalid_retries_total": ("counter",
                                          "Upstream requests made again because a call's arguments failed "
                                          "its schema (--on-invalid retry)."),
@@ -39,15 +41,17 @@ class Metrics:
     def inc(self, name: str, amount: int = 1, **labels: str) -> None:
         self.counters[(name, tuple(sorted(labels.items())))] += amount
 
-    def record(self, provenance: Provenance) -> None:
+    def record(self, provenance: Provenance, **labels: str) -> None:
+        """Count one response's calls; ``labels`` (the front) go on the calls and invalid counters."""
         for source in ("native", "content", "reasoning"):
             count = getattr(provenance, source)
             if count:
-                self.inc("toolbridge_tool_calls_total", count, source=source)
-        if provenance.rejected:
-            self.inc("toolbridge_rejected_total", provenance.rejected)
+                self.inc("toolbridge_tool_calls_total", count, source=source, **labels)
+        for word in ("rejected", "aborted", "repaired"):
+            if getattr(provenance, word):
+                self.inc(f"toolbridge_{word}_total", getattr(provenance, word))
         if provenance.invalid:
-            self.inc("toolbridge_invalid_arguments_total", provenance.invalid)
+            self.inc("toolbridge_invalid_arguments_total", provenance.invalid, **labels)
 
     def render(self) -> str:
         lines: list[str] = []

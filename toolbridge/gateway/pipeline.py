@@ -77,7 +77,7 @@ from .http.sse import SSEError
 from .metrics import Metrics
 from .repair import Provenance, repair_completion
 from .streaming import AnswerStream
-from .turn import Plan, RequestError, Settings, Turn, plan_turn
+from .turn import Plan, RequestError, Settings, Turn, drop_reasoning, plan_turn
 from .upstream.refusal import is_refusal, name_the_flag
 from .validation import InvalidArguments, Retries
 
@@ -123,7 +123,7 @@ class Pipeline:
         self.config = config
         self.metrics = metrics
         self.settings = Settings(config.tool_call_parser, config.recover_from_reasoning,
-                                 config.keep_special_tokens, config.on_invalid)
+                                 config.keep_special_tokens, config.on_invalid, not config.no_coerce)
         self.base = config.upstream_parts()[2]
         self.pool: UpstreamPool | None = None
         self.router: Any = None
@@ -181,6 +181,8 @@ class Pipeline:
         """The request checked and planned: its turn, plan, upstream path and whether a refusal
         of tools is retried."""
         turn = front.turn(orjson.loads(body))
+        if self.config.drop_reasoning_history:
+            drop_reasoning(turn.messages)
         return turn, *self._route(turn)
 
     def _route(self, turn: Turn) -> tuple[Plan, str, bool]:

@@ -29,14 +29,17 @@ class Provenance:
     native: int = 0
     content: int = 0
     reasoning: int = 0
-    rejected: int = 0
+    rejected: int = 0  # call-like blocks (or native calls) not returned as calls: they stay text
+    aborted: int = 0  # calls that began and were cut off or broke (the answer ends with length)
+    repaired: int = 0  # deviations tolerated and arguments typed by the schema (the report's list)
     invalid: int = 0  # calls returned whose arguments do not match the tool's schema
     dialect: str | None = None  # with the auto parser: the dialect it recognised
 
     def header(self) -> str:
+        """The ``x-toolbridge-calls`` header: the report's own words."""
         return (f"native={self.native}; content={self.content}; reasoning={self.reasoning}; "
-                f"rejected={self.rejected}; invalid={self.invalid}"
-                + (f"; dialect={self.dialect}" if self.dialect else ""))
+                f"rejected={self.rejected}; aborted={self.aborted}; repaired={self.repaired}; "
+                f"invalid={self.invalid}" + (f"; dialect={self.dialect}" if self.dialect else ""))
 
     def noted(self, parser: Any) -> None:
         """Keep the dialect an auto parser recognised (the first one, when choices differ)."""
@@ -84,13 +87,14 @@ def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, s
         if checked.invalid and plan.enforcing:
             verdicts = native_verdicts(plan, calls)
     else:
-        calls, truncated = _from_text(message, "content", plan, provenance, verdicts)
+        cut = choice.get("finish_reason") == "length"  # a call the end would close is truncated
+        calls, truncated = _from_text(message, "content", plan, provenance, verdicts, cut)
         provenance.content += len(calls)
         if plan.recover_from_reasoning:
             for key in REASONING_KEYS:
-                found, cut = _from_text(message, key, plan, provenance, verdicts)
+                found, broke = _from_text(message, key, plan, provenance, verdicts, cut)
                 provenance.reasoning += len(found)
-                calls, truncated = calls + found, truncated or cut
+                calls, truncated = calls + found, truncated or broke
     provenance.rejected += len(leftovers)
     if not plan.parallel and len(calls) > 1:
         provenance.rejected += len(calls) - 1
@@ -102,19 +106,21 @@ def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, s
 
 
 def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Provenance,
-               verdicts: dict[str, tuple[str, ...]]) -> tuple[list[Any], bool]:
+               verdicts: dict[str, tuple[str, ...]], cut: bool = False) -> tuple[list[Any], bool]:
     text = message.get(key)
     if not isinstance(text, str) or not text:
         return [], False
-    result = parse(text, plan.dialect, plan.tools, **parser_options(plan))
+    result = parse(text, plan.dialect, plan.tools, cut, **parser_options(plan))
     provenance.dialect = provenance.dialect or result.report.detected
-    provenance.rejected += len(result.report.rejected) + len(result.report.aborted)
+    provenance.rejected += len(result.report.rejected)
+    provenance.aborted += len(result.report.aborted)
+    provenance.repaired += len(result.report.repaired)
     provenance.invalid += len(result.report.invalid)
     if result.report.invalid and plan.enforcing:  # the parser's verdicts, by call id
         ids = {ev.index: ev.id for ev in result.events if isinstance(ev, ToolCallBegin)}
         verdicts.update((ids[bad["index"]], tuple(bad["errors"])) for bad in result.report.invalid)
     message[key] = result.message["content"] if key == "content" or result.message["content"] else None
-    return result.message.get("tool_calls", []), result.report.truncated
+    return result.message.get("tool_calls", []), result.finish_reason == "length"
 
 
 def _settle(choice: dict[str, Any], message: dict[str, Any], calls: list[Any], leftovers: list[str],

@@ -30,13 +30,14 @@ from ..events import (
     ToolCallEnd,
 )
 from ..openai import ChunkEncoder
+from ..syntax.dialect import TRUNCATED
 from ..parsing.parser import StreamParser
 from .repair import REASONING_KEYS, Provenance, parser_options, tool_choice_unmet
 from .turn import Plan, RequestError
 from .upstream.native import NativeStream
 from .validation import Gate
 
-_UNCOUNTED = frozenset((Text, ArgumentsDelta, Reasoning, Repaired))  # nothing to count: most events
+_UNCOUNTED = frozenset((Text, ArgumentsDelta, Reasoning))  # nothing to count: most events
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +54,6 @@ class Finish:
     """The choice is complete: ``stop``, ``length``, ``tool_calls`` or the upstream's own reason."""
 
     reason: str
-
-
-def malformed_call(reason: str) -> RequestError:
-    """A call whose opening was already streamed turned out malformed: it cannot be taken back,
-    so the stream ends with this error rather than with a call whose arguments are broken."""
-    return RequestError(f"the model's tool call became malformed after it began streaming ({reason})",
-                        status=502, type="upstream_error", code="malformed_tool_call")
 
 
 class _Choice:
@@ -109,14 +103,15 @@ class _Choice:
 
     def finish(self) -> list[Event]:
         out: list[Event] = []
+        cut = self.upstream_finish == "length"  # a call the end would close is truncated
         if self._content is not None:
-            out += self._content_events(self._content.close())
+            out += self._content_events(self._content.close(cut))
             self._prov.noted(self._content)
         held = self._held_ws.finish()
         if held:
             out.append(Text(held[0]["content"]))
         if self._reasoning is not None:
-            out += self._thought_events(self._reasoning.close())
+            out += self._thought_events(self._reasoning.close(cut))
         good, rejected, invalid = self._native.finish()
         self._prov.native += len(good)
         self._prov.invalid += invalid
@@ -197,12 +192,16 @@ class _Choice:
                 setattr(self._prov, source, getattr(self._prov, source) + 1)
             elif isinstance(ev, Invalid):
                 self._prov.invalid += 1
-            elif isinstance(ev, (CallRejected, CallAborted)):
+            elif isinstance(ev, Repaired):
+                self._prov.repaired += 1
+            elif isinstance(ev, CallRejected):
                 self._prov.rejected += 1
-                self._truncated = self._truncated or ev.reason == "truncated"
-                if isinstance(ev, CallAborted) and ev.reason != "truncated" \
-                        and self._index.get((source, ev.index)) not in self._held:
-                    raise malformed_call(ev.reason)  # a held call is dropped: nothing of it was sent
+                self._truncated = self._truncated or ev.reason.startswith(TRUNCATED)
+            elif isinstance(ev, CallAborted):
+                # Cut off or broken after it began: its opening may have been sent, so the answer
+                # ends with length ("discard the unfinished call"), as the whole answer does.
+                self._prov.aborted += 1
+                self._truncated = True
 
     def _begin(self) -> int | None:
         """Our index for a new call, or None when parallel calls are off and one already came."""

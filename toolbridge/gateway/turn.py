@@ -57,6 +57,7 @@ class Settings:
     recover_from_reasoning: bool = False
     keep_special_tokens: str = "auto"  # auto: when tools are offered and the markers are special
     on_invalid: str = "pass"  # what becomes of a call whose arguments fail the schema (validation.py)
+    coerce: bool = True  # type recovered calls' arguments by the schema (parsing/argtyper.py)
 
 
 @dataclass
@@ -75,6 +76,7 @@ class Plan:
     offered: list[str] = field(default_factory=list)
     model: str | None = None  # the request's model: auto's hint
     on_invalid: str = "pass"  # "pass", "reject" or "retry" (gateway/validation.py)
+    coerce: bool = True
     strict: frozenset[str] = frozenset()  # the offered tools with "strict": true
 
     def enforced(self, name: str) -> bool:
@@ -91,8 +93,8 @@ class Plan:
     def parser_options(self) -> dict[str, Any]:
         """StreamParser's options for this request (auto also takes the model as a hint)."""
         if self.dialect == "auto":
-            return {"drop_tokens": self.drop_tokens, "model": self.model}
-        return {"drop_tokens": self.drop_tokens}
+            return {"drop_tokens": self.drop_tokens, "coerce": self.coerce, "model": self.model}
+        return {"drop_tokens": self.drop_tokens, "coerce": self.coerce}
 
 
 # The tool fields of a Turn, by their Chat Completions names (how they go upstream).
@@ -155,8 +157,21 @@ def plan_turn(turn: Turn, settings: Settings) -> Plan:
         offered=list(offered.schemas) if offered else [],
         model=model,
         on_invalid=settings.on_invalid,
+        coerce=settings.coerce,
         strict=_strict(turn.tools) if parse else frozenset(),
     )
+
+
+REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
+
+
+def drop_reasoning(messages: list[Any]) -> None:
+    """Take the reasoning of earlier assistant turns out of ``messages`` (in place), under each
+    name clients and templates give it (``--drop-reasoning-history``)."""
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            for key in REASONING_FIELDS:
+                message.pop(key, None)
 
 
 def check_nesting(turn: Turn, limit: int = MAX_NESTING) -> None:

@@ -63,17 +63,19 @@ def parse(
     text: str,
     dialect: str | Dialect,
     tools: list[dict[str, Any]] | Toolset | None = None,
+    cut: bool = False,
     **options: Any,
 ) -> ParseResult:
     """Parse a whole output: exactly ``feed(text)`` then ``close()`` on a new StreamParser.
 
     Options are those of StreamParser (with ``dialect="auto"``, also ``model`` and
-    ``candidates``); the report's ``detected`` names the dialect auto recognised. Raises ConfigError for an unknown dialect or bad tools.
+    ``candidates``); the report's ``detected`` names the dialect auto recognised. ``cut``: the
+    output stopped at a length limit (see ``StreamParser.close``). Raises ConfigError for an unknown dialect or bad tools.
     """
     from ..openai import MessageBuilder
 
     parser = StreamParser(dialect, tools, **options)
-    events = parser.feed(text) + parser.close()
+    events = parser.feed(text) + parser.close(cut)
     builder = MessageBuilder(parser.dialect.name if parser.dialect else "auto")
     builder.add(events)
     if dialect == "auto":
