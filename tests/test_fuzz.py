@@ -99,6 +99,9 @@ REGRESSIONS = [
     Regression("gemma4-trailing-comma", "gemma4", "<|tool_call>call:search{n:[1,]}<tool_call|>", calls=[]),
     Regression("functiongemma-trailing-comma", "functiongemma", "<start_function_call>call:search{n:{m:[l,]}}",
                calls=[]),
+    Regression("apertus-escaped-key-split", "apertus", '<|tools_prefix|>[{"get_weather":{"":""}},{"search":{"\\"":'),
+    Regression("deepseek-v3-escaped-key-split", "deepseek_v3",
+               '<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json{"\\"it'),
     Regression("hermes-nan", "hermes", '<tool_call>{"name": "search", "arguments": {"q": NaN}}</tool_call>', calls=[]),
 ]
 TOOLS_FOR = {"get_time": {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}}

@@ -92,7 +92,7 @@ class ArgumentTyper:
         elif state == MEMBER:  # a key or "}"
             if ch == "}":
                 return self._close(out, pos)
-            self._key, self._state = ['"'], KEY
+            self._key, self._state, self._escape = ['"'], KEY, False
         elif state == COLON:
             self._state = VALUE
         elif state == VALUE:
@@ -110,21 +110,22 @@ class ArgumentTyper:
 
     def _read_key(self, text: str, pos: int) -> int:
         while pos < len(text):
+            if self._escape:  # the character after a backslash, perhaps in the next fragment
+                self._key.append(text[pos])
+                self._escape, pos = False, pos + 1
+                continue
             m = _STRING_STOP.search(text, pos)
             if m is None:
                 self._key.append(text[pos:])
                 return len(text)
             stop = m.start()
-            if text[stop] == "\\":
-                if stop + 1 >= len(text):
-                    self._key.append(text[pos:])
-                    return len(text)  # a key is never split inside an escape by a body
-                self._key.append(text[pos : stop + 2])
-                pos = stop + 2
-                continue
             self._key.append(text[pos : stop + 1])
+            pos = stop + 1
+            if text[stop] == "\\":
+                self._escape = True
+                continue
             self._state = COLON
-            return stop + 1
+            return pos
         return pos
 
     def _value_start(self, text: str, pos: int, out: list[str]) -> int:
