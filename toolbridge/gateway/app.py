@@ -26,11 +26,13 @@ import orjson
 from .config import GatewayConfig
 from .fronts.chat import ChatFront
 from .fronts.messages import MessagesFront
+from .fronts.tokens import TokenCounter
 from .http.client import UpstreamError, UpstreamPool
 from .http.server import H1Server, Limits, Request, Response
 from .metrics import Metrics
-from .pipeline import JSON, Pipeline
+from .pipeline import JSON, OFFLOOP_REQUEST_BYTES, Pipeline
 from .repair import Provenance
+from .turn import RequestError
 
 log = logging.getLogger("toolbridge.gateway")
 
@@ -48,12 +50,14 @@ class Gateway:
         self.config = config
         self.metrics = Metrics()
         self.pipeline = Pipeline(config, self.metrics)
+        self.tokens = TokenCounter(config)
         self._host, self._port, self._base = config.upstream_parts()
         self.pool: UpstreamPool | None = None
         self.server: H1Server | None = None
         self._routes: dict[tuple[str, str], Any] = {
             ("POST", "/v1/chat/completions"): lambda req, resp: self.pipeline.serve(CHAT, req, resp),
             ("POST", "/v1/messages"): lambda req, resp: self.pipeline.serve(MESSAGES, req, resp),
+            ("POST", "/v1/messages/count_tokens"): self._count_tokens,
             ("HEAD", "/"): self._probe,
             ("GET", "/v1/models"): self._models,
             ("GET", "/health"): self._health,
@@ -97,7 +101,7 @@ class Gateway:
                 status, provenance = await route(req, resp)
         finally:
             self.metrics.inc("toolbridge_requests_total", endpoint=req.path if route else "other", status=str(status))
-            self.metrics.record(provenance)
+            self.metrics.record(provenance, front=front.name)
             log.info("%s %s %d calls[%s] %.1fms", req.method, req.path, status, provenance.header(),
                      1000 * (time.perf_counter() - started))
 
@@ -127,6 +131,20 @@ class Gateway:
         """``HEAD /``: the connectivity probe Claude Code sends first (no key needed: it tells
         nothing but that something answers)."""
         resp.send(200, [(b"content-type", b"text/plain")], b"")
+        return 200, Provenance()
+
+    async def _count_tokens(self, req: Request, resp: Response) -> tuple[int, Provenance]:
+        """The request's input tokens; ``x-toolbridge-token-count`` says how (``fronts.tokens``)."""
+        large = self.tokens.renders or len(req.body) > OFFLOOP_REQUEST_BYTES
+        try:
+            body, how = await self.pipeline.cpu(large, "count", self.tokens.answer, req.body)
+        except orjson.JSONDecodeError as exc:
+            resp.send(400, JSON, MESSAGES.error(f"the request body is not valid JSON: {exc}"))
+            return 400, Provenance()
+        except RequestError as exc:
+            resp.send(exc.status, JSON, MESSAGES.error(str(exc), exc.type, exc.code, exc.param))
+            return exc.status, Provenance()
+        resp.send(200, [*JSON, (b"x-toolbridge-token-count", how.encode())], body)
         return 200, Provenance()
 
     async def _metrics(self, req: Request, resp: Response) -> tuple[int, Provenance]:

@@ -434,11 +434,12 @@ def upstream_id(client_id: str) -> str:
     if not client_id.startswith("toolu_") or len(client_id) <= head + 1:
         return client_id
     kind, payload = client_id[head], client_id[head + 1:]
-    if kind == "r":
+    if kind == "r" and _SAFE_ID.fullmatch(payload):
         return payload
     if kind == "b":
         try:
-            return base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)).decode()
+            decoded = base64.b64decode(payload + "=" * (-len(payload) % 4), altchars=b"-_", validate=True)
+            return decoded.decode() or client_id
         except (ValueError, UnicodeDecodeError):
             return client_id
     return client_id
