@@ -57,7 +57,7 @@ CALLS = [
      ("search", {"q": 'a "quoted" <b>tag</b> \\ back', "n": [1, 2.5, None, True], "deep": {"k": {"v": []}}})],
 ]
 PROSE = "Let me look that up for you. "
-STRUCTURAL = list('{}[]":,<>=/\\`\n') + ["{{", "}}", '"}', "]}", "</", "\\\"", "```", "```json\n"]
+STRUCTURAL = list('{}[]":,<>=/\\`\n\'') + ["{{", "}}", '"}', "]}", "</", "\\\"", "```", "```json\n", ",}", " True", "None"]
 FOREIGN = ("rm_rf", "delete_all", "getweather", "get_weather2", "")
 
 
@@ -224,7 +224,7 @@ def check(parser: str, text: str, chunks: list[str], options: dict[str, Any], ti
     return None
 
 
-OPTIONS = ({}, {"reasoning": True}, {"reasoning": True, "in_reasoning": True})
+OPTIONS = ({}, {"reasoning": True}, {"reasoning": True, "in_reasoning": True}, {"repair": True})
 
 
 def minimise(failure: Failure, time_bound: float = 5.0) -> str:

@@ -95,6 +95,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="with --tools, turn calls whose arguments fail the schema into content")
     p.add_argument("--no-validate", dest="validate", action="store_false",
                    help="do not check arguments against the tools' schemas")
+    p.add_argument("--repair", action="store_true",
+                   help="read JSON arguments leniently: trailing commas, single quotes, True/None, "
+                        "unquoted keys, brackets left open at a clean end (each reported)")
     p.add_argument("--no-coerce", dest="coerce", action="store_false",
                    help="do not type arguments by the tools' schemas (\"2\" -> 2 for an integer ...)")
     p.add_argument("--call-ids", choices=("random", "index"), default="random",
@@ -155,6 +158,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         "validate": args.validate,
         "reject_invalid": args.reject_invalid,
         "coerce": args.coerce,
+        "repair": args.repair,
         "call_id": index_call_id if args.call_ids == "index" else random_call_id,
     }
     if args.model:

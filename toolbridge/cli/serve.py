@@ -39,6 +39,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="a call whose arguments fail its tool's schema: pass it on (default), reject "
                         "the answer with an error, or retry (ask the upstream again with the errors); "
                         "a tool with \"strict\": true is never passed")
+    p.add_argument("--repair", action="store_true", default=d.repair,
+                   help="read recovered JSON arguments leniently: trailing commas, single quotes, "
+                        "True/None, unquoted keys, brackets left open at a clean end (each reported)")
     p.add_argument("--no-coerce", action="store_true", default=d.no_coerce,
                    help="do not type recovered calls' arguments by the tools' schemas (\"2\" -> 2 ...)")
     p.add_argument("--retries", type=int, default=d.retries,

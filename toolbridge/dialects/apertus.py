@@ -70,7 +70,7 @@ class NameKeyListBody:
                 why = self._sink.begin(self._name)
                 if why:
                     return pos, self._fail(why)
-            self._scanner, self._text = JsonScanner(), []
+            self._scanner, self._text = JsonScanner(self._sink.lenient), []
             return pos, None
         want, then = _NEXT[state]
         if ch != want:

@@ -77,7 +77,7 @@ class RecipientBody:
         if why:
             return pos, self._fail(why)
         if buf[pos] == "{":
-            self._scanner = JsonScanner()
+            self._scanner = JsonScanner(self._sink.lenient)
             return self._json(buf, pos, final)
         self._code = True  # raw code, as Functionary writes it for ``python``
         self._sink.args('{"code": "')

@@ -123,7 +123,8 @@ class Pipeline:
         self.config = config
         self.metrics = metrics
         self.settings = Settings(config.tool_call_parser, config.recover_from_reasoning,
-                                 config.keep_special_tokens, config.on_invalid, not config.no_coerce)
+                                 config.keep_special_tokens, config.on_invalid, not config.no_coerce,
+                                 config.repair)
         self.base = config.upstream_parts()[2]
         self.pool: UpstreamPool | None = None
         self.router: Any = None

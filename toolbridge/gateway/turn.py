@@ -58,6 +58,7 @@ class Settings:
     keep_special_tokens: str = "auto"  # auto: when tools are offered and the markers are special
     on_invalid: str = "pass"  # what becomes of a call whose arguments fail the schema (validation.py)
     coerce: bool = True  # type recovered calls' arguments by the schema (parsing/argtyper.py)
+    repair: bool = False  # read JSON arguments leniently (trailing commas, single quotes ...)
 
 
 @dataclass
@@ -77,6 +78,7 @@ class Plan:
     model: str | None = None  # the request's model: auto's hint
     on_invalid: str = "pass"  # "pass", "reject" or "retry" (gateway/validation.py)
     coerce: bool = True
+    repair: bool = False
     strict: frozenset[str] = frozenset()  # the offered tools with "strict": true
 
     def enforced(self, name: str) -> bool:
@@ -92,9 +94,8 @@ class Plan:
     @property
     def parser_options(self) -> dict[str, Any]:
         """StreamParser's options for this request (auto also takes the model as a hint)."""
-        if self.dialect == "auto":
-            return {"drop_tokens": self.drop_tokens, "coerce": self.coerce, "model": self.model}
-        return {"drop_tokens": self.drop_tokens, "coerce": self.coerce}
+        options = {"drop_tokens": self.drop_tokens, "coerce": self.coerce, "repair": self.repair}
+        return {**options, "model": self.model} if self.dialect == "auto" else options
 
 
 # The tool fields of a Turn, by their Chat Completions names (how they go upstream).
@@ -158,6 +159,7 @@ def plan_turn(turn: Turn, settings: Settings) -> Plan:
         model=model,
         on_invalid=settings.on_invalid,
         coerce=settings.coerce,
+        repair=settings.repair,
         strict=_strict(turn.tools) if parse else frozenset(),
     )
 

@@ -180,10 +180,11 @@ class AutoParser:
         call_id: Callable[[int], str] = random_call_id,
         drop_tokens: tuple[str, ...] = (),
         coerce: bool = True,
+        repair: bool = False,
     ) -> None:
         self._tools = tools if isinstance(tools, Toolset) or tools is None else Toolset(tools)
         self._options = {"reasoning": reasoning, "validate": validate, "reject_invalid": reject_invalid,
-                         "call_id": call_id, "drop_tokens": drop_tokens, "coerce": coerce}
+                         "call_id": call_id, "drop_tokens": drop_tokens, "coerce": coerce, "repair": repair}
         self._think = THINK if reasoning else None
         # With reasoning off, thoughts stay content, but the answer still starts after "</think>".
         self._restart = () if reasoning else (THINK[1],)

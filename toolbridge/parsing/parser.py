@@ -35,6 +35,9 @@ class StreamParser(DialectParser):
             that arrive when an upstream was asked to keep special tokens).
         coerce: with tools, type each call's arguments by its tool's schema, losslessly and
             reported (``"2"`` -> ``2`` for an integer ...; ``toolbridge.parsing.argtyper``).
+        repair: read JSON arguments leniently, each slip reported: trailing commas, single
+            quotes, Python's True/False/None, unquoted keys, brackets left open at a clean end
+            (off by default; ``toolbridge.syntax.jsonscan``).
 
     ``dialect="auto"`` makes an ``toolbridge.parsing.auto.AutoParser`` instead, which recognises the
     dialect from the output (it also takes ``model=`` and ``candidates=``).

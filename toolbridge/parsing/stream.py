@@ -92,8 +92,10 @@ class DialectParser:
         call_id: Callable[[int], str] = random_call_id,
         drop_tokens: tuple[str, ...] = (),
         coerce: bool = True,
+        repair: bool = False,
     ) -> None:
         self.dialect = get_dialect(dialect)
+        self.lenient = repair  # CallSink: bodies read JSON leniently
         self._tools = tools if isinstance(tools, Toolset) or tools is None else Toolset(tools)
         think = self.dialect.reasoning if reasoning else None
         if think is None and not self.dialect.calls_in_reasoning:

@@ -37,6 +37,9 @@ class Outcome(enum.Enum):
 class CallSink(Protocol):
     """What a body reports calls to (implemented by the StreamParser)."""
 
+    # Syntax repair is on (``repair=True``): JSON is read leniently (``JsonScanner(lenient=...)``).
+    lenient: bool
+
     def begin(self, written_name: str, native_id: str | None = None) -> str | None:
         """Start a call; return None, or why the name cannot be a call (the block is rejected).
         ``native_id``: the id the model wrote (Kimi's ``functions.NAME:IDX``), kept as the call's

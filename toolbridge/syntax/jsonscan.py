@@ -30,16 +30,28 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 _ESCAPED = "raw control character escaped in a JSON string"
 _CONTROL = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
 
+# Lenient reading (``JsonScanner(lenient=True)``, the opt-in syntax repair).
+_SQ_STOP = re.compile(r"['\"\\\x00-\x1f]")  # what ends a run inside a single-quoted string
+_IDENT_START = re.compile(r"[A-Za-z_$]")
+_IDENT_RUN = re.compile(r"[\w$\-]*")
+_PYTHON = {"True": "true", "False": "false", "None": "null"}
+UNCLOSED = "call not closed at end of output"  # syntax.dialect.UNCLOSED_AT_END (its brackets closed)
+
 # States.
-VALUE, ARR_FIRST, OBJ_FIRST, OBJ_KEY, COLON, AFTER, STRING, ESCAPE, UNICODE, LITERAL, DONE, ERROR = range(12)
+VALUE, ARR_FIRST, OBJ_FIRST, OBJ_KEY, COLON, AFTER, STRING, ESCAPE, UNICODE, LITERAL, IDENT, DONE, ERROR = range(13)
 
 
 class JsonScanner:
     """Scan one JSON value incrementally; see the module docstring."""
 
-    __slots__ = ("_hex", "_key", "_literal", "_out", "_stack", "error", "repairs", "state")
+    __slots__ = ("_comma", "_hex", "_ident", "_key", "_literal", "_out", "_quote", "_stack", "error",
+                 "lenient", "repairs", "state")
 
-    def __init__(self) -> None:
+    def __init__(self, lenient: bool = False) -> None:
+        self.lenient = lenient  # read the common slips (see ``_lenient``), each one reported
+        self._quote = '"'  # the current string's quote (lenient: "'" too)
+        self._comma = False  # lenient: a comma held until the next member shows it is not trailing
+        self._ident: list[str] = []  # lenient: an unquoted key being read
         self.state = VALUE
         self.error = ""
         self.repairs: list[str] = []
@@ -59,7 +71,7 @@ class JsonScanner:
 
     def in_plain_string(self, text: str) -> bool:
         """True when ``text`` continues the current string and ends nothing (the fast path)."""
-        return self.state == STRING and _STRING_RUN.fullmatch(text) is not None
+        return self.state == STRING and self._quote == '"' and _STRING_RUN.fullmatch(text) is not None
 
     def take(self) -> str:
         """The output produced since the last call."""
@@ -78,7 +90,9 @@ class JsonScanner:
         out = self._out
         while pos < end and self.state < DONE:
             state = self.state
-            if state == STRING:
+            if state == STRING and self._quote == "'":
+                pos, start = self._single_quoted(buf, pos, start)
+            elif state == STRING:
                 m = _STRING_STOP.search(buf, pos)
                 if m is None:
                     pos = end
@@ -98,6 +112,19 @@ class JsonScanner:
                         self.repairs.insert(0, _ESCAPED)
                     pos += 1
                     start = pos
+            elif state == ESCAPE and self._quote == "'":
+                ch = buf[pos]  # the backslash was held back: "\\'" is a quote, others stay escapes
+                out.append("'" if ch == "'" else "\\" + ch if ch in _ESCAPES else "\\\\" + ch)
+                pos = start = pos + 1
+                self.state, self._hex = (UNICODE, 4) if ch == "u" else (STRING, 0)
+            elif state == IDENT:
+                run_end = _IDENT_RUN.match(buf, pos).end()  # type: ignore[union-attr]
+                self._ident.append(buf[pos:run_end])
+                pos = start = run_end
+                if pos < end:
+                    out.append('"' + "".join(self._ident) + '"')
+                    self.repairs.append("unquoted key quoted")
+                    self._ident, self.state = [], COLON
             elif state == ESCAPE:
                 ch = buf[pos]
                 if ch not in _ESCAPES:
@@ -122,6 +149,10 @@ class JsonScanner:
                     return self._fail(buf, start, pos, "invalid literal")
             else:
                 pos = _WS.match(buf, pos).end()  # type: ignore[union-attr]
+                if pos < end and self.lenient:
+                    pos, start, handled = self._lenient(buf, pos, start)
+                    if handled:
+                        continue
                 if pos < end:
                     if not self._structural(buf[pos]):
                         return self._fail(buf, start, pos, self.error or f"unexpected {buf[pos]!r}")
@@ -131,10 +162,79 @@ class JsonScanner:
                         start = pos
         if final and self.state == LITERAL and not self._end_literal():
             return self._fail(buf, start, pos, "invalid literal")
+        if self._comma:
+            start = pos  # only whitespace follows a held comma
+        if final and self.lenient and self._stack and (self.state == AFTER or self._comma):
+            out.append(buf[start:pos])
+            start = pos
+            self._close_all()
         if final and self.state < DONE:
             self.state, self.error = ERROR, "truncated"
         out.append(buf[start:pos])
         return pos
+
+    # ---------------------------------------------------------------- lenient reading
+
+    def _lenient(self, buf: str, pos: int, start: int) -> tuple[int, int, bool]:
+        """The slips lenient reading mends at a structural position: a trailing comma (held,
+        dropped before a closer), single-quoted strings, Python's True/False/None, unquoted keys.
+        Returns (pos, start, whether it consumed the character)."""
+        ch, state, out = buf[pos], self.state, self._out
+        if ch == "," and state == AFTER:
+            out.append(buf[start:pos])
+            self.state = OBJ_KEY if self._stack[-1] == "{" else VALUE
+            self._comma = True
+            return pos + 1, pos + 1, True
+        if self._comma and ch in "]}" and state in (OBJ_KEY, VALUE):
+            self._comma, self.state = False, AFTER  # the closer itself is read as usual
+            self.repairs.append("trailing comma dropped")
+            return pos, start, False
+        if self._comma:  # the next member begins: the held comma was not trailing
+            out.append(", ")  # (the whitespace after a held comma is not kept)
+            self._comma, start = False, pos
+        if ch == "'" and state in (VALUE, ARR_FIRST, OBJ_FIRST, OBJ_KEY):
+            out.append(buf[start:pos] + '"')
+            self._quote, self._key = "'", state in (OBJ_FIRST, OBJ_KEY)
+            self.state = STRING
+            self.repairs.append("single-quoted string")
+            return pos + 1, pos + 1, True
+        if state in (OBJ_FIRST, OBJ_KEY) and _IDENT_START.match(ch):
+            out.append(buf[start:pos])
+            self.state, self._ident = IDENT, []
+            return pos, pos, True
+        if state in (VALUE, ARR_FIRST) and ch in "TFN":
+            out.append(buf[start:pos])
+            self.state, self._literal = LITERAL, [ch]
+            return pos + 1, pos + 1, True
+        return pos, start, False
+
+    def _single_quoted(self, buf: str, pos: int, start: int) -> tuple[int, int]:
+        """A run of a single-quoted string, written out double-quoted."""
+        m = _SQ_STOP.search(buf, pos)
+        if m is None:
+            return len(buf), start
+        pos, out = m.start(), self._out
+        ch = buf[pos]
+        out.append(buf[start:pos])
+        if ch == "'":
+            out.append('"')
+            self._quote = '"'
+            self._close_scalar(COLON if self._key else None)
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            self.state = ESCAPE  # held: the next character decides what it was
+        else:
+            out.append(_CONTROL.get(ch) or f"\\u{ord(ch):04x}")
+        return pos + 1, pos + 1
+
+    def _close_all(self) -> None:
+        """A clean end inside containers: the held comma dropped, the brackets closed."""
+        self._comma = False
+        self._out.append("".join("}" if c == "{" else "]" for c in reversed(self._stack)))
+        self._stack.clear()
+        self.state = DONE
+        self.repairs.append(UNCLOSED)
 
     def _structural(self, ch: str) -> bool:
         """Handle one non-whitespace character outside strings and literals."""
@@ -195,6 +295,9 @@ class JsonScanner:
 
     def _end_literal(self) -> bool:
         literal = "".join(self._literal)
+        if self.lenient and literal in _PYTHON:
+            self.repairs.append(f"Python's {literal} read as {_PYTHON[literal]}")
+            literal = _PYTHON[literal]
         if _LITERAL.fullmatch(literal) is None:
             return False
         text = number_text(literal)

@@ -336,7 +336,7 @@ class AttrXmlBody(NamedCall):
         outcome = self._confirm()
         if outcome is not None:
             return outcome
-        self._scanner = JsonScanner()
+        self._scanner = JsonScanner(self._sink.lenient)
         self._state = _S.JSON
         return None
 

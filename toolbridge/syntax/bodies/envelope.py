@@ -80,7 +80,7 @@ class EnvelopeBody:
                 return pos, self._fail("not a JSON object")
             self._state = _S.KEY
         elif state is _S.KEY and ch == '"':
-            self._scanner, self._text = JsonScanner(), []
+            self._scanner, self._text = JsonScanner(self._sink.lenient), []
             return pos, None
         elif state is _S.COLON and ch == ":":
             self._state = _S.VALUE
@@ -103,7 +103,7 @@ class EnvelopeBody:
             self._element = ElementSink(self._sink)
             self._inner = JsonEnvelopeBody(self._element, "", close="")
         else:
-            self._scanner, self._text = JsonScanner(), []
+            self._scanner, self._text = JsonScanner(self._sink.lenient), []
 
     def _scan(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         scanner = self._scanner

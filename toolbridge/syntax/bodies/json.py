@@ -55,7 +55,7 @@ class JsonEnvelopeBody:
         self._name_keys = name_keys
         self._args_keys = args_keys
         self._state = _S.LEAD
-        self._scanner = JsonScanner()
+        self._scanner = JsonScanner(self._sink.lenient)
         self._key = ""
         self._keys_seen = 0
         self._begun = False
@@ -114,7 +114,10 @@ class JsonEnvelopeBody:
         elif state is _S.KEY:
             if ch == "}" and not self._keys_seen:
                 return self._finish()
-            if ch != '"':
+            if ch == "}" and self._sink.lenient:  # after a trailing comma
+                self._sink.repaired("trailing comma dropped")
+                return self._finish()
+            if ch != '"' and not (ch == "'" and self._sink.lenient):
                 return self._fail("expected a key in the call object")
             self._start(_S.KEY_TEXT)
             self._scanner.feed(ch, 0)
@@ -134,7 +137,7 @@ class JsonEnvelopeBody:
 
     def _start(self, state: _S) -> None:
         self._state = state
-        self._scanner = JsonScanner()
+        self._scanner = JsonScanner(self._sink.lenient)
         self._value = []
         self._streaming = False
 
@@ -253,7 +256,7 @@ class JsonEnvelopeBody:
         self._sink.keep(pos)  # a failure of the next object returns only its own text
         if pos != start:
             self._sink.repaired("several call objects in one wrapper")
-        self._state, self._scanner, self._key, self._keys_seen = _S.LEAD, JsonScanner(), "", 0
+        self._state, self._scanner, self._key, self._keys_seen = _S.LEAD, JsonScanner(self._sink.lenient), "", 0
         self._begun, self._held_args, self._pending_name, self._args_seen = False, "", "", False
         return start, None
 
@@ -343,7 +346,7 @@ class NameJsonBody:
         self._close = close
         self._state = _N.NAME
         self._name = ""
-        self._scanner = JsonScanner()
+        self._scanner = JsonScanner(self._sink.lenient)
 
     def fast(self, text: str) -> str | None:
         return text if self._state is _N.ARGS and self._scanner.in_plain_string(text) else None

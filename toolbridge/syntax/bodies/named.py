@@ -58,7 +58,7 @@ class NamedJsonBody:
         why = self._sink.begin(found.group("name"))
         if why:
             return pos, self._fail(why)
-        self._scanner = JsonScanner()
+        self._scanner = JsonScanner(self._sink.lenient)
         return brace, None
 
     def _read_args(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:

@@ -68,7 +68,7 @@ class CallBody:
         self._written: str | None = None  # the label as written (the model's own call id)
         self._state = _C.FENCE if name else _C.LEAD
         self._fenced = False
-        self._scanner = JsonScanner()
+        self._scanner = JsonScanner(self._sink.lenient)
         self.cut = False  # the call ended with the output, its end marker unwritten (reported)
 
     def fast(self, text: str) -> str | None:
