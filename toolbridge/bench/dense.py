@@ -91,3 +91,46 @@ def report(names: list[str] | None = None, n: int = 500, repeat: int = 3) -> tup
         lines.append(f"{name:18} " + "   ".join(cells))
     lines.append(f"growth limit {GROWTH_LIMIT}: {'ok' if ok else 'EXCEEDED'}")
     return lines, ok
+
+
+# ---------------------------------------------------------------- the cost of schema and syntax repair
+
+_REPAIR_TOOLS = [{"type": "function", "function": {"name": "write_file", "parameters": {
+    "type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"},
+                                     "mode": {"type": "integer"}, "values": {"type": "array", "items": {"type": "integer"}}},
+}}}]
+
+
+def _timed(text: str, dialect: str, repeat: int, **options: object) -> float:
+    """Median seconds of ``parse`` over ``repeat`` runs (GC off)."""
+    times = []
+    gc.disable()
+    try:
+        for _ in range(repeat):
+            start = time.perf_counter()
+            parse(text, dialect, tools=_REPAIR_TOOLS, **options)  # type: ignore[arg-type]
+            times.append(time.perf_counter() - start)
+    finally:
+        gc.enable()
+    return statistics.median(times)
+
+
+def repair_report(repeat: int = 7) -> list[str]:
+    """What schema repair (on by default) and syntax repair (opt-in) cost: nothing to repair in a
+    33k-character argument, and many values to type at n and 4n."""
+    import json
+
+    long = '<tool_call>{"name": "write_file", "arguments": ' + json.dumps(
+        {"path": "a.py", "content": "x = 1\n" * 5500, "mode": 420}) + "}</tool_call>"
+    lines = ["schema and syntax repair: medians of paired runs, the same text, repair off as the baseline"]
+    base = _timed(long, "hermes", repeat, coerce=False)
+    for label, options in (("schema repair (default)", {}), ("schema + syntax repair", {"repair": True})):
+        t = _timed(long, "hermes", repeat, **options)
+        lines.append(f"  nothing to repair, one 33k-char call, {label}: {t * 1e3:.2f} ms vs {base * 1e3:.2f} ms "
+                     f"off = {t / base:.2f}x")
+    for n in (250, 1000):
+        args = {"values": [str(i) for i in range(n)]}  # every value a string where integers are wanted
+        text = '<tool_call>{"name": "write_file", "arguments": ' + json.dumps(args) + "}</tool_call>"
+        lines.append(f"  {n} values to type: {_timed(text, 'hermes', repeat) * 1e3:.2f} ms "
+                     f"(off: {_timed(text, 'hermes', repeat, coerce=False) * 1e3:.2f} ms)")
+    return lines

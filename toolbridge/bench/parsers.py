@@ -470,6 +470,9 @@ def main(argv: list[str] | None = None) -> int:
         print("\n" + "\n".join(lines), flush=True)
         if not ok:
             problems.append(f"parse time grew more than {GROWTH_LIMIT}x on 4x the marker-dense output")
+        from .dense import repair_report
+
+        print("\n" + "\n".join(repair_report()), flush=True)
     problems += [f"{res.name} {r.case}: {r.problem}" for res in results for r in res.rows
                  if r.problem]
     for problem in problems:

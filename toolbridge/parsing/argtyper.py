@@ -37,6 +37,24 @@ START, MEMBER, KEY, COLON, VALUE, STREAM, HELD, NEXT, DONE = range(9)
 Report = Callable[[str, str], None]  # (path, what)
 
 
+def _odd_backslashes(text: str, start: int, end: int) -> bool:
+    """Whether the backslashes right before ``end`` (not before ``start``) are odd in number."""
+    k = end
+    while k > start and text[k - 1] == "\\":
+        k -= 1
+    return (end - k) % 2 == 1
+
+
+def _closing_quote(text: str, pos: int) -> int:
+    """The first quote at or after ``pos`` that is not escaped (``pos`` starts outside an
+    escape), or -1: one ``find`` per quote, so long text costs C speed."""
+    while True:
+        q = text.find('"', pos)
+        if q == -1 or not _odd_backslashes(text, pos, q):
+            return q
+        pos = q + 1
+
+
 class ArgumentTyper:
     """Type one call's streamed JSON arguments by ``schema``; ``feed`` returns what to send."""
 
@@ -64,7 +82,7 @@ class ArgumentTyper:
         return isinstance(schema.get("properties"), dict) and bool(schema["properties"])
 
     def feed(self, text: str) -> str:
-        if self._state == STREAM and not self._escape and _STRING_STOP.search(text) is None:
+        if self._state == STREAM and not self._escape and '"' not in text and not text.endswith("\\"):
             return text  # the common case: a long string argument streaming
         out: list[str] = []
         pos, end = 0, len(text)
@@ -148,25 +166,17 @@ class ArgumentTyper:
 
     def _stream(self, text: str, pos: int, out: list[str]) -> int:
         """A string value passed through; ends after its closing quote."""
-        while pos < len(text):
-            if self._escape:
-                out.append(text[pos])
-                self._escape = False
-                pos += 1
-                continue
-            m = _STRING_STOP.search(text, pos)
-            if m is None:
-                out.append(text[pos:])
-                return len(text)
-            stop = m.start()
-            out.append(text[pos : stop + 1])
-            pos = stop + 1
-            if text[stop] == "\\":
-                self._escape = True
-            else:
-                self._state = NEXT
-                return pos
-        return pos
+        if self._escape:  # the character after a backslash that ended the last fragment
+            out.append(text[pos])
+            self._escape, pos = False, pos + 1
+        stop = _closing_quote(text, pos)
+        if stop == -1:  # the string goes on; the fragment may end inside an escape
+            out.append(text[pos:])
+            self._escape = _odd_backslashes(text, pos, len(text))
+            return len(text)
+        out.append(text[pos : stop + 1])
+        self._state = NEXT
+        return stop + 1
 
     def _hold(self, text: str, pos: int, out: list[str]) -> int:
         """A value held until it ends (a string, a literal, an array or an object)."""
