@@ -21,6 +21,8 @@ Method (that of benchmarks/stack/README.md, whose load generator this reuses):
   call, which the gateway turns into ``tool_calls``. "Added" latency = server minus direct.
 - Every figure is the median over ``--repeat`` repetitions (lost chunks: the maximum); the
   order of the servers rotates between repetitions.
+- Then the fronts side by side (``fronts``): the Anthropic Messages front's translation per
+  streamed chunk and its non-streamed requests per second beside the chat front's.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import sys
 import time
 from typing import Any
 
+from .fronts import measure as measure_fronts, report as report_fronts
 from .report import report_json, report_text, summarise
 from .script import DIALECTS, Script
 
@@ -366,10 +369,16 @@ def main(argv: list[str] | None = None) -> int:
         "upstream_chunks_per_stream": len(bench.script.chunks),
         "seconds": round(time.monotonic() - started, 1),
     }
+    fronts = measure_fronts(a.dialect, a.quick)  # the Messages front beside the chat front
+    header["fronts"] = fronts
     summary = summarise(bench.runs, header)
     print(report_json(header, summary, bench.runs) if a.json else report_text(header, summary))
+    if not a.json:
+        print("\n" + report_fronts(fronts))
+    for problem in fronts["problems"]:
+        print(f"toolbridge bench --gateway: fronts: {problem}", file=sys.stderr)
     failed = [r for r in bench.runs if r["problem_count"]]
     for r in failed:
         print(f"toolbridge bench --gateway: {r['server']} {r['kind']}: {r['problem_count']} "
               f"failed checks, e.g. {r['problems'][:1]}", file=sys.stderr)
-    return 1 if failed else 0
+    return 1 if failed or fronts["problems"] else 0

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..gateway.replay.stack import Stack
@@ -107,8 +108,15 @@ def loop(client: Any, stream: bool, out: TextIO) -> bool:
     return ok and second["content"] == ANSWER and first["finish"] == "tool_calls"
 
 
-def main(out: TextIO | None = None) -> int:
+# A front the demo drives: (its name, a client for a Stack, the loop, what the client gets).
+Front = tuple[str, Callable[[Stack], Any], Callable[[Any, bool, TextIO], bool], str]
+CHAT_FRONT: Front = ("chat", lambda stack: stack.client(), loop, "native tool_calls")
+
+
+def main(out: TextIO | None = None, fronts: list[Front] | None = None) -> int:
+    """Run the loop for every sample through each front (default: the chat front)."""
     out = out or sys.stdout
+    fronts = fronts or [CHAT_FRONT]
     failures = 0
     for dialect, sample in SAMPLES.items():
         out.write(f"\n=== {dialect} sample: gateway (parser auto, the default) in front of a replaying upstream ===\n")
@@ -117,13 +125,16 @@ def main(out: TextIO | None = None) -> int:
         out.write("  upstream sent content (the model's raw text):\n")
         out.write("".join(f"    | {line}\n" for line in sample.splitlines()))
         with Stack(script(sample, REASONING.get(dialect))) as stack:
-            client = stack.client()
-            for stream in (False, True):
-                out.write(f"  {'streamed' if stream else 'whole'}:\n")
-                if not loop(client, stream, out):
-                    failures += 1
-                    out.write("    !! the client did not get the expected call and answer\n")
-            sent = stack.upstream.requests[-1]["messages"]
-            out.write(f"  the upstream's second request ended with: {json.dumps(sent[-2:])[:300]}...\n")
-    out.write(f"\n{'all dialects: the client got native tool_calls, whole and streamed' if not failures else f'{failures} run(s) failed'}\n")
+            for name, client_of, run, _ in fronts:
+                client = client_of(stack)
+                for stream in (False, True):
+                    out.write(f"  {'streamed' if stream else 'whole'} ({name} front):\n")
+                    if not run(client, stream, out):
+                        failures += 1
+                        out.write("    !! the client did not get the expected call and answer\n")
+                client.close()
+                sent = stack.upstream.requests[-1]["messages"]
+                out.write(f"  the upstream's second request ended with: {json.dumps(sent[-2:])[:300]}...\n")
+    got = " / ".join(what for *_, what in fronts)
+    out.write(f"\n{f'all dialects: the client got {got}, whole and streamed' if not failures else f'{failures} run(s) failed'}\n")
     return 1 if failures else 0

@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="the gateway in front of a replaying upstream, with the openai SDK")
     demo.add_argument("--parser-only", action="store_true",
                       help="only parse bundled sample outputs, whole and streamed (no HTTP)")
+    demo.add_argument("--front", choices=("chat", "anthropic", "all"), default="chat",
+                      help="the client API: chat (the openai SDK), anthropic (the anthropic SDK on "
+                           "/v1/messages) or all")
     demo.set_defaults(handler=_demo)
     commands.add_parser("bench", help="run the benchmarks (flags: toolbridge bench --help; the soak "
                                       "of mixed traffic: toolbridge bench --soak --help)")
@@ -81,9 +84,20 @@ def _demo(args: argparse.Namespace) -> int:
         print("toolbridge: the gateway demo drives it with the openai SDK: pip install 'toolbridge[demo]' "
               "(or run `toolbridge demo --parser-only`)", file=sys.stderr)
         return EXIT_USAGE
-    from .demo import main as gateway_demo
+    from .demo import CHAT_FRONT, main as gateway_demo
 
-    return gateway_demo()
+    fronts = [CHAT_FRONT] if args.front in ("chat", "all") else []
+    if args.front in ("anthropic", "all"):
+        try:
+            import anthropic  # noqa: F401  (the Messages front's client)
+        except ImportError:
+            print("toolbridge: demo --front anthropic drives it with the anthropic SDK: pip install anthropic",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        from .demo_anthropic import FRONT
+
+        fronts.append(FRONT)
+    return gateway_demo(fronts=fronts)
 
 
 def _bench(argv: list[str]) -> int:

@@ -1,0 +1,26 @@
+"""``toolbridge demo --front anthropic`` and ``--front all``: the demo's loop through the
+Anthropic Messages front with the anthropic SDK, beside the chat front."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolbridge.cli.main import main
+
+pytest.importorskip("anthropic")
+
+
+def test_demo_through_the_messages_front(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--front", "anthropic"]) == 0
+    out = capsys.readouterr().out
+    assert "all dialects: the client got tool_use blocks, whole and streamed" in out
+    assert out.count("tool_use run_tests(") == 10  # five dialects, whole and streamed
+    assert out.count("stop_reason=tool_use, events: message_start x1") == 5
+    assert "(chat front)" not in out
+
+
+def test_demo_through_every_front(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--front", "all"]) == 0
+    out = capsys.readouterr().out
+    assert "the client got native tool_calls / tool_use blocks, whole and streamed" in out
+    assert out.count("tool_call run_tests(") == out.count("tool_use run_tests(") == 10
