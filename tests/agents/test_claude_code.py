@@ -41,7 +41,7 @@ def claude() -> str:
         node = "" if shutil.which("node") and shutil.which("npm") else " (Node.js and npm are missing too)"
         pytest.skip(f"Claude Code is not installed at {found}: run make test-agents{node}")
     try:
-        version = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=60)
+        version = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=60, check=False)
     except OSError as exc:
         pytest.skip(f"{found} does not run: {exc}")
     if version.returncode != 0:
@@ -84,7 +84,7 @@ def run(command: str, task: str, work: Path, home: Path, stack: Stack, tools: st
            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
     done = subprocess.run([command, "-p", task, "--output-format", "stream-json", "--verbose",
                            "--allowedTools", tools], cwd=work, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, check=False)
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:], done.stdout[-4000:])
     return events

@@ -293,7 +293,9 @@ def test_what_cannot_be_honoured_is_a_400_naming_the_field(extra: dict[str, Any]
 
 
 def test_errors_come_in_the_apis_shape_with_their_status() -> None:
-    script = lambda b: Reply(status=429, error="slow down")  # noqa: E731
+    def script(body: dict[str, Any]) -> Reply:
+        return Reply(status=429, error="slow down")
+
     with Stack(script, tool_call_parser="hermes", api_key="secret") as s:
         with client(s, api_key="wrong") as c, pytest.raises(anthropic.AuthenticationError) as denied:
             c.messages.create(model="m", max_tokens=10, messages=USER)
@@ -307,7 +309,7 @@ def test_errors_come_in_the_apis_shape_with_their_status() -> None:
             bearer.messages.create(model="m", max_tokens=10, messages=USER)
         status, _, answer = raw(s, "/v1/messages", None, {"x-api-key": "secret"}, method="GET")
         assert status == 405 and answer["type"] == "error"
-        status, head, _ = raw(s, "/", None, method="HEAD")
+        status, _, _ = raw(s, "/", None, method="HEAD")
         assert status == 200, "the probe needs no key"
 
 

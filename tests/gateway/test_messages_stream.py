@@ -10,9 +10,18 @@ from typing import Any
 import pytest
 
 from tests.gateway.test_fallback import model, model_dir, stack
-from tests.gateway.test_messages import (CALLS, CAPTURES, FINAL, TOOLS, USER, agent, blocks, client,
-                                         create)
-from toolbridge.gateway.fronts import messages_stream
+from tests.gateway.test_messages import (
+    CALLS,
+    CAPTURES,
+    FINAL,
+    TOOLS,
+    USER,
+    agent,
+    blocks,
+    client,
+    create,
+)
+from toolbridge.gateway.fronts.messages import stream as messages_stream
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
 
@@ -118,8 +127,8 @@ def test_native_calls_stream_as_tool_use_blocks() -> None:
     native = [{"id": f"call_n{i}", "type": "function",
                "function": {"name": "read_file", "arguments": json.dumps({"path": f"/{i}"})}} for i in range(2)]
     for quirk in ("", "whole", "id_every_chunk", "no_index", "object_arguments"):
-        script = lambda b, q=quirk: Reply(content="", tool_calls=native, quirk=q, finish_reason="tool_calls")  # noqa: E731
-        with Stack(script, tool_call_parser="hermes") as s:
+        with Stack(lambda b, q=quirk: Reply(content="", tool_calls=native, quirk=q, finish_reason="tool_calls"),
+                   tool_call_parser="hermes") as s:
             streamed, _ = stream(s)
             assert blocks(streamed) == [("tool_use", ("read_file", {"path": f"/{i}"})) for i in range(2)], quirk
             same(create(s), streamed)

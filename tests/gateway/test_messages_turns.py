@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.gateway.test_fallback import PLAIN_TEMPLATE, model_dir
 from tests.gateway.test_messages import CALLS, TOOLS, USER, agent, client, create, raw
-from toolbridge.gateway.fronts.messages import tool_use_id, upstream_id
+from toolbridge.gateway.fronts.messages.ids import tool_use_id, upstream_id
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
 from toolbridge.render import ChatTemplate
@@ -45,7 +45,8 @@ def test_count_tokens_uses_the_models_tokenizer(tmp_path: Path) -> None:
     from tokenizers.models import WordLevel
     from tokenizers.pre_tokenizers import Whitespace
 
-    words = "<|system|> <|user|> <|assistant|> Be brief . Hi there , how are you ? [UNK]".split()
+    words = ["<|system|>", "<|user|>", "<|assistant|>", "Be", "brief", ".", "Hi", "there", ",", "how", "are",
+             "you", "?", "[UNK]"]
     tokenizer = tokenizers.Tokenizer(WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
     tokenizer.pre_tokenizer = Whitespace()
     folder = model_dir(tmp_path)

@@ -32,7 +32,8 @@ from ..gateway.streaming import AnswerStream
 from ..gateway.turn import Settings, plan_turn
 from .script import CALL_ARGS, CALL_NAME, LEAD, REQUEST, Script, assemble, check_message, model_text
 
-FRONTS = {"chat": (ChatFront(), "/v1/chat/completions"), "messages": (MessagesFront(), "/v1/messages")}
+FRONTS: dict[str, tuple[Any, str]] = {"chat": (ChatFront(), "/v1/chat/completions"),
+                                      "messages": (MessagesFront(), "/v1/messages")}
 
 
 def messages_request(stream: bool) -> dict[str, Any]:
@@ -145,12 +146,12 @@ def measure(dialect: str = "hermes", quick: bool = False) -> dict[str, Any]:
 
 def report(figures: dict[str, Any]) -> str:
     s, w, r = figures["stream_us_per_chunk"], figures["whole_rps"], figures["ratio"]
-    lines = [f"Fronts ({figures['dialect']}, {figures['upstream_chunks']} upstream chunks a turn; "
-             "goal: messages within 1.2x of chat)",
-             f"  streamed translation, us per upstream chunk: chat {s['chat']:.2f}, messages "
-             f"{s['messages']:.2f} ({r['stream']:.2f}x)",
-             f"  non-streamed through the gateway, req/s: chat {w['chat']:.0f}, messages "
-             f"{w['messages']:.0f} ({r['whole']:.2f}x the time)"]
+    lines = [(f"Fronts ({figures['dialect']}, {figures['upstream_chunks']} upstream chunks a turn; "
+              "goal: messages within 1.2x of chat)"),
+             (f"  streamed translation, us per upstream chunk: chat {s['chat']:.2f}, messages "
+              f"{s['messages']:.2f} ({r['stream']:.2f}x)"),
+             (f"  non-streamed through the gateway, req/s: chat {w['chat']:.0f}, messages "
+              f"{w['messages']:.0f} ({r['whole']:.2f}x the time)")]
     lines += [f"  FAILED CHECK: {p}" for p in figures["problems"]]
     return "\n".join(lines)
 

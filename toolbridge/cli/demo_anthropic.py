@@ -18,8 +18,16 @@ from .demo import ANSWER, CALL, RESULT, TOOLS, Front
 # The API's own event names (the SDK's stream also yields events it derives: text, input_json).
 API_EVENTS = frozenset({"message_start", "content_block_start", "content_block_delta", "content_block_stop",
                         "message_delta", "message_stop"})
-MESSAGES_TOOLS = [{"name": t["function"]["name"], "description": t["function"]["description"],
-                   "input_schema": t["function"]["parameters"]} for t in TOOLS]
+
+
+def messages_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI function tool as this API declares it."""
+    function = tool["function"]
+    return {"name": function["name"], "description": function["description"],
+            "input_schema": function["parameters"]}
+
+
+MESSAGES_TOOLS = [messages_tool(t) for t in TOOLS]
 
 
 def client(stack: Stack) -> Any:

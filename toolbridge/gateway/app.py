@@ -26,7 +26,7 @@ import orjson
 from .config import GatewayConfig
 from .fronts.chat import ChatFront
 from .fronts.messages import MessagesFront
-from .fronts.tokens import TokenCounter
+from .fronts.messages.tokens import TokenCounter
 from .http.client import UpstreamError, UpstreamPool
 from .http.server import H1Server, Limits, Request, Response
 from .metrics import Metrics
@@ -134,7 +134,7 @@ class Gateway:
         return 200, Provenance()
 
     async def _count_tokens(self, req: Request, resp: Response) -> tuple[int, Provenance]:
-        """The request's input tokens; ``x-toolbridge-token-count`` says how (``fronts.tokens``)."""
+        """The request's input tokens; ``x-toolbridge-token-count`` says how (``fronts.messages.tokens``)."""
         large = self.tokens.renders or len(req.body) > OFFLOOP_REQUEST_BYTES
         try:
             body, how = await self.pipeline.cpu(large, "count", self.tokens.answer, req.body)

@@ -22,10 +22,10 @@ from typing import Any
 
 import orjson
 
-from ...errors import ConfigError, RenderError
-from ..config import GatewayConfig
-from ..turn import Turn
-from .messages import messages_turn
+from ....errors import ConfigError, RenderError
+from ...config import GatewayConfig
+from ...turn import Turn
+from .request import messages_turn
 
 log = logging.getLogger("toolbridge.gateway")
 
@@ -77,7 +77,7 @@ class TokenCounter:
             self._tokenizer = load_tokenizer(Path(self._config.model_dir))
 
     def _prompt(self, turn: Turn) -> str | None:
-        from ...render import build_prompt  # the render extra: present with a template
+        from ....render import build_prompt  # the render extra: present with a template
 
         variables = turn.options.get("chat_template_kwargs") or {}
         try:

@@ -1,51 +1,31 @@
-"""The Anthropic Messages front: ``POST /v1/messages`` <-> the pipeline's turn and events.
+"""Anthropic Messages requests as the pipeline's ``Turn`` (``messages_turn``).
 
-In: the request body is checked field by field and becomes a ``Turn`` in the Chat Completions
-shape (``messages_turn``): ``system`` and mid-conversation ``system`` messages become the one
-leading system message; a user message's ``tool_result`` blocks become ``tool`` messages, placed
-first (they answer the assistant message just before), its text and images one user message
-after them; an assistant message's ``thinking`` blocks become its ``reasoning_content``, its
-``tool_use`` blocks its ``tool_calls``. ``tools`` become function tools, ``tool_choice`` its
-chat equivalent, ``thinking`` the upstream's reasoning switch. What cannot be honoured is a 400
-naming the field; fields that change nothing the upstream can do are dropped, each logged once
-per process (README: the Anthropic Messages front). Out: a whole answer is one ``message``
-object (``whole``); a stream is ``messages_stream.MessagesStream``. Errors are ``{"type":
-"error", "error": {"type", "message"}}``.
-
-Ids: a ``tool_use`` id is ``toolu_`` + 8 random characters + the upstream's call id (``r`` and
-the id as it is when it is made of ``[A-Za-z0-9_-]``, else ``b`` and its base64url), so the
-ids a client sees are unique across a conversation even where an upstream repeats its own
-(``functions.read:0`` each turn), and the upstream is sent back exactly the ids it gave: no
-state is kept, the id carries it. An id of another origin is sent upstream as it is.
-
-Thinking signatures cannot be real (they are Anthropic's proof over its own reasoning):
-toolbridge signs every thinking block with ``SIGNATURE``, a fixed marker, and accepts any
-signature back, sending the thinking text on to the upstream as reasoning.
+The request body is checked field by field and becomes a ``Turn`` in the Chat Completions shape:
+``system`` and mid-conversation ``system`` messages become the one leading system message; a
+user message's ``tool_result`` blocks become ``tool`` messages, placed first (they answer the
+assistant message just before), its text and images one user message after them; an assistant
+message's ``thinking`` blocks become its ``reasoning_content``, its ``tool_use`` blocks its
+``tool_calls`` (their ids mapped back to the upstream's: ``ids``). ``tools`` become function
+tools, ``tool_choice`` its chat equivalent, ``thinking`` the upstream's reasoning switch. What
+cannot be honoured is a 400 naming the field's path (``tools.0.type: ...``); fields that change
+nothing an upstream can do are dropped, each logged once per process (README: the Anthropic
+Messages front, where the table of fields is).
 """
 
 from __future__ import annotations
 
-import base64
 import logging
-import os
-import random
 import re
 from typing import Any
 
 import orjson
 
-from ..streaming import AnswerStream
-from ..turn import RequestError, Turn
-from .messages_stream import MessagesStream, stop_reason, usage_of
+from ...turn import RequestError, Turn
+from .ids import upstream_id
 
 log = logging.getLogger("toolbridge.gateway")
 
-SIGNATURE = "dG9vbGJyaWRnZQ"  # base64url of "toolbridge": a marker, not a proof
 _NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
-_SAFE_ID = re.compile(r"[A-Za-z0-9_-]+")
-_RANDOM = random.Random(os.urandom(16))
-_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_NONCE = 8
 
 # Fields sent on under the same name, with the type each must have.
 _SAMPLING = {"temperature": (int, float), "top_p": (int, float), "top_k": (int,)}
@@ -415,131 +395,3 @@ def _unsupported(kind: str, where: str) -> RequestError:
                         "search results and container uploads belong to Anthropic's servers)",
                         param=f"{where}.type")
 
-
-# ---------------------------------------------------------------- ids
-
-
-def tool_use_id(call_id: str) -> str:
-    """The client's ``toolu_`` id for an upstream call id (see the module docstring)."""
-    nonce = "".join(_RANDOM.choices(_ALPHABET, k=_NONCE))
-    if _SAFE_ID.fullmatch(call_id):
-        return f"toolu_{nonce}r{call_id}"
-    encoded = base64.urlsafe_b64encode(call_id.encode()).decode().rstrip("=")
-    return f"toolu_{nonce}b{encoded}"
-
-
-def upstream_id(client_id: str) -> str:
-    """The upstream's call id a ``toolu_`` id carries; any other id as it is."""
-    head = len("toolu_") + _NONCE
-    if not client_id.startswith("toolu_") or len(client_id) <= head + 1:
-        return client_id
-    kind, payload = client_id[head], client_id[head + 1:]
-    if kind == "r" and _SAFE_ID.fullmatch(payload):
-        return payload
-    if kind == "b":
-        try:
-            decoded = base64.b64decode(payload + "=" * (-len(payload) % 4), altchars=b"-_", validate=True)
-            return decoded.decode() or client_id
-        except (ValueError, UnicodeDecodeError):
-            return client_id
-    return client_id
-
-
-def message_id() -> str:
-    return "msg_" + "".join(_RANDOM.choices(_ALPHABET, k=24))
-
-
-# ---------------------------------------------------------------- out
-
-
-def whole_message(answer: dict[str, Any]) -> dict[str, Any]:
-    """A repaired ``chat.completion`` object as a Messages ``message``: blocks in the order
-    thinking, text, tool_use (one choice: the API has no others)."""
-    choices = answer.get("choices") or [{}]
-    choice = choices[0] if isinstance(choices[0], dict) else {}
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
-    blocks: list[dict[str, Any]] = []
-    thinking = message.get("reasoning_content") or message.get("reasoning")
-    if isinstance(thinking, str) and thinking:
-        blocks.append({"type": "thinking", "thinking": thinking, "signature": SIGNATURE})
-    text = _answer_text(message.get("content"))
-    if text:
-        blocks.append({"type": "text", "text": text})
-    for call in message.get("tool_calls") or ():
-        function = call["function"]
-        blocks.append({"type": "tool_use", "id": tool_use_id(call["id"]), "name": function["name"],
-                       "input": orjson.loads(function["arguments"])})
-    reason, sequence = stop_reason(choice.get("finish_reason"), choice)
-    return {"id": message_id(), "type": "message", "role": "assistant", "model": answer.get("model") or "",
-            "content": blocks, "stop_reason": reason, "stop_sequence": sequence,
-            "usage": usage_of(answer.get("usage"), None)}
-
-
-def _answer_text(content: Any) -> str:
-    if isinstance(content, list):  # content parts, as a few upstreams answer
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return content if isinstance(content, str) else ""
-
-
-_KINDS = {k: k for k in ("invalid_request_error", "authentication_error", "permission_error",
-                         "not_found_error", "request_too_large", "rate_limit_error", "overloaded_error")}
-_BY_STATUS = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-              404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
-              503: "overloaded_error", 529: "overloaded_error"}
-
-
-def error_body(message: str, type: str = "invalid_request_error", param: str | None = None) -> bytes:
-    """``{"type": "error", "error": {"type", "message"}}``; ``type`` may be the gateway's own
-    (``upstream_error``, ``server_error``), which this API calls ``api_error``."""
-    if param and not message.startswith(param):
-        message = f"{param}: {message}"
-    return orjson.dumps({"type": "error", "error": {"type": _KINDS.get(type, "api_error"), "message": message}})
-
-
-def upstream_error_body(raw: bytes) -> bytes:
-    """An upstream's error body (OpenAI-shaped, vLLM's numeric ``code``, or already this API's)."""
-    try:
-        body = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return error_body(raw[:2000].decode("utf-8", "replace"), "api_error")
-    if isinstance(body, dict) and body.get("type") == "error":
-        return raw
-    error = body.get("error", body) if isinstance(body, dict) else body
-    if not isinstance(error, dict):
-        return error_body(str(error)[:2000], "api_error")
-    code, kind = error.get("code"), str(error.get("type") or "")
-    status = code if type(code) is int else None
-    if kind not in _KINDS:
-        kind = _BY_STATUS.get(status or 0) or ("rate_limit_error" if "rate" in kind.lower() else "api_error")
-    return error_body(str(error.get("message") or error)[:4000], kind)
-
-
-class MessagesFront:
-    """What the pipeline asks of a front, for Anthropic Messages."""
-
-    name = "messages"
-    content_type = b"text/event-stream"
-
-    def turn(self, body: Any) -> Turn:
-        return messages_turn(body)
-
-    def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,
-              param: str | None = None) -> bytes:
-        if type == "invalid_request_error" and code and code.isdigit():  # the gateway's 404, 405
-            type = _BY_STATUS.get(int(code), type)
-        return error_body(message, type, param)
-
-    def upstream_error(self, raw: bytes) -> bytes:
-        return upstream_error_body(raw)
-
-    def whole(self, answer: dict[str, Any]) -> bytes:
-        return orjson.dumps(whole_message(answer))
-
-    def stream(self, answer: AnswerStream) -> MessagesStream:
-        return MessagesStream(answer, message_id(), tool_use_id, SIGNATURE)
-
-    def stream_error(self, message: str, type: str, code: str | None = None) -> bytes:
-        return b"event: error\ndata: " + error_body(message, type) + b"\n\n"
-
-    def stream_end(self) -> bytes:
-        return b""

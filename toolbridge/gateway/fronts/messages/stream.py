@@ -22,13 +22,13 @@ bytes made once per block, as the chat front does; the rest go through orjson.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 
-from ...events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin
-from ..streaming import AnswerStream, Finish
+from ....events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin
+from ...streaming import AnswerStream, Field, Finish
 
 _dumps = orjson.dumps
 PING = b'event: ping\ndata: {"type":"ping"}\n\n'
@@ -152,38 +152,35 @@ class MessagesStream:
             if self._started:
                 return b""
             self._started = True
-        message = {"id": self._id, "type": "message", "role": "assistant",
+        message: dict[str, Any] = {"id": self._id, "type": "message", "role": "assistant",
                    "model": model if isinstance(model, str) else self._answer.plan.model or "",
                    "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage_of(None, 0)}
         return _event(b"message_start", {"type": "message_start", "message": message})
 
-    def _events(self, events: list[Event]) -> bytes:
+    def _events(self, events: Sequence[Event | Field | Finish]) -> bytes:
         out = []
         for ev in events:
-            kind = type(ev)
-            if kind is Text:
-                text = ev.text  # type: ignore[union-attr]
-                if text:
+            if isinstance(ev, Text):
+                if ev.text:
                     if self._kind != "text":
                         out.append(self._begin("text", {"type": "text", "text": ""}))
-                    self._chars += len(text)
-                    out.append(self._text_pre + _dumps(text) + b"}}\n\n")
-            elif kind is ArgumentsDelta:
-                out.append(self._arguments(ev))  # type: ignore[arg-type]
-            elif kind is Reasoning:
+                    self._chars += len(ev.text)
+                    out.append(self._text_pre + _dumps(ev.text) + b"}}\n\n")
+            elif isinstance(ev, ArgumentsDelta):
+                out.append(self._arguments(ev))
+            elif isinstance(ev, Reasoning):
                 if self._kind != "thinking":
                     out.append(self._begin("thinking", {"type": "thinking", "thinking": "", "signature": ""}))
-                self._chars += len(ev.text)  # type: ignore[union-attr]
+                self._chars += len(ev.text)
+                delta = {"type": "thinking_delta", "thinking": ev.text}
                 out.append(_event(b"content_block_delta", {"type": "content_block_delta", "index": self._open,
-                                                           "delta": {"type": "thinking_delta",
-                                                                     "thinking": ev.text}}))  # type: ignore[union-attr]
-            elif kind is ToolCallBegin:
-                block = {"type": "tool_use", "id": self._call_id(ev.id), "name": ev.name,  # type: ignore[union-attr]
-                         "input": {}}
+                                                           "delta": delta}))
+            elif isinstance(ev, ToolCallBegin):
+                block = {"type": "tool_use", "id": self._call_id(ev.id), "name": ev.name, "input": {}}
                 out.append(self._begin("tool_use", block))
-                self._calls[ev.index] = self._open  # type: ignore[union-attr,assignment]
-            elif kind is Finish:
-                self._finish = ev.reason  # type: ignore[union-attr]
+                self._calls[ev.index] = self._blocks - 1
+            elif isinstance(ev, Finish):
+                self._finish = ev.reason
         return b"".join(out)
 
     def _arguments(self, ev: ArgumentsDelta) -> bytes:

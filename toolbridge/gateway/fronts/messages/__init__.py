@@ -1,0 +1,119 @@
+"""The Anthropic Messages front: ``POST /v1/messages`` <-> the pipeline's turn and events.
+
+In: ``request.messages_turn`` (the request, field by field, as a ``Turn``). Out: a whole answer
+is one ``message`` object (``whole_message``), blocks in the order ``thinking``, ``text``,
+``tool_use``; a stream is ``stream.MessagesStream``. Ids: ``ids``. Errors are ``{"type":
+"error", "error": {"type", "message"}}``, the gateway's own error types named as this API names
+them. ``POST /v1/messages/count_tokens``: ``tokens``.
+
+Thinking signatures cannot be real (they are Anthropic's proof over its own reasoning):
+toolbridge signs every thinking block with ``SIGNATURE``, a fixed marker, and accepts any
+signature back, sending the thinking text on to the upstream as reasoning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ...streaming import AnswerStream
+from ...turn import Turn
+from .ids import message_id, tool_use_id
+from .request import messages_turn
+from .stream import MessagesStream, stop_reason, usage_of
+
+SIGNATURE = "dG9vbGJyaWRnZQ"  # base64url of "toolbridge": a marker, not a proof
+
+
+def whole_message(answer: dict[str, Any]) -> dict[str, Any]:
+    """A repaired ``chat.completion`` object as a Messages ``message``: blocks in the order
+    thinking, text, tool_use (one choice: the API has no others)."""
+    choices = answer.get("choices") or [{}]
+    choice = choices[0] if isinstance(choices[0], dict) else {}
+    message: dict[str, Any] = choice["message"] if isinstance(choice.get("message"), dict) else {}
+    blocks: list[dict[str, Any]] = []
+    thinking = message.get("reasoning_content") or message.get("reasoning")
+    if isinstance(thinking, str) and thinking:
+        blocks.append({"type": "thinking", "thinking": thinking, "signature": SIGNATURE})
+    text = _answer_text(message.get("content"))
+    if text:
+        blocks.append({"type": "text", "text": text})
+    for call in message.get("tool_calls") or ():
+        function = call["function"]
+        blocks.append({"type": "tool_use", "id": tool_use_id(call["id"]), "name": function["name"],
+                       "input": orjson.loads(function["arguments"])})
+    reason, sequence = stop_reason(choice.get("finish_reason"), choice)
+    return {"id": message_id(), "type": "message", "role": "assistant", "model": answer.get("model") or "",
+            "content": blocks, "stop_reason": reason, "stop_sequence": sequence,
+            "usage": usage_of(answer.get("usage"), None)}
+
+
+def _answer_text(content: Any) -> str:
+    if isinstance(content, list):  # content parts, as a few upstreams answer
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+_KINDS = {k: k for k in ("invalid_request_error", "authentication_error", "permission_error",
+                         "not_found_error", "request_too_large", "rate_limit_error", "overloaded_error")}
+_BY_STATUS = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+              404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
+              503: "overloaded_error", 529: "overloaded_error"}
+
+
+def error_body(message: str, type: str = "invalid_request_error", param: str | None = None) -> bytes:
+    """``{"type": "error", "error": {"type", "message"}}``; ``type`` may be the gateway's own
+    (``upstream_error``, ``server_error``), which this API calls ``api_error``."""
+    if param and not message.startswith(param):
+        message = f"{param}: {message}"
+    return orjson.dumps({"type": "error", "error": {"type": _KINDS.get(type, "api_error"), "message": message}})
+
+
+def upstream_error_body(raw: bytes) -> bytes:
+    """An upstream's error body (OpenAI-shaped, vLLM's numeric ``code``, or already this API's)."""
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return error_body(raw[:2000].decode("utf-8", "replace"), "api_error")
+    if isinstance(body, dict) and body.get("type") == "error":
+        return raw
+    error = body.get("error", body) if isinstance(body, dict) else body
+    if not isinstance(error, dict):
+        return error_body(str(error)[:2000], "api_error")
+    code, kind = error.get("code"), str(error.get("type") or "")
+    status = code if type(code) is int else None
+    if kind not in _KINDS:
+        kind = _BY_STATUS.get(status or 0) or ("rate_limit_error" if "rate" in kind.lower() else "api_error")
+    return error_body(str(error.get("message") or error)[:4000], kind)
+
+
+class MessagesFront:
+    """What the pipeline asks of a front, for Anthropic Messages."""
+
+    name = "messages"
+    content_type = b"text/event-stream"
+
+    def turn(self, body: Any) -> Turn:
+        return messages_turn(body)
+
+    def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,
+              param: str | None = None) -> bytes:
+        if type == "invalid_request_error" and code and code.isdigit():  # the gateway's 404, 405
+            type = _BY_STATUS.get(int(code), type)
+        return error_body(message, type, param)
+
+    def upstream_error(self, raw: bytes) -> bytes:
+        return upstream_error_body(raw)
+
+    def whole(self, answer: dict[str, Any]) -> bytes:
+        return orjson.dumps(whole_message(answer))
+
+    def stream(self, answer: AnswerStream) -> MessagesStream:
+        return MessagesStream(answer, message_id(), tool_use_id, SIGNATURE)
+
+    def stream_error(self, message: str, type: str, code: str | None = None) -> bytes:
+        return b"event: error\ndata: " + error_body(message, type) + b"\n\n"
+
+    def stream_end(self) -> bytes:
+        return b""
