@@ -233,3 +233,23 @@ def test_every_upstream_kind(tmp_path: Path, streamed: bool) -> None:
                                                      "content": "sunny"}]}]
             second = ask(history)
             assert blocks(second) == [("text", "Sunny in Paris for 3 days.")], config
+
+
+def test_stop_sequence_streamed_when_the_upstream_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import toolbridge.gateway.replay.upstream as replay
+
+    plain = replay.stream_chunks
+
+    def naming(reply: Reply, body: dict[str, Any], pieces: list[str] | None = None) -> list[dict[str, Any]]:
+        chunks = plain(reply, body, pieces)
+        for chunk in chunks:
+            for choice in chunk["choices"]:
+                if choice["finish_reason"]:
+                    choice["matched_stop"] = "END"  # as SGLang names the stop string that matched
+        return chunks
+
+    monkeypatch.setattr(replay, "stream_chunks", naming)
+    with Stack(lambda b: Reply(content="one two", chunk=2), tool_call_parser="hermes") as s:
+        streamed, _ = stream(s, stop_sequences=["END"])
+    assert (streamed.stop_reason, streamed.stop_sequence) == ("stop_sequence", "END")
+    assert blocks(streamed) == [("text", "one two")]
