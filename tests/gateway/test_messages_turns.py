@@ -158,3 +158,31 @@ def test_the_estimate_is_never_zero() -> None:
         assert status == 200 and answer == {"input_tokens": answer["input_tokens"]} and answer["input_tokens"] >= 1
         assert head["x-toolbridge-token-count"] == "estimate"
         assert json.dumps(answer)
+
+
+# ---------------------------------------------------------------- strict tools
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_strict_tools_follow_the_invalid_policy(streamed: bool) -> None:
+    from tests.gateway.test_invalid_policy import MISSING, model
+
+    tool = {"name": "get_weather", "strict": True, "input_schema": {
+        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        "required": ["city"]}}
+
+    def ask(s: Stack) -> Any:
+        with client(s) as c:
+            if not streamed:
+                return c.messages.create(model="m", max_tokens=100, messages=USER, tools=[tool])
+            with c.messages.stream(model="m", max_tokens=100, messages=USER, tools=[tool]) as events:
+                return events.get_final_message()
+
+    with Stack(model(), tool_call_parser="hermes") as s:  # pass: a strict tool's bad call is refused
+        with pytest.raises(anthropic.APIStatusError, match=MISSING):
+            ask(s)
+    with Stack(model(), tool_call_parser="hermes", on_invalid="retry") as s:
+        got = ask(s)
+        assert [(b.name, b.input) for b in got.content if b.type == "tool_use"] == \
+            [("get_weather", {"city": "Paris", "days": 3})]
+        assert got.stop_reason == "tool_use" and len(s.upstream.requests) == 2

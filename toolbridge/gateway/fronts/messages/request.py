@@ -173,6 +173,10 @@ def _tools(tools: Any) -> list[dict[str, Any]] | None:
         function: dict[str, Any] = {"name": name, "parameters": schema}
         if isinstance(tool.get("description"), str):
             function["description"] = tool["description"]
+        if tool.get("strict") is not None:  # its calls must match the schema (--on-invalid)
+            if not isinstance(tool["strict"], bool):
+                raise RequestError(f"{where}.strict: must be a boolean", param=f"{where}.strict")
+            function["strict"] = tool["strict"]
         out.append({"type": "function", "function": function})
     return out
 
