@@ -20,7 +20,7 @@ CASES = [
     Case("python-tag-raw-code", '<|python_tag|>import math\nprint(math.pi, "<b>")',
          [("python", {"code": 'import math\nprint(math.pi, "<b>")'})], None, tools=TOOLS),
     Case("python-tag-until-eom", "<|python_tag|>x = 1<|eom_id|>", [("python", {"code": "x = 1"})],
-         "<|eom_id|>", tools=TOOLS),
+         None, tools=TOOLS),
     Case("malformed", "<function=get_weather>{city: Boston}</function>", [],
          "<function=get_weather>{city: Boston}</function>", tools=TOOLS, report={"calls": 0}),
     Case("truncated", '<function=get_weather>{"city": "Bo', [], '<function=get_weather>{"city": "Bo', tools=TOOLS,

@@ -81,7 +81,7 @@ CASES = [
          message("get_weather", '{"city": "Paris"}'), [], message("get_weather", '{"city": "Paris"}'),
          tools=WEATHER, report={"rejected": 1, "calls": 0}),
     Case("malformed-header-stays-content", "<|start|>assistant to=user and more words<|message|>hi<|eot|>", [],
-         "<|start|>assistant to=user and more words<|message|>hi<|eot|>", tools=WEATHER),
+         "<|start|>assistant to=user and more words<|message|>hi", tools=WEATHER),
     Case("truncated-mid-value",
          message("get_weather", '<atem:function_calls>\n<atem:invoke name="get_weather">\n'
                  '<atem:parameter name="city">Par', end=""), [],

@@ -38,7 +38,7 @@ CASES = [
          "[Wikipedia](https://www.wikipedia.org) is a site.", report={"calls": 0}),
     Case("prose-number-list", "[1, 2, 3] are numbers", [], "[1, 2, 3] are numbers"),
     Case("prose-python-tag-without-list", "<|python_start|>print('hi')<|python_end|>", [],
-         "<|python_start|>print('hi')<|python_end|>", report={"rejected": 1}),
+         "<|python_start|>print('hi')", report={"rejected": 1}),
     # ---------------------------------------------------------------- malformed and truncated
     Case("positional-argument-is-malformed", "[get_weather('Paris')]", [], "[get_weather('Paris')]",
          tools=WEATHER, report={"rejected": 1, "calls": 0}),

@@ -183,12 +183,14 @@ class AutoParser:
         repair: bool = False,
     ) -> None:
         self._tools = tools if isinstance(tools, Toolset) or tools is None else Toolset(tools)
-        self._options = {"reasoning": reasoning, "validate": validate, "reject_invalid": reject_invalid,
-                         "call_id": call_id, "drop_tokens": drop_tokens, "coerce": coerce, "repair": repair}
         self._think = THINK if reasoning else None
         # With reasoning off, thoughts stay content, but the answer still starts after "</think>".
         self._restart = () if reasoning else (THINK[1],)
         hinted = get_dialect(hint) if hint else dialect_for_model(model)
+        # End tokens never reach the client: the hinted family's, or every family's.
+        drop_tokens = tuple(drop_tokens) + _end_tokens(hinted.name if hinted else None)
+        self._options = {"reasoning": reasoning, "validate": validate, "reject_invalid": reject_invalid,
+                         "call_id": call_id, "drop_tokens": drop_tokens, "coerce": coerce, "repair": repair}
         table = _table(hinted.name if hinted else None, tuple(candidates) if candidates is not None else None,
                        reasoning, in_reasoning, drop_tokens)
         self._hinted, self._claims, self._bare, self._scan = table.hinted, table.claims, table.bare, table.scan
@@ -458,6 +460,15 @@ def _claims(dialects: list[Dialect], reasoning: bool, in_reasoning: bool, hinted
     return full, openers
 
 
+@lru_cache(maxsize=128)
+def _end_tokens(hint: str | None) -> tuple[str, ...]:
+    if hint is not None:
+        return get_dialect(hint).own_end_tokens
+    dialects = candidate_dialects()
+    markers = {m for d in dialects for m in (*d.call_start, *(d.reasoning or ()), *d.stray_tokens)}
+    return tuple(sorted({t for d in dialects for t in d.end_tokens} - markers))
+
+
 def special_tokens(model: str | None = None) -> tuple[bool, tuple[str, ...]]:
     """For a gateway reading ``auto``: whether to ask the upstream to keep special tokens, and
     the end-of-turn tokens to drop from content when it does. The model's family decides when
@@ -466,6 +477,4 @@ def special_tokens(model: str | None = None) -> tuple[bool, tuple[str, ...]]:
     hinted = dialect_for_model(model)
     if hinted is not None:
         return hinted.special_markers, hinted.end_tokens
-    dialects = candidate_dialects()
-    markers = {m for d in dialects for m in (*d.call_start, *(d.reasoning or ()))}
-    return True, tuple(sorted({t for d in dialects for t in d.end_tokens} - markers))
+    return True, _end_tokens(None)

@@ -106,6 +106,8 @@ class DialectParser:
         starts = self.dialect.call_start
         self._think = think
         strays = self.dialect.stray_tokens if reasoning else ()
+        # The family's own end-of-turn and end-of-sentence tokens never reach the client.
+        drop_tokens = tuple(drop_tokens) + self.dialect.own_end_tokens
         content = marker_set(starts + ((think[0],) if think else ()) + drop_tokens + strays)
         self._scans = {
             Phase.START: content,

@@ -132,6 +132,13 @@ class Dialect:
         if not self.call_start:
             raise DialectError(f"dialect {self.name!r} declares no call-start marker")
 
+    @property
+    def own_end_tokens(self) -> tuple[str, ...]:
+        """The end tokens a parser of this dialect drops from content and reasoning: those that
+        are not also one of its markers (a terminator its body reads)."""
+        markers = {*self.call_start, *(self.reasoning or ()), *self.stray_tokens}
+        return tuple(t for t in self.end_tokens if t not in markers)
+
 
 _REGISTRY: dict[str, Dialect] = {}
 
