@@ -22,6 +22,13 @@ CASES = [
     Case("parallel", SB + call("get_weather", '{"city": "Tokyo"}') + "\n" + call("search", '{"q": "hotels"}') + SE,
          [("get_weather", {"city": "Tokyo"}), ("search", {"q": "hotels"})], None),
     Case("zero-arguments", SB + call("now", "{}") + SE, [("now", {})], None),
+    Case("end-of-sentence-never-reaches-content", "Done.<｜end▁of▁sentence｜>", [], "Done."),
+    Case("a-reasoning-model-in-this-format", "Weather first.</think>Sure." + SB + call("get_weather", '{"city": "Rome"}')
+         + SE, [("get_weather", {"city": "Rome"})], "Sure.", reasoning="Weather first.", tools=WEATHER,
+         options={"reasoning": True, "in_reasoning": True}),
+    Case("think-block-split-when-asked", "<think>Hm.</think>Hi.", [], "Hi.", reasoning="Hm.",
+         options={"reasoning": True}),
+    Case("think-block-stays-content-otherwise", "<think>Hm.</think>Hi.", [], "<think>Hm.</think>Hi."),
     Case("nested-arguments", SB + call("plan", '{"a": [1, {"b": null}], "c": {"d": "```"}, "e": false}') + SE,
          [("plan", {"a": [1, {"b": None}], "c": {"d": "```"}, "e": False})], None),
     Case("content-before-and-after", "Checking.\n" + SB + call("get_weather", '{"city": "Pune"}') + SE + "\nDone.",

@@ -14,7 +14,9 @@ a space or ``\\_``; each spelling is a marker, and a call's separator and end ar
 spelling of the marker that began it. Tolerated: the short opener ``<｜tool▁calls｜>`` directly
 followed by the first call, a call without its section, the V3 form without ``function`` or the
 fence (and a fence without newlines), a missing call or section end. R1 and V3.1 reason in
-``<think>...</think>`` (the templates open it in the prompt); V3 does not reason. V3.1 calls tools
+``<think>...</think>`` (the templates open it in the prompt); V3 does not reason, but models in its
+format that do are read alike (``reasoning=True``, with ``in_reasoning`` when the prompt opened
+the block). V3.1 calls tools
 only in non-thinking mode (its model card), so a call section inside its reasoning is part of the
 reasoning, not a call; R1's ends the reasoning.
 """
@@ -109,8 +111,10 @@ def _dialect(name: str, aliases: tuple[str, ...], call: Callable[[CallSink, str]
     ))
 
 
-DEEPSEEK_V3 = _dialect("deepseek_v3", ("deepseekv3", "deepseek_v3_0324"), _v3_call, render_v3, _V3_SAMPLE,
-                       thinks=False)
+# V3 itself does not reason, but models in its format that do (Cogito, R1-style distills) write
+# <think>...</think> as R1 does: with reasoning=True (and in_reasoning=True where the prompt opened
+# the block, so a lone </think> ends it) V3 splits it the same way.
+DEEPSEEK_V3 = _dialect("deepseek_v3", ("deepseekv3", "deepseek_v3_0324"), _v3_call, render_v3, _V3_SAMPLE)
 DEEPSEEK_R1 = _dialect("deepseek_r1", ("deepseekr1", "deepseek_r1_0528"), _v3_call, render_v3,
                        "<think>\nThe user wants the weather.\n</think>\n\n" + _V3_SAMPLE)
 DEEPSEEK_V31 = _dialect("deepseek_v31", ("deepseekv31", "deepseek_v3_1"), _v31_call, render_v31, _V31_SAMPLE,
