@@ -48,6 +48,9 @@ class ListShape:
     # After a call, an element that fails before its call begins stays content to the end of its
     # line (or the first close marker) and the list goes on: formats with one call per line.
     skip_bad: bool = False
+    # A lone call object where the list should open stands for a one-call list (its "]" is not
+    # expected): models write Cohere's action block, Mistral's list ... with one object too.
+    lone: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.open, str):
@@ -120,6 +123,7 @@ class JsonArrayBody:
         self._echo = opened_by if echo else ""
         self._calls = 0
         self._closing = 0  # index of the next close marker
+        self._lone = False  # a lone object stands for the list
         self._element: JsonEnvelopeBody | None = None
         self._element_sink = ElementSink(sink)
         self._pending: list[str] = []  # the current element's text while its call has not begun
@@ -149,6 +153,10 @@ class JsonArrayBody:
             found = match_at(buf, pos, shape.open, final)  # type: ignore[arg-type]  # a tuple since __post_init__
             if found == "":
                 return pos, Outcome.MORE
+            if found is None and shape.lone and ch == "{" and "[" in shape.open:
+                self._state, self._closing = _S.ITEM, 1 if shape.closes[:1] == ("]",) else 0
+                self._lone = True
+                return pos, None
             if found is None:
                 return pos, self._fail("not a call list")
             if self._echo:
@@ -164,13 +172,13 @@ class JsonArrayBody:
             self._start_element()
             return pos, None
         if state is _S.AFTER:
-            if ch in shape.seps:
+            if ch in shape.seps and not self._lone:
                 self._state = _S.ITEM
                 return pos + 1, None
             if ch == "{" and shape.adjacent:
                 self._state = _S.ITEM
                 return pos, None
-            if not shape.closes:
+            if self._closing >= len(shape.closes):
                 return pos, Outcome.DONE  # content resumes here
             self._state = _S.CLOSING
         return self._close(buf, pos, final)
