@@ -39,6 +39,10 @@ CASES = [
          "<|START_THINKING|>hm<|END_THINKING|>Hi", options=DROP),
     Case("wrappers-and-end-tokens-never-reach-content", "<|START_RESPONSE|>Hi<|END_RESPONSE|><|END_OF_TURN_TOKEN|>",
          [], "Hi"),
+    Case("one-object-not-a-list", A0 + '{"tool_name": "search", "parameters": {"query": "x"}}' + A1,
+         [("search", {"query": "x"})], None, tools=TOOLS),
+    Case("one-object-then-the-answer", A0 + '{"tool_call_id": "0", "tool_name": "clock", "parameters": {}}' + A1
+         + "<|START_RESPONSE|>Done.<|END_RESPONSE|>", [("clock", {})], "Done.", tools=TOOLS),
     Case("key-order-name-first", A0 + '[{"tool_name": "clock", "parameters": {}, "tool_call_id": "0"}]' + A1,
          [("clock", {})], None, tools=TOOLS),
     Case("malformed", action(item(0, "search", '{"query": }')), [], action(item(0, "search", '{"query": }')),

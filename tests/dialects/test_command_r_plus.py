@@ -27,6 +27,8 @@ CASES = [
     Case("turn-tokens-dropped-when-asked", "<|CHATBOT_TOKEN|>Hello!<|END_OF_TURN_TOKEN|>", [], "Hello!",
          options={"drop_tokens": get_dialect("command_r_plus").end_tokens}),
     Case("turn-tokens-never-reach-content", "<|CHATBOT_TOKEN|>Hello!<|END_OF_TURN_TOKEN|>", [], "Hello!"),
+    Case("one-object-not-a-list", action('{"tool_name": "clock", "parameters": {}}'), [("clock", {})], None,
+         tools=TOOLS),
     Case("fence-of-prose-is-content", "Action:\n```json\nno calls here\n```", [],
          "Action:\n```json\nno calls here\n```", report={"calls": 0}),
     Case("malformed", action('[{"tool_name": "clock", "parameters": {]}]'), [],
