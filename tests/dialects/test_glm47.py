@@ -55,6 +55,10 @@ REASONING = {"reasoning": True}
 IN_REASONING = {"reasoning": True, "in_reasoning": True}
 
 CASES = [
+    Case("keys-holding-markup", call("set_item", ("items<0>", "x"), ("a>b", "2")),
+         [("set_item", {"items<0>": "x", "a>b": 2})], None),
+    Case("a-key-may-not-hold-the-next-pair", call("set_item", ("city<arg_value>x", "y")), [],
+         call("set_item", ("city<arg_value>x", "y")), report={"calls": 0}),
     # ---------------------------------------------------------------- calls
     Case(
         "single",

@@ -14,6 +14,10 @@ def call(name: str, *pairs: tuple[str, str]) -> str:
 
 
 CASES = [
+    Case("keys-holding-markup", call("set_item", ("items<0>", "x"), ("a>b", "2")),
+         [("set_item", {"items<0>": "x", "a>b": 2})], None),
+    Case("a-key-may-not-hold-the-next-pair", call("set_item", ("city<arg_value>x", "y")), [],
+         call("set_item", ("city<arg_value>x", "y")), report={"calls": 0}),
     Case("single", call("get_weather", ("location", "San Francisco")),
          [("get_weather", {"location": "San Francisco"})], None, tools=TOOLS, report={"calls": 1}),
     Case("parallel", call("get_weather", ("location", "NYC")) + "\n" + call("search", ("query", "pizza")),

@@ -190,17 +190,22 @@ class ArgKeyBody:
         return pos, None
 
     def _read_key(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
-        close = self._tags.key[1]
-        end = buf.find(close, pos)
-        stop = end if end != -1 else len(buf) - marker_set((close,)).holdback(buf, pos)
-        piece = buf[pos:stop]
-        if "<" in piece:  # a key may not cross a tag (it would swallow the next pair)
-            return pos + piece.index("<"), self._fail("malformed argument key")
-        self._key.append(piece)
-        if sum(map(len, self._key)) > _LIMIT:
-            return stop, self._fail("malformed argument key")
+        """A key ends at its close tag, whatever it holds (``items<0>``); it is held until the
+        tag comes, at most ``_LIMIT`` characters, and may not hold one of the block's own tags
+        (it would swallow the next pair)."""
+        tags = self._tags
+        close = tags.key[1]
+        end = buf.find(close, pos, pos + _LIMIT + len(close))
+        window = buf[pos:end] if end != -1 else buf[pos : pos + _LIMIT + len(close)]
+        own = [i for t in (tags.key[0], tags.value[0], tags.value[1], tags.block_close, self._opened_by)
+               if t and (i := window.find(t)) != -1]
+        if own:
+            return pos + min(own), self._fail("malformed argument key")
         if end == -1:
-            return stop, (self._fail("truncated") if final else Outcome.MORE)
+            if len(buf) - pos >= _LIMIT + len(close):  # the whole window is there, no close in it
+                return pos, self._fail("malformed argument key")
+            return pos, (self._fail("truncated") if final else Outcome.MORE)
+        self._key = [window]
         self._state = _S.VALUE_OPEN
         return end + len(close), None
 
