@@ -9,6 +9,8 @@ TOOLS = [tool("get_weather", location={"type": "string"}), tool("get_time", time
 S, E, Q = "<start_function_call>", "<end_function_call>", "<escape>"
 
 CASES = [
+    Case("double-quoted-json-string", f'{S}call:get_time{{timezone:"Europe/\\"Paris\\""}}{E}',
+         [("get_time", {"timezone": 'Europe/"Paris"'})], None, tools=TOOLS),
     Case("single", f"{S}call:get_weather{{location:{Q}London{Q}}}{E}", [("get_weather", {"location": "London"})],
          None, tools=TOOLS),
     Case("parallel", f"{S}call:get_weather{{location:{Q}A{Q}}}{E}{S}call:get_time{{timezone:{Q}UTC{Q}}}{E}",

@@ -12,6 +12,12 @@ Q = '<|"|>'
 S, E = "<|tool_call>", "<tool_call|>"
 
 CASES = [
+    Case("double-quoted-json-string", f'{S}call:get_time{{tz:"raw \\"quoted\\", a, b"}}{E}',
+         [("get_time", {"tz": 'raw "quoted", a, b'})], None, tools=TOOLS),
+    Case("double-quoted-escapes", f'{S}call:get_time{{tz:"a\\nb \\u00e9 \\\\"}}{E}',
+         [("get_time", {"tz": "a\nb \u00e9 \\"})], None, tools=TOOLS),
+    Case("double-quoted-malformed-escape", f'{S}call:get_time{{tz:"a\\qb"}}{E}', [],
+         f'{S}call:get_time{{tz:"a\\qb"}}{E}', tools=TOOLS, report={"calls": 0}),
     Case("single", f"{S}call:get_weather{{city:{Q}Paris{Q},days:3}}{E}",
          [("get_weather", {"city": "Paris", "days": 3})], None, tools=TOOLS, report={"calls": 1}),
     Case("parallel-blocks", f"{S}call:get_time{{tz:{Q}CET{Q}}}{E}{S}call:get_weather{{city:{Q}Oslo{Q}}}{E}",

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..limits import loads
+from ..syntax.jsonscan import closing_quote, odd_backslashes
 from ..tools import deref, is_plain_string, repair_value
 
 _STRING_STOP = re.compile(r'["\\]')
@@ -35,24 +36,6 @@ _WS = " \t\n\r"
 START, MEMBER, KEY, COLON, VALUE, STREAM, HELD, NEXT, DONE = range(9)
 
 Report = Callable[[str, str], None]  # (path, what)
-
-
-def _odd_backslashes(text: str, start: int, end: int) -> bool:
-    """Whether the backslashes right before ``end`` (not before ``start``) are odd in number."""
-    k = end
-    while k > start and text[k - 1] == "\\":
-        k -= 1
-    return (end - k) % 2 == 1
-
-
-def _closing_quote(text: str, pos: int) -> int:
-    """The first quote at or after ``pos`` that is not escaped (``pos`` starts outside an
-    escape), or -1: one ``find`` per quote, so long text costs C speed."""
-    while True:
-        q = text.find('"', pos)
-        if q == -1 or not _odd_backslashes(text, pos, q):
-            return q
-        pos = q + 1
 
 
 class ArgumentTyper:
@@ -169,10 +152,10 @@ class ArgumentTyper:
         if self._escape:  # the character after a backslash that ended the last fragment
             out.append(text[pos])
             self._escape, pos = False, pos + 1
-        stop = _closing_quote(text, pos)
+        stop = closing_quote(text, pos)
         if stop == -1:  # the string goes on; the fragment may end inside an escape
             out.append(text[pos:])
-            self._escape = _odd_backslashes(text, pos, len(text))
+            self._escape = odd_backslashes(text, pos, len(text))
             return len(text)
         out.append(text[pos : stop + 1])
         self._state = NEXT

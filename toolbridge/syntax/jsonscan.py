@@ -37,6 +37,24 @@ _IDENT_RUN = re.compile(r"[\w$\-]*")
 _PYTHON = {"True": "true", "False": "false", "None": "null"}
 UNCLOSED = "call not closed at end of output"  # syntax.dialect.UNCLOSED_AT_END (its brackets closed)
 
+def odd_backslashes(text: str, start: int, end: int) -> bool:
+    """Whether the backslashes right before ``end`` (not before ``start``) are odd in number."""
+    k = end
+    while k > start and text[k - 1] == "\\":
+        k -= 1
+    return (end - k) % 2 == 1
+
+
+def closing_quote(text: str, pos: int) -> int:
+    """The first ``"`` at or after ``pos`` that is not escaped (``pos`` starts outside an
+    escape), or -1: one ``find`` per quote, so long text costs C speed."""
+    while True:
+        q = text.find('"', pos)
+        if q == -1 or not odd_backslashes(text, pos, q):
+            return q
+        pos = q + 1
+
+
 # States.
 VALUE, ARR_FIRST, OBJ_FIRST, OBJ_KEY, COLON, AFTER, STRING, ESCAPE, UNICODE, LITERAL, IDENT, DONE, ERROR = range(13)
 

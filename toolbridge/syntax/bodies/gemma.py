@@ -24,7 +24,8 @@ import re
 
 from ..markers import cut_off, marker_set, match_at, skip_ws
 from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome
-from ...limits import BIG_INT_KEPT, MAX_DEPTH, number_text
+from ...limits import BIG_INT_KEPT, MAX_DEPTH, loads, number_text
+from ..jsonscan import closing_quote, odd_backslashes
 
 _encode = json.encoder.encode_basestring
 _NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")
@@ -46,6 +47,7 @@ class _S(enum.Enum):
     STRING = 6  # inside a delimited string value
     TOKEN = 7  # inside a bare token
     NEXT = 8  # after a value: ``,`` or the container's close
+    JSTRING = 9  # inside an ordinary double-quoted string with backslash escapes (read as JSON)
 
 
 def render_gemma(calls: Calls, *, start: str, end: str, quote: str) -> str:
@@ -75,6 +77,7 @@ class GemmaBody:
         self._state = _S.CALL
         self._stack: list[str] = []
         self._parts: list[str] = []  # the name, key or bare token being read
+        self._escaped = False  # a double-quoted string's piece ended with a lone backslash
         self._calls = 0
         self._first = True  # no member yet in the innermost container
 
@@ -89,6 +92,8 @@ class GemmaBody:
             state = self._state
             if state is _S.STRING or state is _S.QKEY:
                 pos, outcome = self._string(buf, pos, final)
+            elif state is _S.JSTRING:
+                pos, outcome = self._json_string(buf, pos, final)
             elif state is _S.NAME or state is _S.TOKEN:
                 pos, outcome = self._word(buf, pos, final)
             else:
@@ -202,6 +207,9 @@ class GemmaBody:
                 return pos + 1, self._open(ch)
             if ch in ",}]":
                 return pos, self._fail("missing value in a call")
+            if ch == '"':  # an ordinary JSON string, which models write beside the delimited form
+                self._state, self._parts, self._escaped = _S.JSTRING, ['"'], False
+                return pos + 1, None
             self._state, self._parts = _S.TOKEN, []
             return pos, None
         # NEXT
@@ -212,6 +220,25 @@ class GemmaBody:
         if ch in "}]":
             return pos + 1, self._close_container("{" if ch == "}" else "[")
         return pos, self._fail(f"unexpected {ch!r} in a call")
+
+    def _json_string(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        """An ordinary double-quoted string, decoded as JSON decodes it once its quote comes."""
+        if self._escaped and pos < len(buf):  # the character after a backslash ending the last piece
+            self._parts.append(buf[pos])
+            self._escaped, pos = False, pos + 1
+        end = closing_quote(buf, pos)
+        if end == -1:
+            self._parts.append(buf[pos:])
+            self._escaped = odd_backslashes(buf, pos, len(buf))
+            return len(buf), (self._fail("truncated") if final else Outcome.MORE)
+        self._parts.append(buf[pos : end + 1])
+        try:
+            value = loads("".join(self._parts))
+        except ValueError:
+            return end + 1, self._fail("malformed string in a call")
+        self._parts, self._state = [], _S.NEXT
+        self._sink.args(json.dumps(value, ensure_ascii=False))
+        return end + 1, None
 
     def _key(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         end = buf.find(":", pos, pos + 257)
