@@ -28,6 +28,8 @@ GAPS = [
     ("command_r7b", '<|START_ACTION|>{"tool_name": "search", "parameters": {"q": "x"}}<|END_ACTION|>',
      [("search", {"q": "x"})], None, {}, "command-r7b"),
     ("command_r7b", "<|START_RESPONSE|>It is sunny.<|END_RESPONSE|>", [], "It is sunny.", {}, "command-a"),
+    ("mistral", '[TOOL_CALLS]{"name": "search", "arguments": {"q": "x"}}', [("search", {"q": "x"})], None, {},
+     "mistral-small"),
     ("gemma4", '<|tool_call>call:search{query:"raw \\"quoted\\""}<tool_call|>', [("search", {"query": 'raw "quoted"'})],
      None, {}, "gemma-4"),
     ("deepseek_v3", "Rome, then.</think>" + DS, [("get_weather", {"city": "Rome"})], "", {"reasoning": True,

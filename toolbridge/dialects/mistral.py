@@ -23,7 +23,8 @@ from ..syntax.dialect import Calls, Dialect, register
 
 HEADER = re.compile(r"\s*(?P<name>[A-Za-z_][\w.\-:/]*)\s*(?:\[CALL_ID\]\s*[\w\-]+\s*)?(?:\[ARGS\]\s*)?")
 
-body = partial(ChooseBody, choices={"[": JsonArrayBody}, default=partial(NamedJsonBody, header=HEADER))
+# A list of call objects, a lone call object (read as a one-call list), or NAME[ARGS]{json}.
+body = partial(ChooseBody, choices={"[": JsonArrayBody, "{": JsonArrayBody}, default=partial(NamedJsonBody, header=HEADER))
 
 
 def render(calls: Calls) -> str:
