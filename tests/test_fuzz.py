@@ -102,6 +102,8 @@ REGRESSIONS = [
     Regression("apertus-escaped-key-split", "apertus", '<|tools_prefix|>[{"get_weather":{"":""}},{"search":{"\\"":'),
     Regression("deepseek-v3-escaped-key-split", "deepseek_v3",
                '<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json{"\\"it'),
+    Regression("auto-judges-only-the-first-block", "auto", "<|start|>to=self<|message|><atem:invoke name=",
+               {"reasoning": True, "in_reasoning": True}),
     Regression("hermes-nan", "hermes", '<tool_call>{"name": "search", "arguments": {"q": NaN}}</tool_call>', calls=[]),
 ]
 TOOLS_FOR = {"get_time": {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}}

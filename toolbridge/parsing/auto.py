@@ -120,7 +120,7 @@ def candidate_dialects(model: str | None = None, names: Iterable[str] | None = N
 class _Trial:
     """One candidate dialect reading a block from its marker on."""
 
-    __slots__ = ("parser", "events", "verdict", "reach")
+    __slots__ = ("parser", "events", "verdict", "reach", "settled")
 
     def __init__(self, parser: DialectParser, verdict: bool | None = None) -> None:
         self.parser = parser
@@ -129,26 +129,37 @@ class _Trial:
         # Until judged, the parser stops at a refused first block: nothing after it is wanted.
         parser.halt_on_reject = verdict is None
         self.reach = 0  # once refused: how much of the text from the marker the block took
+        self.settled: int | None = None  # how many of ``events`` the first block's are
 
     def feed(self, text: str, final: bool, cut: bool = False) -> None:
         events = self.parser.feed(text)
+        self._note(len(self.events))
         if final:
+            before = len(self.events) + len(events)
             events += self.parser.close(cut)
+            self._note(before)
         self.events += events
         if self.verdict is None:
-            self.verdict = _judge(events, self.parser.phase)
+            # Only the block at the marker is judged, not what follows it in the same text.
+            judged = self.events[: self.settled] if self.settled is not None else self.events
+            self.verdict = _judge(judged, self.parser.phase, self.settled is not None)
             self.parser.halt_on_reject = self.verdict is None
             if self.verdict is False:
                 self.reach = next((len(ev.text) for ev in events if isinstance(ev, CallRejected)), 0)
 
 
-def _judge(events: list[Event], phase: Phase) -> bool | None:
+    def _note(self, base: int) -> None:
+        if self.settled is None and self.parser.first_settled is not None:
+            self.settled = base + self.parser.first_settled
+
+
+def _judge(events: list[Event], phase: Phase, settled: bool) -> bool | None:
     for ev in events:
         if isinstance(ev, (CallRejected, CallAborted)):
             return False
         if isinstance(ev, (ToolCallBegin, Text, Reasoning)):
             return True
-    return True if phase is not Phase.CALL else None
+    return True if settled or phase is not Phase.CALL else None
 
 
 class AutoParser:

@@ -142,9 +142,10 @@ class DialectParser:
         self._closed = False
         self._cut = False  # close(cut=True): the output stopped at a length limit
         self._closing = False  # the current call is being ended by the end of output
-        # Set by auto while a trial is being judged: stop reading when the first thing read is a
-        # refused block (nothing after it is wanted), so a trial's work is bounded by the block.
+        # Set by auto while a trial is being judged: stop reading when the first block is
+        # refused (nothing after it is wanted), so a trial's work is bounded by the block.
         self.halt_on_reject = False
+        self.first_settled: int | None = None  # where the first block's events end, in its run
 
     # ------------------------------------------------------------------ public API
 
@@ -259,12 +260,15 @@ class DialectParser:
             assert not final, "a body must settle at the end of output"
             return end, False
         reason = self._body.reason if outcome is Outcome.FAIL else self._block_rejection
+        first = self.first_settled is None
         if reason:
             self._fail_block(reason)
-            if self.halt_on_reject and isinstance(self._out[0], CallRejected):
-                return end, False  # the trial's verdict: refused (a winner never stops here)
         else:
             self.phase = Phase.CONTENT
+        if first:
+            self.first_settled = len(self._out)  # the first block's events end here (in this run)
+            if reason and self.halt_on_reject:
+                return end, False  # a trial's verdict: refused (a winner never stops here)
         self._body, self._raw, self._block_rejection = None, [], ""
         return end, True
 
