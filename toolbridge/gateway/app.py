@@ -158,7 +158,7 @@ class Gateway:
                                          self.pipeline.upstream_headers(req, False)) as up:
                 body = await up.read(self.config.max_answer)
         except UpstreamError as exc:
-            return self.pipeline.upstream_failure(CHAT, resp, exc), Provenance()
+            return self.pipeline.fail.upstream_failure(CHAT, resp, exc), Provenance()
         resp.send(up.status, JSON, body)
         return up.status, Provenance()
 

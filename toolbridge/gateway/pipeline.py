@@ -41,7 +41,8 @@ would meet the same fault, the upstream generating again each time); after the r
 it is the front's stream error event. A call whose arguments fail its schema, when the policy
 or a ``strict`` tool says it must be valid (``validation``), is 502 ``invalid_tool_arguments``
 with ``x-should-retry: false``, or that stream error event; under ``--on-invalid retry`` the
-upstream is first asked again (``_again``), a stream going on where it was.
+upstream is first asked again (``_again``), a stream going on where it was. The answers to
+failures are written by ``failures.Failures`` (``self.fail``).
 
 **Off the event loop:** parsing is CPU work that holds every other client of the process while
 it runs. Reading a whole answer or translating one streamed upstream event of more than
@@ -69,21 +70,21 @@ from typing import Any, Protocol, TypeVar
 
 import orjson
 
-from ..errors import ConfigError, FallbackRequired, RenderError, ToolBridgeError
+from ..errors import ConfigError, FallbackRequired, RenderError
 from .config import GatewayConfig
-from .http.client import STOP, GO, PAUSE, UpstreamError, UpstreamPool, UpstreamTimeout
+from .http.client import STOP, GO, PAUSE, UpstreamError, UpstreamPool
 from .http.server import ClientDisconnected, Request, Response
 from .http.sse import SSEError
 from .metrics import Metrics
 from .repair import Provenance, repair_completion
 from .streaming import AnswerStream
 from .turn import Plan, RequestError, Settings, Turn, drop_reasoning, plan_turn
-from .upstream.refusal import is_refusal, name_the_flag
+from .failures import JSON, Failures, Result, error_message
+from .upstream.refusal import is_refusal
 from .validation import InvalidArguments, Retries
 
 log = logging.getLogger("toolbridge.gateway")
 
-JSON = [(b"content-type", b"application/json")]
 # Bigger inputs are read on a worker thread. Measured on this code (2 busy cores): a thread
 # round trip costs 30-90 us; reading a whole answer costs 3-10 ns a byte of prose and 450-1000
 # ns a byte of text dense with calls. At 16 KB prose takes about as long as the hop (offloading
@@ -93,8 +94,6 @@ OFFLOOP_BYTES = 16 << 10
 # send 20-200 KB with every turn, for which the hop would cost more than it saves.
 OFFLOOP_REQUEST_BYTES = 256 << 10
 PARSE_WORKERS = 2  # the GIL runs one at a time anyway; two keep a huge one from queueing the rest
-NO_RETRY = (b"x-should-retry", b"false")
-Result = tuple[int, Provenance]
 T = TypeVar("T")
 
 
@@ -122,6 +121,7 @@ class Pipeline:
     def __init__(self, config: GatewayConfig, metrics: Metrics) -> None:
         self.config = config
         self.metrics = metrics
+        self.fail = Failures(metrics, config.tool_fallback)  # how failures are answered
         self.settings = Settings(config.tool_call_parser, config.recover_from_reasoning,
                                  config.keep_special_tokens, config.on_invalid, not config.no_coerce,
                                  config.repair)
@@ -142,18 +142,18 @@ class Pipeline:
         except ClientDisconnected:
             raise
         except Exception as exc:  # noqa: BLE001  # the boundary: logged, counted, answered
-            return self.failure(front, resp, exc)
+            return self.fail.failure(front, resp, exc)
 
     async def _serve(self, front: Front, req: Request, resp: Response) -> Result:
         try:
             large = len(req.body) > OFFLOOP_REQUEST_BYTES
             turn, plan, path, retry = await self.cpu(large, "request", self._plan, front, req.body)
         except orjson.JSONDecodeError as exc:
-            return self._refuse(front, resp, 400, f"the request body is not valid JSON: {exc}")
+            return self.fail.refuse(front, resp, 400, f"the request body is not valid JSON: {exc}")
         except RequestError as exc:
-            return self._refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
+            return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
         except ConfigError as exc:
-            return self._refuse(front, resp, 400, str(exc))
+            return self.fail.refuse(front, resp, 400, str(exc))
         headers = self.upstream_headers(req, plan.stream)
         model = turn.model
         # The turn is kept only to be asked again: not for the life of every stream.
@@ -171,12 +171,12 @@ class Pipeline:
             assert result is not None
             return result
         except RequestError as exc:  # the history cannot be written as the protocol
-            return self._refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
+            return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
         except (UpstreamError, SSEError) as exc:
             if resp.started:
-                self.stream_error(front, resp, str(exc), "upstream_error")
+                self.fail.stream_error(front, resp, str(exc), "upstream_error")
                 return 200, Provenance()
-            return self.upstream_failure(front, resp, exc), Provenance()
+            return self.fail.upstream_failure(front, resp, exc), Provenance()
 
     def _plan(self, front: Front, body: bytes) -> tuple[Turn, Plan, str, bool]:
         """The request checked and planned: its turn, plan, upstream path and whether a refusal
@@ -232,10 +232,10 @@ class Pipeline:
                 if retry and is_refusal(raw):
                     return None
                 if resp.started:  # a retry's: the client's stream already began
-                    self.stream_error(front, resp, f"the upstream answered {up.status} to a retry",
+                    self.fail.stream_error(front, resp, f"the upstream answered {up.status} to a retry",
                                       "upstream_error")
                     return 200, Provenance()
-                return self.pass_error(front, resp, up.status, raw), Provenance()
+                return self.fail.pass_error(front, resp, up.status, raw), Provenance()
             if plan.stream:
                 streamed = await self._stream(front, up, plan, resp, tries)
             else:
@@ -250,9 +250,9 @@ class Pipeline:
         except InvalidArguments as exc:
             return await self._again(front, exc, headers, resp, tries)
         except RequestError as exc:
-            return self._refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
+            return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
         except Exception as exc:  # noqa: BLE001  # the boundary for a whole answer (502)
-            return self.failure(front, resp, exc, answer=True)
+            return self.fail.failure(front, resp, exc, answer=True)
         resp.send(200, [*JSON, (b"x-toolbridge-calls", provenance.header().encode())], body)
         return 200, provenance
 
@@ -273,7 +273,7 @@ class Pipeline:
         ``tries`` allow (``--on-invalid retry``), else the answer is the error."""
         turn = tries.again(exc) if tries is not None else None
         if turn is None:
-            return self._invalid(front, resp, exc, tries)
+            return self.fail.invalid(front, resp, exc, tries)
         assert tries is not None
         self.metrics.inc("toolbridge_invalid_retries_total")
         log.info("asking the upstream again (retry %d of %d): %s", tries.made,
@@ -282,7 +282,7 @@ class Pipeline:
             plan, path, _ = self._route(turn)
         except RequestError as failed:
             log.warning("the retry cannot be sent: %s", failed)
-            return self._invalid(front, resp, exc, tries)
+            return self.fail.invalid(front, resp, exc, tries)
         result = await self._send(front, plan, path, headers, resp, False, tries)
         assert result is not None
         return result
@@ -334,7 +334,7 @@ class Pipeline:
                 ended.append(("the upstream sent an invalid chunk", "upstream_error", None))
                 return None
             if isinstance(chunk, dict) and "error" in chunk and not chunk.get("choices"):
-                ended.append((_message(chunk["error"]), "upstream_error", None))
+                ended.append((error_message(chunk["error"]), "upstream_error", None))
                 return None
             try:
                 return feed(chunk)  # type: ignore[no-any-return]
@@ -379,93 +379,18 @@ class Pipeline:
         if invalid:
             return invalid[0]
         if ended:
-            return self.stream_error(front, resp, *ended[0])
+            return self.fail.stream_error(front, resp, *ended[0])
         if not stopped:
-            return self.stream_error(front, resp, "the upstream stream ended before it was complete",
+            return self.fail.stream_error(front, resp, "the upstream stream ended before it was complete",
                                      "upstream_error")
         try:
             closing = encoder.finish_sse()
         except InvalidArguments as exc:
             return exc
         except RequestError as exc:
-            return self.stream_error(front, resp, str(exc), exc.type, exc.code)
+            return self.fail.stream_error(front, resp, str(exc), exc.type, exc.code)
         resp.end(closing + front.stream_end())
         return None
-
-    # ---------------------------------------------------------------- failures
-
-    def _refuse(self, front: Front, resp: Response, status: int, message: str,
-                type: str = "invalid_request_error", code: str | None = None,
-                param: str | None = None) -> Result:
-        resp.send(status, JSON, front.error(message, type, code, param))
-        return status, Provenance()
-
-    def _invalid(self, front: Front, resp: Response, exc: InvalidArguments,
-                 tries: Retries | None) -> Result:
-        """The answer to a call that had to be valid and is not: the error names each tool and
-        its schema errors; 502 with ``x-should-retry: false`` (the policy decides on retries),
-        or the stream's error event."""
-        message = exc.after(tries.made if tries is not None else 0)
-        self.metrics.inc("toolbridge_invalid_rejected_total")
-        log.warning("answer rejected: %s", message)
-        if resp.started:
-            resp.end(front.stream_error(message, exc.type, exc.code))
-            return 200, Provenance()
-        resp.send(exc.status, [*JSON, NO_RETRY], front.error(message, exc.type, exc.code))
-        return exc.status, Provenance()
-
-    def stream_error(self, front: Front, resp: Response, message: str, type: str,
-                     code: str | None = None) -> None:
-        self.metrics.inc("toolbridge_upstream_errors_total", kind="mid_stream")
-        log.warning("stream ended with an error event: %s (%s)", message, code or type)
-        resp.end(front.stream_error(message, type, code))
-
-    def failure(self, front: Front, resp: Response, exc: Exception, answer: bool = False) -> Result:
-        """An exception no other handler took (``answer``: while reading a whole answer):
-        logged, counted and answered as the module docstring says."""
-        stage = "stream" if resp.started else "answer" if answer else "request"
-        self.metrics.inc("toolbridge_internal_errors_total", stage=stage)
-        detail = f"{type(exc).__name__}: {exc}"[:300]
-        if isinstance(exc, ToolBridgeError):  # the library's own, reported on purpose
-            log.warning("%s failed: %s", stage, detail)
-        else:  # a bug: the traceback is what finds it
-            log.error("%s failed: %s", stage, detail, exc_info=exc)
-        if resp.finished:
-            return 200, Provenance()
-        if resp.started or answer:
-            status, kind, code = 502, "upstream_error", "unreadable_answer"
-            message = f"the gateway could not read the model's answer ({detail})"
-        else:
-            status, kind, code = 500, "server_error", "internal_error"
-            message = f"internal error while handling the request ({detail})"
-        if resp.started:
-            resp.end(front.stream_error(message, kind, code))
-            return 200, Provenance()
-        resp.send(status, [*JSON, NO_RETRY], front.error(message, kind, code))
-        return status, Provenance()
-
-    def upstream_failure(self, front: Front, resp: Response, exc: UpstreamError | SSEError) -> int:
-        timeout = isinstance(exc, UpstreamTimeout)
-        status = 504 if timeout else 502
-        self.metrics.inc("toolbridge_upstream_errors_total", kind="timeout" if timeout else "unreachable")
-        resp.send(status, JSON, front.error(f"upstream {'timed out' if timeout else 'failed'}: {exc}",
-                                            "upstream_error"))
-        return status
-
-    def pass_error(self, front: Front, resp: Response, status: int, raw: bytes) -> int:
-        """The upstream's error, status and message kept (wrapped when it is not JSON)."""
-        self.metrics.inc("toolbridge_upstream_errors_total", kind=f"status_{status}")
-        try:
-            parsed = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            parsed = None
-        if not isinstance(parsed, dict) or "error" not in parsed:
-            raw = front.error(f"upstream answered {status}: {raw[:2000].decode('utf-8', 'replace')}",
-                              "upstream_error")
-        if not self.config.tool_fallback:
-            raw = name_the_flag(raw)  # "tools not supported": say which flag works around it
-        resp.send(status if 400 <= status < 600 else 502, JSON, front.upstream_error(raw))
-        return status
 
 
 def keepalive(encoder: Any, resp: Response) -> asyncio.Task[None] | None:
@@ -487,9 +412,3 @@ def keepalive(encoder: Any, resp: Response) -> asyncio.Task[None] | None:
                     return
 
     return asyncio.get_running_loop().create_task(tick())
-
-
-def _message(error: Any) -> str:
-    if isinstance(error, dict):
-        return str(error.get("message") or error)
-    return str(error)
