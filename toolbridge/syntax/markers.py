@@ -40,6 +40,11 @@ class MarkerSet:
         object.__setattr__(self, "_first_re", re.compile(first_re))
         object.__setattr__(self, "_longest", max((len(m) for m in ordered), default=0))
 
+    @property
+    def longest(self) -> int:
+        """The length of the longest marker."""
+        return self._longest
+
     def search(self, buf: str, pos: int) -> re.Match[str] | None:
         """The earliest marker at or after ``pos``."""
         return self._pattern.search(buf, pos)

@@ -39,8 +39,9 @@ class HeaderBody:
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         if self._body is None:
-            found = self._kinds.search(buf, pos)
-            head = buf[pos : found.start() if found else len(buf) - self._kinds.holdback(buf, pos)]
+            window = buf[pos : pos + self._limit + self._kinds.longest + 1]  # no search beyond the header
+            found = self._kinds.search(window, 0)
+            head = window[: found.start() if found else len(window) - self._kinds.holdback(window, 0)]
             if len(head) > self._limit or "\n" in head or _SPECIAL.search(head):
                 self.reason = "not a message header"
                 return pos, Outcome.FAIL
@@ -51,9 +52,9 @@ class HeaderBody:
                 return pos, Outcome.FAIL
             reader = self._readers.get(found.group())
             if reader is None:
-                return found.start(), Outcome.DONE  # the parser reads the kind token itself
+                return pos + found.start(), Outcome.DONE  # the parser reads the kind token itself
             self._body = reader(self._sink, found.group())
-            pos = found.end()
+            pos += found.end()
         pos, outcome = self._body.feed(buf, pos, final)
         self.reason = self._body.reason
         return pos, outcome
