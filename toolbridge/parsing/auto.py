@@ -21,6 +21,7 @@ there); ``candidates`` restricts the dialects considered.
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -35,6 +36,7 @@ from .stream import DialectParser, Phase, random_call_id
 from ..tools import Toolset
 
 AUTO = "auto"
+_SPACE = re.compile(r"\s*")
 THINK = ("<think>", "</think>")
 
 # Trial order where several dialects claim the same marker: the common families first.
@@ -308,7 +310,7 @@ class AutoParser:
 
     def _at_start(self, buf: str, pos: int, final: bool) -> int | None:
         """Before the answer's first non-space character a bare opener may start a call."""
-        start = len(buf) - len(buf[pos:].lstrip())
+        start = _SPACE.match(buf, pos).end()  # type: ignore[union-attr]  # (no copy of the rest)
         rest = len(buf) - start
         if not final and (rest == 0 or self._scan.holdback(buf, start) == rest):
             self._buf = buf[pos:]  # nothing yet, or what may still become a marker

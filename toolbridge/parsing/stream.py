@@ -46,6 +46,7 @@ from ..events import (
 from ..tools import Toolset, coerce
 from .argtyper import ArgumentTyper
 
+_SPACE = re.compile(r"\s*")
 _PLAUSIBLE_NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")
 
 
@@ -229,7 +230,7 @@ class DialectParser:
 
     def _at_start(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
         """Before the answer's first non-space character, a bare opener may start a call."""
-        start = len(buf) - len(buf[pos:].lstrip())
+        start = _SPACE.match(buf, pos).end()  # type: ignore[union-attr]  # (no copy of the rest)
         if start == len(buf):
             if final:
                 self._emit_text(buf[pos:])
