@@ -104,6 +104,9 @@ REGRESSIONS = [
                '<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json{"\\"it'),
     Regression("auto-judges-only-the-first-block", "auto", "<|start|>to=self<|message|><atem:invoke name=",
                {"reasoning": True, "in_reasoning": True}),
+    Regression("auto-long-glm-name-fails-where-it-crosses-the-limit", "auto",
+               "<tool_call>get_weather<arg_key><tool_call>S" + "EOS][" * 60),
+    Regression("pythonic-long-name-fails-where-it-crosses-the-limit", "pythonic", "[" + "a" * 300 + "(x=1)]"),
     Regression("hermes-nan", "hermes", '<tool_call>{"name": "search", "arguments": {"q": NaN}}</tool_call>', calls=[]),
 ]
 TOOLS_FOR = {"get_time": {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}}

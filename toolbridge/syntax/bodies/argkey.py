@@ -133,7 +133,8 @@ class ArgKeyBody:
             found = _NAME_RUN.match(buf, pos)
             if found is None:
                 return pos, self._fail("not a call: unexpected character in the name")
-            run = found.end()
+            # A name longer than _LIMIT fails where it crosses the limit, however it was chunked.
+            run = min(found.end(), pos + _LIMIT + 1 - sum(map(len, self._name)))
             self._name.append(buf[pos:run])
             pos = run
             if sum(map(len, self._name)) > _LIMIT:

@@ -136,6 +136,7 @@ class PythonicBody:
 
     def _name(self, buf: str, pos: int) -> tuple[int, Outcome | None]:
         end = _IDENT_RUN.match(buf, pos).end()  # type: ignore[union-attr]  # a starred pattern always matches
+        end = min(end, pos + _NAME_LIMIT + 1 - sum(map(len, self._name_parts)))  # fail where it crosses
         self._name_parts.append(buf[pos:end])
         if sum(map(len, self._name_parts)) > _NAME_LIMIT:
             return end, self._fail("not a call list")
