@@ -41,8 +41,8 @@ Report = Callable[[str, str], None]  # (path, what)
 class ArgumentTyper:
     """Type one call's streamed JSON arguments by ``schema``; ``feed`` returns what to send."""
 
-    __slots__ = ("_depth", "_escape", "_in_string", "_key", "_members", "_props", "_raw", "_report",
-                 "_required", "_root", "_state")
+    __slots__ = ("_depth", "_escape", "_in_string", "_key", "_members", "_name", "_props", "_raw", "_report",
+                 "_required", "_root", "_schema", "_state")
 
     def __init__(self, schema: dict[str, Any], root: dict[str, Any], report: Report) -> None:
         props = schema.get("properties")
@@ -54,6 +54,8 @@ class ArgumentTyper:
         self._state = START
         self._members = 0  # members written so far
         self._key: list[str] = []  # the current key's JSON text
+        self._name = ""  # the current key, decoded
+        self._schema: Any = None  # its schema as the tool declares it (None: none)
         self._raw: list[str] = []  # a held value's text
         self._depth = 0
         self._in_string = False
@@ -130,9 +132,9 @@ class ArgumentTyper:
         return pos
 
     def _value_start(self, text: str, pos: int, out: list[str]) -> int:
-        key = json.loads("".join(self._key))
-        schema = self._props.get(key)
-        schema = deref(schema, self._root) if isinstance(schema, dict) else None
+        self._name = json.loads("".join(self._key))
+        self._schema = self._props.get(self._name)
+        schema = deref(self._schema, self._root) if isinstance(self._schema, dict) else None
         if text[pos] == '"' and (schema is None or (is_plain_string(schema) and "enum" not in schema)):
             self._open_member(out)
             out.append('"')
@@ -209,8 +211,7 @@ class ArgumentTyper:
         self._raw.append(text[start:pos])
         raw = "".join(self._raw).strip()
         self._raw, self._state = [], NEXT
-        key = json.loads("".join(self._key))
-        schema = self._props.get(key)
+        key, schema = self._name, self._schema
         if not raw:
             return pos
         try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from ..limits import BIG_INT_KEPT, MAX_DEPTH, number_text
+from .dialect import UNCLOSED_AT_END
 
 _WS = re.compile(r"[ \t\n\r]*")
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')
@@ -35,7 +36,6 @@ _SQ_STOP = re.compile(r"['\"\\\x00-\x1f]")  # what ends a run inside a single-qu
 _IDENT_START = re.compile(r"[A-Za-z_$]")
 _IDENT_RUN = re.compile(r"[\w$\-]*")
 _PYTHON = {"True": "true", "False": "false", "None": "null"}
-UNCLOSED = "call not closed at end of output"  # syntax.dialect.UNCLOSED_AT_END (its brackets closed)
 
 def odd_backslashes(text: str, start: int, end: int) -> bool:
     """Whether the backslashes right before ``end`` (not before ``start``) are odd in number."""
@@ -252,7 +252,7 @@ class JsonScanner:
         self._out.append("".join("}" if c == "{" else "]" for c in reversed(self._stack)))
         self._stack.clear()
         self.state = DONE
-        self.repairs.append(UNCLOSED)
+        self.repairs.append(UNCLOSED_AT_END)  # the brackets closed, as the end of output leaves them
 
     def _structural(self, ch: str) -> bool:
         """Handle one non-whitespace character outside strings and literals."""
