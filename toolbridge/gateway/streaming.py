@@ -56,6 +56,21 @@ class Finish:
     reason: str
 
 
+def plain_content(chunk: dict[str, Any]) -> str | None:
+    """The content of a chunk of the shape nearly every chunk has (one choice, index 0, no
+    finish, no usage, a delta holding only ``content``), or None: the fronts' fast path."""
+    choices = chunk.get("choices")
+    if type(choices) is not list or len(choices) != 1 or chunk.get("usage"):
+        return None
+    ch = choices[0]
+    if type(ch) is not dict or ch.get("index") or ch.get("finish_reason"):
+        return None
+    delta = ch.get("delta")
+    if type(delta) is dict and len(delta) == 1 and type(delta.get("content")) is str:
+        return delta["content"]  # type: ignore[no-any-return]
+    return None
+
+
 class _Choice:
     """The translation state of one choice."""
 

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from ...events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin
-from ..streaming import AnswerStream, Field, Finish
+from ..streaming import AnswerStream, Field, Finish, plain_content
 from ..turn import Plan, RequestError, Settings, Turn, plan_turn
 
 Delta = dict[str, Any]
@@ -129,20 +129,16 @@ class StreamTranslator:
     def feed_sse(self, chunk: dict[str, Any]) -> bytes:
         """The client chunks for one upstream chunk, as SSE events (possibly none)."""
         hot = self._hot
-        choices = chunk.get("choices")
-        if hot is not None and type(choices) is list and len(choices) == 1 and not chunk.get("usage"):
-            ch = choices[0]  # the shape of nearly every chunk: one choice, a piece of content
-            if type(ch) is dict and not ch.get("index") and not ch.get("finish_reason"):
-                delta = ch.get("delta")
-                if type(delta) is dict and len(delta) == 1 and type(delta.get("content")) is str:
-                    events = hot.content(delta["content"])
-                    if len(events) == 1:
-                        ev = events[0]
-                        if type(ev) is Text:
-                            return self._pre + b'{"content":%b}' % _dumps(ev.text) + self._tail
-                        if type(ev) is ArgumentsDelta:
-                            return self._pre + _arguments(ev) + self._tail
-                    return self._frames(0, events)
+        text = plain_content(chunk) if hot is not None else None
+        if text is not None:  # the shape of nearly every chunk: one choice, a piece of content
+            events = hot.content(text)  # type: ignore[union-attr]
+            if len(events) == 1:
+                ev = events[0]
+                if type(ev) is Text:
+                    return self._pre + b'{"content":%b}' % _dumps(ev.text) + self._tail
+                if type(ev) is ArgumentsDelta:
+                    return self._pre + _arguments(ev) + self._tail
+            return self._frames(0, events)
         return self._feed(chunk)
 
     def finish_sse(self) -> bytes:

@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from ....events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin
-from ...streaming import AnswerStream, Field, Finish
+from ...streaming import AnswerStream, Field, Finish, plain_content
 
 _dumps = orjson.dumps
 PING = b'event: ping\ndata: {"type":"ping"}\n\n'
@@ -102,20 +102,17 @@ class MessagesStream:
         head = b"" if self._started else self._start(chunk.get("model"))
         choices = chunk.get("choices")
         hot = self._answer.hot
-        if hot is not None and type(choices) is list and len(choices) == 1 and not chunk.get("usage"):
-            ch = choices[0]  # the shape of nearly every chunk: a piece of content
-            if type(ch) is dict and not ch.get("index") and not ch.get("finish_reason"):
-                delta = ch.get("delta")
-                if type(delta) is dict and len(delta) == 1 and type(delta.get("content")) is str:
-                    events = hot.content(delta["content"])
-                    if len(events) == 1:
-                        ev = events[0]
-                        if type(ev) is Text and self._kind == "text" and ev.text:
-                            self._chars += len(ev.text)
-                            return head + self._text_pre + _dumps(ev.text) + b"}}\n\n"
-                        if type(ev) is ArgumentsDelta:
-                            return head + self._arguments(ev)
-                    return head + self._events(events)
+        text = plain_content(chunk) if hot is not None else None
+        if text is not None:  # the shape of nearly every chunk: a piece of content
+            events = hot.content(text)  # type: ignore[union-attr]
+            if len(events) == 1:
+                ev = events[0]
+                if type(ev) is Text and self._kind == "text" and ev.text:
+                    self._chars += len(ev.text)
+                    return head + self._text_pre + _dumps(ev.text) + b"}}\n\n"
+                if type(ev) is ArgumentsDelta:
+                    return head + self._arguments(ev)
+            return head + self._events(events)
         out = [head]
         for ch in choices if type(choices) is list else ():
             if type(ch) is dict and not ch.get("index") and ch.get("finish_reason"):
