@@ -21,6 +21,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from . import freeform
 from ._quickcheck import quick_check
 from .errors import ConfigError
 from .limits import loads, too_deep
@@ -42,13 +43,19 @@ class Resolution:
 class Toolset:
     """The tools a request offered, indexed for resolution and typing."""
 
-    def __init__(self, tools: list[dict[str, Any]]) -> None:
+    def __init__(self, tools: list[dict[str, Any]],
+                 freeforms: dict[str, freeform.Format] | None = None) -> None:
+        """``freeforms``: the tools among ``tools`` that are freeform (``custom``), by name, with
+        their input format: their calls are read as one raw-text string (``freeform``)."""
         if not isinstance(tools, list):
             raise ConfigError("tools must be a list of OpenAI tool objects")
         self.schemas: dict[str, dict[str, Any]] = {}
         for i, tool in enumerate(tools):
             name, schema = _tool_entry(tool, i)
             self.schemas[name] = schema
+        self.freeforms = {k: v for k, v in (freeforms or {}).items() if k in self.schemas}
+        for name in self.freeforms:
+            self.schemas[name] = freeform.READ_AS
         self._tiers = [
             _index(self.schemas, _separators),
             _index(self.schemas, _loose),
@@ -73,6 +80,8 @@ class Toolset:
 
     def param_schema(self, tool: str, key: str) -> dict[str, Any] | None:
         """The resolved schema of one parameter, or None when the tool does not declare it."""
+        if tool in self.freeforms:
+            return freeform.STRING  # whatever the model named it: raw text, never typed
         root = self.schemas.get(tool, _NO_SCHEMA)
         props = root.get("properties")
         if not isinstance(props, dict) or key not in props:
@@ -84,6 +93,9 @@ class Toolset:
 
     def validate(self, tool: str, arguments: Any) -> tuple[str, ...]:
         """Schema errors of a call's arguments (empty when valid)."""
+        fmt = self.freeforms.get(tool)
+        if fmt is not None:
+            return freeform.check_call(fmt, arguments)
         quick = self._quick.get(tool, _UNSET)
         if quick is _UNSET:
             quick = self._quick[tool] = quick_check(_standard_types(self.root_schema(tool)))

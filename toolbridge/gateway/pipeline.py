@@ -53,7 +53,7 @@ thread hop would cost about as much as the work. A worker holds the GIL only in 
 release and retake the GIL at a high rate (which starves the loop: see ``native.new_id``).
 
 **A front** is one module with: ``turn(body) -> Turn``, ``error(message, type, code, param) ->
-bytes``, ``upstream_error(raw) -> bytes``, ``whole(answer) -> bytes``, ``stream(answer_stream) ->
+bytes``, ``upstream_error(raw) -> bytes``, ``whole(answer, plan) -> bytes``, ``stream(answer_stream) ->
 encoder`` (``feed_sse(chunk) -> bytes``, ``finish_sse() -> bytes``, ``provenance``),
 ``stream_error(message, type, code) -> bytes``, ``stream_end() -> bytes`` and ``content_type``;
 and one route in ``app.py``. An encoder may also have ``idle_sse() -> bytes`` and
@@ -109,7 +109,7 @@ class Front(Protocol):
     def turn(self, body: Any) -> Turn: ...
     def error(self, message: str, type: str = ..., code: str | None = ..., param: str | None = ...) -> bytes: ...
     def upstream_error(self, raw: bytes) -> bytes: ...
-    def whole(self, answer: dict[str, Any]) -> bytes: ...
+    def whole(self, answer: dict[str, Any], plan: Plan) -> bytes: ...
     def stream(self, answer: AnswerStream) -> Any: ...
     def stream_error(self, message: str, type: str, code: str | None = None) -> bytes: ...
     def stream_end(self) -> bytes: ...
@@ -265,7 +265,7 @@ class Pipeline:
                                type="upstream_error") from exc
         whole = self.router.whole if self.router is not None else repair_completion
         answer, provenance = whole(answer, plan)
-        return front.whole(answer), provenance
+        return front.whole(answer, plan), provenance
 
     async def _again(self, front: Front, exc: InvalidArguments, headers: list[tuple[bytes, bytes]],
                      resp: Response, tries: Retries | None) -> Result:

@@ -23,6 +23,7 @@ import orjson
 
 from ..dialects import get_dialect
 from ..errors import ConfigError, ToolBridgeError
+from ..freeform import Format
 from ..limits import MAX_DEPTH
 from ..parsing.auto import special_tokens
 from ..syntax.dialect import Dialect
@@ -80,6 +81,8 @@ class Plan:
     coerce: bool = True
     repair: bool = False
     strict: frozenset[str] = frozenset()  # the offered tools with "strict": true
+    freeforms: dict[str, Format] = field(default_factory=dict)  # the turn's freeform tools
+    context: Any = None  # the front's own (what its answer repeats of the request)
 
     def enforced(self, name: str) -> bool:
         """Whether a call to ``name`` must have valid arguments: under ``reject`` and ``retry``
@@ -118,6 +121,10 @@ class Turn:
     include_usage: bool = False
     model: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    # Freeform (``custom``) tools, by name: ``tools`` offers each as a function whose one string
+    # parameter is its raw input (``freeform.declaration``); their calls go back as raw text.
+    freeforms: dict[str, Format] = field(default_factory=dict)
+    context: Any = None  # the front's own, handed back with the plan (``Plan.context``)
 
     def body(self) -> dict[str, Any]:
         """The Chat Completions request body this turn is (what a chat upstream is sent)."""
@@ -132,7 +139,7 @@ class Turn:
 def plan_turn(turn: Turn, settings: Settings) -> Plan:
     """Check a turn's tool fields and plan it; raises RequestError (400) naming the field."""
     check_nesting(turn)
-    offered = _toolset(turn.tools)
+    offered = _toolset(turn.tools, turn.freeforms)
     mode, named = _tool_choice(turn.tool_choice, offered)
     parallel = True if turn.parallel is None else turn.parallel
     if not isinstance(parallel, bool):
@@ -140,7 +147,8 @@ def plan_turn(turn: Turn, settings: Settings) -> Plan:
     model = turn.model
     dialect, special, end_tokens = _reader(settings.dialect, model)
     parse = offered is not None and mode != "none"
-    tools = _restrict(turn.tools or [], named) if parse and named else (offered if parse else None)
+    tools = (_restrict(turn.tools or [], named, turn.freeforms) if parse and named
+             else (offered if parse else None))
     upstream = _upstream_body(turn.body(), special, settings, parse)
     required = None
     if mode == "required" and parse:
@@ -161,6 +169,8 @@ def plan_turn(turn: Turn, settings: Settings) -> Plan:
         coerce=settings.coerce,
         repair=settings.repair,
         strict=_strict(turn.tools) if parse else frozenset(),
+        freeforms=turn.freeforms,
+        context=turn.context,
     )
 
 
@@ -217,7 +227,7 @@ def _reader(name: str, model: str | None) -> tuple[Dialect | str, bool, tuple[st
     return dialect, dialect.special_markers, dialect.end_tokens
 
 
-def _toolset(tools: Any) -> Toolset | None:
+def _toolset(tools: Any, freeforms: dict[str, Format] | None = None) -> Toolset | None:
     if tools is None:
         return None
     if not isinstance(tools, list):
@@ -228,12 +238,12 @@ def _toolset(tools: Any) -> Toolset | None:
             raise RequestError(f"tools[{i}]: only function tools are supported, not {kind!r}", param=f"tools[{i}]")
     if not tools:
         return None
-    key = orjson.dumps(tools)
+    key = orjson.dumps(tools) + repr(sorted(freeforms.items())).encode() if freeforms else orjson.dumps(tools)
     cached = _TOOLSETS.get(key)
     if cached is not None:
         return cached
     try:
-        toolset = Toolset(tools)
+        toolset = Toolset(tools, freeforms)
     except ConfigError as exc:
         raise RequestError(str(exc), param="tools") from exc
     return _TOOLSETS.put(key, toolset)
@@ -320,9 +330,9 @@ def _offered_name(name: Any, offered: Toolset | None) -> str:
     return name
 
 
-def _restrict(tools: list[dict[str, Any]], names: list[str]) -> Toolset:
+def _restrict(tools: list[dict[str, Any]], names: list[str], freeforms: dict[str, Format]) -> Toolset:
     keep = [t for t in tools if (t.get("function") or t).get("name") in names]
-    return Toolset(keep)
+    return Toolset(keep, freeforms)
 
 
 def _upstream_body(upstream: dict[str, Any], special: bool, settings: Settings, parse: bool) -> dict[str, Any]:

@@ -18,7 +18,9 @@ from typing import Any
 
 import orjson
 
-from ...events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin
+from ...errors import ConfigError
+from ...events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin, ToolCallEnd
+from ...freeform import Format, InputDeltas, arguments_of, declaration, input_of
 from ..streaming import AnswerStream, Field, Finish, plain_content
 from ..turn import Plan, RequestError, Settings, Turn, plan_turn
 
@@ -44,13 +46,59 @@ def chat_turn(body: Any) -> Turn:
         raise RequestError("'stream_options' must be an object", param="stream_options")
     _check_stop(body.get("stop"))
     model = body.get("model")
+    tools, freeforms = _custom_tools(body.get("tools"))
+    choice = body.get("tool_choice")
+    if freeforms:
+        _custom_history(body["messages"])
+        if isinstance(choice, dict) and choice.get("type") == "custom":
+            custom = choice.get("custom")
+            choice = {"type": "function", "function": {"name": custom.get("name") if isinstance(custom, dict) else None}}
     # A null field is the field left out (as the API takes it): not passed on.
     skip = _TURN_FIELDS | {k for k in _NULLABLE if body.get(k, 0) is None}
-    return Turn(messages=body["messages"], tools=body.get("tools"), tool_choice=body.get("tool_choice"),
+    return Turn(messages=body["messages"], tools=tools, tool_choice=choice,
                 parallel=body.get("parallel_tool_calls"), stream=bool(stream),
                 include_usage=bool(options.get("include_usage")),
                 model=model if isinstance(model, str) else None,
-                options={k: v for k, v in body.items() if k not in skip})
+                options={k: v for k, v in body.items() if k not in skip}, freeforms=freeforms)
+
+
+def _custom_tools(tools: Any) -> tuple[Any, dict[str, Format]]:
+    """``tools`` with each ``custom`` tool (``{"type": "custom", "custom": {"name",
+    "description", "format"}}``) offered as its function (``freeform.declaration``), and the
+    freeform tools by name."""
+    if not isinstance(tools, list) or not any(isinstance(t, dict) and t.get("type") == "custom" for t in tools):
+        return tools, {}
+    out, freeforms = [], {}
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, dict) or tool.get("type") != "custom":
+            out.append(tool)
+            continue
+        custom = tool.get("custom")
+        name = custom.get("name") if isinstance(custom, dict) else None
+        if not isinstance(name, str) or not name:
+            raise RequestError(f"tools[{i}].custom.name: a tool name is required", param=f"tools[{i}].custom.name")
+        try:
+            fmt = Format.of(custom.get("format"), f"tools[{i}].custom.format")  # type: ignore[union-attr]
+        except ConfigError as exc:
+            raise RequestError(str(exc), param=f"tools[{i}].custom.format") from exc
+        description = custom.get("description")  # type: ignore[union-attr]
+        out.append(declaration(name, description if isinstance(description, str) else None, fmt))
+        freeforms[name] = fmt
+    return out, freeforms
+
+
+def _custom_history(messages: list[Any]) -> None:
+    """Earlier ``custom`` calls of assistant messages as the function calls the model made."""
+    for m, message in enumerate(messages):
+        for c, call in enumerate(message.get("tool_calls") or () if isinstance(message, dict) else ()):
+            if isinstance(call, dict) and call.get("type") == "custom":
+                custom = call.get("custom")
+                if not isinstance(custom, dict) or not isinstance(custom.get("input"), str):
+                    where = f"messages[{m}].tool_calls[{c}].custom"
+                    raise RequestError(f"{where}: 'name' and 'input' (a string) are required", param=where)
+                call["type"] = "function"
+                call["function"] = {"name": custom.get("name"), "arguments": arguments_of(custom["input"])}
+                del call["custom"]
 
 
 def plan_request(body: Any, settings: Settings) -> Plan:
@@ -75,6 +123,19 @@ def _check_messages(messages: Any) -> None:
             raise RequestError(f"messages[{i}]: a tool message needs 'tool_call_id'", param=f"messages[{i}]")
 
 
+def custom_calls(answer: dict[str, Any], freeforms: dict[str, Any]) -> None:
+    """A whole answer's calls of freeform tools as the Chat API gives them (in place):
+    ``{"id", "type": "custom", "custom": {"name", "input"}}``."""
+    for choice in answer.get("choices") or ():
+        message = choice.get("message") if isinstance(choice, dict) else None
+        for i, call in enumerate(message.get("tool_calls") or () if isinstance(message, dict) else ()):
+            function = call.get("function") or {}
+            if function.get("name") in freeforms:
+                text = input_of(function.get("arguments"))
+                message["tool_calls"][i] = {"id": call.get("id"), "type": "custom", "custom": {
+                    "name": function["name"], "input": text if text is not None else function.get("arguments", "")}}
+
+
 def error_body(message: str, type: str = "invalid_request_error", code: str | None = None,
                param: str | None = None) -> bytes:
     return _dumps({"error": {"message": message, "type": type, "param": param, "code": code}})
@@ -97,7 +158,9 @@ class ChatFront:
         """An upstream's error body (already OpenAI-shaped) as this API's."""
         return raw
 
-    def whole(self, answer: dict[str, Any]) -> bytes:
+    def whole(self, answer: dict[str, Any], plan: Plan | None = None) -> bytes:
+        if plan is not None and plan.freeforms:
+            custom_calls(answer, plan.freeforms)
         return _dumps(answer)
 
     def stream(self, answer: AnswerStream) -> StreamTranslator:
@@ -121,6 +184,7 @@ class StreamTranslator:
         self._hot: Any = None  # choice 0 once its first chunk is out: the fast path
         self._pre = b""  # the head and b'0,"delta":'
         self._tail = b',"finish_reason":null}]' + (b',"usage":null' if plan.include_usage else b"") + b"}\n\n"
+        self._inputs: dict[int, InputDeltas] = {}  # freeform calls in progress, by call index
 
     @property
     def provenance(self) -> Any:
@@ -136,7 +200,7 @@ class StreamTranslator:
                 ev = events[0]
                 if type(ev) is Text:
                     return self._pre + b'{"content":%b}' % _dumps(ev.text) + self._tail
-                if type(ev) is ArgumentsDelta:
+                if type(ev) is ArgumentsDelta and not self._inputs:
                     return self._pre + _arguments(ev) + self._tail
             return self._frames(0, events)
         return self._feed(chunk)
@@ -173,6 +237,10 @@ class StreamTranslator:
         out = []
         for ev in events:
             if type(ev) is Finish:
+                for call in list(self._inputs) if index == 0 else ():  # native calls end here
+                    rest = _custom_input(call, self._inputs.pop(call).close())
+                    if rest is not None:
+                        out.append(self._frame(index, rest))
                 out.append(self._frame(index, {}, ev.reason))
                 continue
             delta = self._delta(index, ev)
@@ -185,7 +253,16 @@ class StreamTranslator:
         if kind is Text:
             return b'{"content":%b}' % _dumps(ev.text)  # type: ignore[union-attr]
         if kind is ArgumentsDelta:
+            inputs = self._inputs.get(ev.index) if self._inputs else None  # type: ignore[union-attr]
+            if inputs is not None:
+                return _custom_input(ev.index, inputs.feed(ev.text))  # type: ignore[union-attr]
             return _arguments(ev)  # type: ignore[arg-type]
+        if kind is ToolCallBegin and ev.name in self.plan.freeforms:  # type: ignore[union-attr]
+            self._inputs[ev.index] = InputDeltas()  # type: ignore[union-attr]
+            return {"tool_calls": [{"index": ev.index, "id": ev.id, "type": "custom",  # type: ignore[union-attr]
+                                    "custom": {"name": ev.name, "input": ""}}]}  # type: ignore[union-attr]
+        if kind is ToolCallEnd and ev.index in self._inputs:  # type: ignore[union-attr]
+            return _custom_input(ev.index, self._inputs.pop(ev.index).close())  # type: ignore[union-attr]
         if kind is ToolCallBegin:
             return {"tool_calls": [{"index": ev.index, "id": ev.id, "type": "function",  # type: ignore[union-attr]
                                     "function": {"name": ev.name, "arguments": ""}}]}  # type: ignore[union-attr]
@@ -214,6 +291,13 @@ class StreamTranslator:
 
 def _arguments(ev: ArgumentsDelta) -> bytes:
     return b'{"tool_calls":[{"index":%d,"function":{"arguments":%b}}]}' % (ev.index, _dumps(ev.text))
+
+
+def _custom_input(index: int, text: str) -> bytes | None:
+    """A piece of a freeform call's raw input, as a chunk's delta (None: nothing new)."""
+    if not text:
+        return None
+    return b'{"tool_calls":[{"index":%d,"custom":{"input":%b}}]}' % (index, _dumps(text))
 
 
 def _decode(events: bytes) -> list[dict[str, Any]]:

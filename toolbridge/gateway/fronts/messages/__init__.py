@@ -106,7 +106,7 @@ class MessagesFront:
     def upstream_error(self, raw: bytes) -> bytes:
         return upstream_error_body(raw)
 
-    def whole(self, answer: dict[str, Any]) -> bytes:
+    def whole(self, answer: dict[str, Any], plan: Any = None) -> bytes:
         return orjson.dumps(whole_message(answer))
 
     def stream(self, answer: AnswerStream) -> MessagesStream:
