@@ -18,16 +18,24 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# Claude Code itself, headless, against toolbridge and a scripted upstream (tests/agents):
-# installed from the npm registry into .agents/ with the system's Node and npm; where they are
-# missing the tests skip and say why. CLAUDE_CODE=latest (or a version) tries another release.
+# Claude Code and Codex CLI themselves, headless, against toolbridge and a scripted upstream
+# (tests/agents): installed from the npm registry into .agents/ with the system's Node and npm;
+# where they are missing the tests skip and say why. CLAUDE_CODE=latest or CODEX=latest (or a
+# version) tries another release.
 CLAUDE_CODE ?= 2.1.197
+CODEX ?= 0.171.0
 test-agents: $(STAMP)
 	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
 		echo "test-agents: Node.js and npm are not installed (apt-get install nodejs npm): Claude Code cannot be installed, its tests will skip"; \
 	elif [ "$$(.agents/node_modules/.bin/claude --version 2>/dev/null | cut -d' ' -f1)" != "$(CLAUDE_CODE)" ]; then \
 		npm install --prefix .agents --no-audit --no-fund @anthropic-ai/claude-code@$(CLAUDE_CODE) \
 			|| echo "test-agents: npm could not install @anthropic-ai/claude-code@$(CLAUDE_CODE): its tests will skip"; \
+	fi
+	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
+		echo "test-agents: Node.js and npm are not installed (apt-get install nodejs npm): Codex CLI cannot be installed, its tests will skip"; \
+	elif [ "$$(.agents/node_modules/.bin/codex --version 2>/dev/null | cut -d' ' -f2)" != "$(CODEX)" ]; then \
+		npm install --prefix .agents --no-audit --no-fund @openai/codex@$(CODEX) \
+			|| echo "test-agents: npm could not install @openai/codex@$(CODEX): its tests will skip"; \
 	fi
 	$(BIN)/python -m pytest tests/agents -m agents -rs
 

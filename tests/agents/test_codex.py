@@ -1,0 +1,282 @@
+"""Codex CLI itself, headless, on an open model's output through toolbridge's Responses front.
+
+``make test-agents`` installs ``@openai/codex`` from the npm registry into ``.agents/`` (with the
+system's Node and npm); these tests skip, saying why, where it is not installed. Each run is
+``codex exec --json --sandbox workspace-write TASK`` in a temporary git repository, with a
+temporary ``CODEX_HOME`` whose ``config.toml`` names a custom provider at the gateway
+(``wire_api = "responses"``, the key the gateway asks for in ``env_key``, no retries), update
+checks, analytics and telemetry off, the features that reach outside hosts disabled, and stdin
+from /dev/null. The gateway runs with its defaults (the ``auto`` parser) in front of a scripted
+upstream that plays a model writing its calls as text, in Qwen3-Coder XML or Hermes JSON: it acts
+on what the tools really returned, so a task is only done when Codex ran them.
+
+Which tools Codex offers depends on what it knows of the model. For a model of its bundled
+catalog (``gpt-5.5``) it offers ``apply_patch`` as a freeform ``custom`` tool with a Lark grammar;
+for a name it does not know it offers no ``apply_patch`` and edits through ``exec_command``. A
+``model_catalog_json`` file in the config describing the custom name with
+``"apply_patch_tool_type": "freeform"`` makes Codex offer the freeform tool for that name too
+(the catalog replaces the bundled one; ``base_instructions`` is the whole system prompt). The
+gateway offers a freeform tool to the model as a function with one string parameter, ``input``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolbridge.gateway.replay.stack import Stack
+from toolbridge.gateway.replay.upstream import Reply
+
+pytestmark = pytest.mark.agents
+
+ROOT = Path(__file__).resolve().parents[2]
+KEY = "toolbridge-test-key"
+CUSTOM = "qwen3-coder"  # a name Codex does not know
+KNOWN = "gpt-5.5"  # a name of Codex's bundled catalog
+# Features that make Codex reach outside hosts when left on.
+OFFLINE = ("plugins", "remote_plugin", "apps", "api_key_model_discovery", "plugin_sharing", "in_app_updates",
+           "skill_mcp_dependency_install")
+THINKING = "I need a tool for this."
+Call = tuple[str, dict[str, str]]  # (tool name, arguments)
+
+
+def codex() -> str:
+    """The installed ``codex`` command, or skip saying what is missing."""
+    found = os.environ.get("TOOLBRIDGE_CODEX") or str(ROOT / ".agents" / "node_modules" / ".bin" / "codex")
+    if not Path(found).exists():
+        node = "" if shutil.which("node") and shutil.which("npm") else " (Node.js and npm are missing too)"
+        pytest.skip(f"Codex CLI is not installed at {found}: run make test-agents{node}")
+    if not shutil.which("node"):
+        pytest.skip("Node.js is not installed: the codex command is a Node script")
+    try:
+        version = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=60, check=False)
+    except OSError as exc:
+        pytest.skip(f"{found} does not run: {exc}")
+    if version.returncode != 0:
+        pytest.skip(f"{found} --version failed (is its platform binary installed?): {version.stderr.strip()[:300]}")
+    return found
+
+
+def catalog_entry(slug: str) -> dict[str, Any]:
+    """A model catalog entry that makes Codex offer the freeform ``apply_patch`` for ``slug``
+    (the fields this version requires; the instructions are ours)."""
+    return {"slug": slug, "display_name": slug, "description": "An open model behind toolbridge.",
+            "apply_patch_tool_type": "freeform", "shell_type": "shell_command", "visibility": "list",
+            "supported_in_api": True, "priority": 1, "supported_reasoning_levels": [], "support_verbosity": False,
+            "truncation_policy": {"mode": "tokens", "limit": 10000}, "experimental_supported_tools": [],
+            "base_instructions": "You are a coding agent working in the user's repository. Change files "
+                                 "with the apply_patch tool and run commands with exec_command."}
+
+
+def configure(home: Path, stack: Stack, model: str, catalog: bool) -> None:
+    """``CODEX_HOME``'s config.toml: the gateway as the provider, nothing reaching outside."""
+    lines = [f"model = {json.dumps(model)}", 'model_provider = "local"', "check_for_update_on_startup = false"]
+    if catalog:
+        (home / "catalog.json").write_text(json.dumps({"models": [catalog_entry(model)]}))
+        lines.append(f"model_catalog_json = {json.dumps(str(home / 'catalog.json'))}")
+    lines += ["", "[model_providers.local]", 'name = "toolbridge"', f"base_url = {json.dumps(stack.url)}",
+              'env_key = "TOOLBRIDGE_KEY"', 'wire_api = "responses"', "request_max_retries = 0",
+              "stream_max_retries = 0", "", "[analytics]", "enabled = false", "", "[otel]", 'exporter = "none"', ""]
+    (home / "config.toml").write_text("\n".join(lines))
+
+
+def repository(path: Path, files: dict[str, str]) -> Path:
+    """A git repository holding ``files``, committed."""
+    path.mkdir()
+    for name, text in files.items():
+        (path / name).write_text(text)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(path), "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    for command in ("init -q .", "add -A", "commit -q --allow-empty -m start"):
+        subprocess.run(["git", *command.split()], cwd=path, env=env, check=True, capture_output=True)
+    return path
+
+
+def written(dialect: str, name: str, arguments: dict[str, str]) -> str:
+    """A call as the model family writes it."""
+    if dialect == "qwen3_coder":
+        params = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in arguments.items())
+        return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
+
+
+def text(content: Any) -> str:
+    """A Chat Completions message's content as text (a string or a list of text parts)."""
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+def model(dialect: str, task: str, steps: list[Callable[[list[str]], Call]],
+          answer: Callable[[list[str]], str]) -> Callable[[dict[str, Any]], Reply]:
+    """An upstream that plays the model: for the task's conversation, step k's call once k tool
+    results are in (each step sees the results so far), then the answer; the first turn thinks
+    aloud (reasoning). Other requests get a short answer."""
+    def script(body: dict[str, Any]) -> Reply:
+        messages = body["messages"]
+        if not any(m["role"] == "user" and task in text(m.get("content")) for m in messages):
+            return Reply(content="OK.", chunk=5)
+        results = [text(m.get("content")) for m in messages if m["role"] == "tool"]
+        if len(results) < len(steps):
+            name, arguments = steps[len(results)](results)
+            return Reply(content=f"Step {len(results) + 1}.\n" + written(dialect, name, arguments), chunk=5,
+                         reasoning=THINKING if not results else None)
+        return Reply(content=answer(results), chunk=5)
+    return script
+
+
+def run(command: str, task: str, work: Path, home: Path, stack: Stack, model: str,
+        catalog: bool) -> list[dict[str, Any]]:
+    """Codex headless on ``task``: the ``--json`` events it printed."""
+    home.mkdir()
+    configure(home, stack, model, catalog)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
+           "CODEX_HOME": str(home), "TOOLBRIDGE_KEY": KEY}
+    argv = [command, "exec", "--skip-git-repo-check", "--json", "--sandbox", "workspace-write"]
+    for feature in OFFLINE:
+        argv += ["--disable", feature]
+    done = subprocess.run([*argv, task], cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=120, check=False)
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    failed = [e for e in events if e.get("type") in ("turn.failed", "error")]
+    assert done.returncode == 0 and not failed, (done.returncode, failed, done.stderr[-2000:], done.stdout[-4000:])
+    assert any(e.get("type") == "turn.completed" for e in events), events[-3:]
+    return events
+
+
+def items(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items Codex completed, without reasoning and its own notices (type ``error``)."""
+    return [e["item"] for e in events if e.get("type") == "item.completed"
+            and e["item"].get("type") not in ("reasoning", "error")]
+
+
+def trail(events: list[dict[str, Any]]) -> list[str]:
+    """What Codex did, in order: each message's text (stripped), each other item's type."""
+    return [i["text"].strip() if i["type"] == "agent_message" else i["type"] for i in items(events)]
+
+
+def final_message(events: list[dict[str, Any]]) -> str:
+    said = [i["text"] for i in items(events) if i["type"] == "agent_message"]
+    assert said, events
+    return said[-1]
+
+
+def task_requests(requests: list[dict[str, Any]], task: str) -> list[dict[str, Any]]:
+    return [r for r in requests if any(m["role"] == "user" and task in text(m.get("content")) for m in r["messages"])]
+
+
+def offered(request: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The functions the gateway offered the model, by name."""
+    return {t["function"]["name"]: t["function"] for t in request.get("tools") or [] if t.get("type") == "function"}
+
+
+def calls(request: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The calls of the conversation the gateway sent upstream: (name, decoded arguments)."""
+    return [(c["function"]["name"], json.loads(c["function"]["arguments"]))
+            for m in request["messages"] if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+
+
+def assert_freeform_offered(request: dict[str, Any]) -> None:
+    patch = offered(request).get("apply_patch")
+    assert patch is not None, sorted(offered(request))
+    assert patch["parameters"]["properties"]["input"]["type"] == "string", patch
+    assert patch["parameters"].get("required") == ["input"], patch
+
+
+NEW_FILE = ('Hello, world!\n'
+            'Quotes "double" and \'single\', a backslash \\ and a\ttab.\n'
+            'Unicode: café ✓ and if a < b and c > d: pass\n')
+ADD_PATCH = ("*** Begin Patch\n*** Add File: notes/hello.txt\n"
+             + "".join("+" + line + "\n" for line in NEW_FILE.splitlines()) + "*** End Patch")
+
+
+@pytest.mark.parametrize("name", [CUSTOM, KNOWN])
+@pytest.mark.parametrize("dialect", ["qwen3_coder", "hermes"])
+def test_codex_creates_a_file_with_apply_patch(dialect: str, name: str, tmp_path: Path) -> None:
+    command = codex()
+    work, home = repository(tmp_path / "work", {"README.md": "A project.\n"}), tmp_path / "home"
+    task = "Create notes/hello.txt with the greeting, the quotes line and the unicode line."
+
+    def answer(results: list[str]) -> str:
+        return "notes/hello.txt is created." if "Success" in results[0] else "The patch failed: " + results[0]
+
+    script = model(dialect, task, [lambda r: ("apply_patch", {"input": ADD_PATCH})], answer)
+    with Stack(script, api_key=KEY) as stack:
+        events = run(command, task, work, home, stack, name, catalog=name == CUSTOM)
+        requests = task_requests(stack.upstream.requests, task)
+    assert (work / "notes" / "hello.txt").read_bytes() == NEW_FILE.encode()
+    assert final_message(events) == "notes/hello.txt is created."
+    done = items(events)
+    assert trail(events) == ["Step 1.", "file_change", "notes/hello.txt is created."], done
+    assert done[1]["status"] == "completed" and [c["kind"] for c in done[1]["changes"]] == ["add"], done[1]
+    assert len(requests) == 2, [r["messages"][-1] for r in requests]
+    assert_freeform_offered(requests[0])
+    second = requests[1]
+    assert calls(second) == [("apply_patch", {"input": ADD_PATCH})]
+    result = [text(m.get("content")) for m in second["messages"] if m["role"] == "tool"]
+    assert len(result) == 1 and "Success. Updated the following files" in result[0], result
+    thought = [m.get("reasoning_content") for m in second["messages"] if m["role"] == "assistant"]
+    assert THINKING in thought, ("Codex sent our reasoning back", second["messages"][-3:])
+    assert second["stream"] is True
+
+
+@pytest.mark.parametrize("dialect", ["qwen3_coder", "hermes"])
+def test_codex_changes_a_line_with_apply_patch(dialect: str, tmp_path: Path) -> None:
+    command = codex()
+    source = 'def greet():\n    return "hello"\n\n\ndef part():\n    return "bye"\n'
+    work, home = repository(tmp_path / "work", {"greeting.py": source}), tmp_path / "home"
+    task = "In greeting.py make greet() return goodbye instead of hello."
+
+    def update(results: list[str]) -> Call:
+        old = '    return "hello"' if '    return "hello"' in results[0] else "?"
+        return "apply_patch", {"input": "*** Begin Patch\n*** Update File: greeting.py\n@@ def greet():\n"
+                                        f"-{old}\n+    return \"goodbye\"\n*** End Patch"}
+
+    steps: list[Callable[[list[str]], Call]] = [lambda r: ("exec_command", {"cmd": "cat greeting.py"}), update]
+    script = model(dialect, task, steps, lambda r: "greet() now returns goodbye." if "Success" in r[1] else r[1])
+    with Stack(script, api_key=KEY) as stack:
+        events = run(command, task, work, home, stack, CUSTOM, catalog=True)
+        requests = task_requests(stack.upstream.requests, task)
+    assert (work / "greeting.py").read_text() == source.replace('"hello"', '"goodbye"')
+    assert final_message(events) == "greet() now returns goodbye."
+    done = items(events)
+    assert trail(events) == ["Step 1.", "command_execution", "Step 2.", "file_change",
+                             "greet() now returns goodbye."], done
+    assert done[1]["exit_code"] == 0 and 'return "hello"' in done[1]["aggregated_output"], done[1]
+    assert [c["kind"] for c in done[3]["changes"]] == ["update"], done[3]
+    assert len(requests) == 3
+    assert_freeform_offered(requests[0])
+    assert [name for name, _ in calls(requests[2])] == ["exec_command", "apply_patch"]
+
+
+@pytest.mark.parametrize("dialect", ["qwen3_coder", "hermes"])
+def test_codex_edits_through_exec_command_for_an_unknown_model(dialect: str, tmp_path: Path) -> None:
+    command = codex()
+    work, home = repository(tmp_path / "work", {"config.ini": "[server]\nport = 8080\nhost = localhost\n"}), \
+        tmp_path / "home"
+    task = "In config.ini change the port to 9090."
+    edit = "sed -i 's/^port = 8080$/port = 9090/' config.ini && grep -n port config.ini"
+    steps: list[Callable[[list[str]], Call]] = [lambda r: ("exec_command", {"cmd": edit})]
+
+    def answer(results: list[str]) -> str:
+        return "The port is now 9090." if "2:port = 9090" in results[0] else "The edit failed: " + results[0]
+
+    script = model(dialect, task, steps, answer)
+    with Stack(script, api_key=KEY) as stack:
+        events = run(command, task, work, home, stack, CUSTOM, catalog=False)
+        requests = task_requests(stack.upstream.requests, task)
+    assert (work / "config.ini").read_text() == "[server]\nport = 9090\nhost = localhost\n"
+    assert final_message(events) == "The port is now 9090."
+    done = items(events)
+    assert trail(events) == ["Step 1.", "command_execution", "The port is now 9090."], done
+    assert done[1]["exit_code"] == 0 and "2:port = 9090" in done[1]["aggregated_output"], done[1]
+    assert len(requests) == 2
+    assert "exec_command" in offered(requests[0]) and "apply_patch" not in offered(requests[0])
+    assert calls(requests[1])[0][0] == "exec_command"
