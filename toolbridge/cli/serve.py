@@ -50,6 +50,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--timeout", type=float, default=d.timeout, help="seconds of upstream silence before 504")
     p.add_argument("--connect-timeout", type=float, default=d.connect_timeout)
     _limit_flags(p, d)
+    _responses_flags(p, d)
     p.add_argument("--workers", type=int, default=d.workers, help="processes sharing the port")
     p.add_argument("--log-level", default=d.log_level)
     _fallback_flags(p, d)
@@ -96,6 +97,17 @@ def _limit_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
                    help="largest whole upstream answer in bytes (502 above)")
     p.add_argument("--max-event", type=int, default=d.max_event,
                    help="largest upstream SSE event in bytes (the stream ends with an error event above)")
+
+
+def _responses_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
+    """The Responses front's store and reasoning seal (README: the Responses front)."""
+    p.add_argument("--responses-store", type=int, default=d.responses_store,
+                   help="responses kept in memory for previous_response_id and GET (0: none; per process)")
+    p.add_argument("--responses-ttl", type=float, default=d.responses_ttl,
+                   help="seconds a stored response is kept")
+    p.add_argument("--responses-secret", default=d.responses_secret,
+                   help="key that seals reasoning into encrypted_content (default: one per start, "
+                        "shared by its workers)")
 
 
 def _fallback_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:

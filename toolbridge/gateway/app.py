@@ -27,6 +27,7 @@ from .config import GatewayConfig
 from .fronts.chat import ChatFront
 from .fronts.messages import MessagesFront
 from .fronts.messages.tokens import TokenCounter
+from .fronts.responses import ResponsesFront
 from .http.client import UpstreamError, UpstreamPool
 from .http.server import H1Server, Limits, Request, Response
 from .metrics import Metrics
@@ -39,6 +40,7 @@ log = logging.getLogger("toolbridge.gateway")
 CHAT = ChatFront()
 MESSAGES = MessagesFront()
 # The front whose error shape a path's refusals (401, 404, 405) take; others take the chat one.
+STORED = "/v1/responses/"
 _FRONTS: dict[str, Any] = {"/v1/messages": MESSAGES, "/v1/messages/count_tokens": MESSAGES}
 
 
@@ -51,6 +53,7 @@ class Gateway:
         self.metrics = Metrics()
         self.pipeline = Pipeline(config, self.metrics)
         self.tokens = TokenCounter(config)
+        self.responses = ResponsesFront(config)
         self._host, self._port, self._base = config.upstream_parts()
         self.pool: UpstreamPool | None = None
         self.server: H1Server | None = None
@@ -58,6 +61,7 @@ class Gateway:
             ("POST", "/v1/chat/completions"): lambda req, resp: self.pipeline.serve(CHAT, req, resp),
             ("POST", "/v1/messages"): lambda req, resp: self.pipeline.serve(MESSAGES, req, resp),
             ("POST", "/v1/messages/count_tokens"): self._count_tokens,
+            ("POST", "/v1/responses"): lambda req, resp: self.pipeline.serve(self.responses, req, resp),
             ("HEAD", "/"): self._probe,
             ("GET", "/v1/models"): self._models,
             ("GET", "/health"): self._health,
@@ -85,22 +89,25 @@ class Gateway:
     async def handle(self, req: Request, resp: Response) -> None:
         started = time.perf_counter()
         route = self._routes.get((req.method, req.path))
+        if route is None and req.path.startswith(STORED) and req.method in ("GET", "DELETE"):
+            route = self._stored
         status, provenance = 404, Provenance()
-        front = _FRONTS.get(req.path, CHAT)
+        front = self.responses if req.path == "/v1/responses" else _FRONTS.get(req.path, CHAT)
         try:
             if req.path != "/health" and (req.method, req.path) != ("HEAD", "/") and not self._authorised(req):
                 status = 401  # before the route: without the key, nothing is told about paths
                 resp.send(401, JSON, front.error("missing or wrong API key", "authentication_error",
                                                  "invalid_api_key"))
             elif route is None:
-                known = any(path == req.path for _, path in self._routes)
+                known = any(path == req.path for _, path in self._routes) or req.path.startswith(STORED)
                 status = 405 if known else 404
                 resp.send(status, JSON, front.error(f"{req.method} {req.path} is not served here",
                                                     code=str(status)))
             else:
                 status, provenance = await route(req, resp)
         finally:
-            self.metrics.inc("toolbridge_requests_total", endpoint=req.path if route else "other", status=str(status))
+            endpoint = STORED + "{id}" if route == self._stored else req.path if route else "other"
+            self.metrics.inc("toolbridge_requests_total", endpoint=endpoint, status=str(status))
             self.metrics.record(provenance, front=front.name)
             log.info("%s %s %d calls[%s] %.1fms", req.method, req.path, status, provenance.header(),
                      1000 * (time.perf_counter() - started))
@@ -146,6 +153,22 @@ class Gateway:
             return exc.status, Provenance()
         resp.send(200, [*JSON, (b"x-toolbridge-token-count", how.encode())], body)
         return 200, Provenance()
+
+    async def _stored(self, req: Request, resp: Response) -> tuple[int, Provenance]:
+        """``GET`` / ``DELETE /v1/responses/{id}``: a stored response, or its deletion (404 when
+        it is not stored here: unknown, expired, deleted, or kept by another worker)."""
+        response_id = req.path[len(STORED):]
+        if req.method == "GET":
+            found = self.responses.stored(response_id)
+            if found is not None:
+                resp.send(200, JSON, orjson.dumps(found))
+                return 200, Provenance()
+        elif self.responses.store.delete(response_id):
+            resp.send(200, JSON, orjson.dumps({"id": response_id, "object": "response", "deleted": True}))
+            return 200, Provenance()
+        resp.send(404, JSON, CHAT.error(f"no response {response_id!r:.80} is stored here (unknown, expired, "
+                                        "deleted, or kept by another gateway process)", code="not_found"))
+        return 404, Provenance()
 
     async def _metrics(self, req: Request, resp: Response) -> tuple[int, Provenance]:
         resp.send(200, [(b"content-type", b"text/plain; version=0.0.4")], self.metrics.render().encode())

@@ -51,7 +51,7 @@ class Failures:
         self.metrics.inc("toolbridge_invalid_rejected_total")
         log.warning("answer rejected: %s", message)
         if resp.started:
-            resp.end(front.stream_error(message, exc.type, exc.code))
+            resp.end(stream_error(front, resp, message, exc.type, exc.code))
             return 200, Provenance()
         resp.send(exc.status, [*JSON, NO_RETRY], front.error(message, exc.type, exc.code))
         return exc.status, Provenance()
@@ -60,7 +60,7 @@ class Failures:
                      code: str | None = None) -> None:
         self.metrics.inc("toolbridge_upstream_errors_total", kind="mid_stream")
         log.warning("stream ended with an error event: %s (%s)", message, code or type)
-        resp.end(front.stream_error(message, type, code))
+        resp.end(stream_error(front, resp, message, type, code))
 
     def failure(self, front: Any, resp: Response, exc: Exception, answer: bool = False) -> Result:
         """An exception no other handler took (``answer``: while reading a whole answer):
@@ -81,7 +81,7 @@ class Failures:
             status, kind, code = 500, "server_error", "internal_error"
             message = f"internal error while handling the request ({detail})"
         if resp.started:
-            resp.end(front.stream_error(message, kind, code))
+            resp.end(stream_error(front, resp, message, kind, code))
             return 200, Provenance()
         resp.send(status, [*JSON, NO_RETRY], front.error(message, kind, code))
         return status, Provenance()
@@ -114,3 +114,12 @@ def error_message(error: Any) -> str:
     if isinstance(error, dict):
         return str(error.get("message") or error)
     return str(error)
+
+
+def stream_error(front: Any, resp: Response, message: str, type: str, code: str | None) -> bytes:
+    """The last event of a stream that fails: the stream's encoder writes it when it has
+    ``error_sse`` (an API whose events are numbered, as Responses'), else the front."""
+    encoder = resp.encoder
+    if encoder is not None and hasattr(encoder, "error_sse"):
+        return encoder.error_sse(message, type, code)  # type: ignore[no-any-return]
+    return front.stream_error(message, type, code)  # type: ignore[no-any-return]

@@ -295,7 +295,7 @@ class Pipeline:
             answer.restart(plan)
         else:
             answer = self.router.answer_stream(plan) if self.router is not None else AnswerStream(plan)
-            encoder = front.stream(answer)
+            encoder = resp.encoder = front.stream(answer)
             resp.start(200, [(b"content-type", front.content_type), (b"cache-control", b"no-cache"),
                              (b"x-toolbridge-calls", b"streamed; see metrics and the log")])
             if tries is not None:

@@ -11,9 +11,11 @@ import asyncio
 import ctypes
 import logging
 import multiprocessing
+import secrets
 import signal
 import sys
 import time
+from dataclasses import replace
 
 from .config import GatewayConfig
 from .app import serve
@@ -28,6 +30,8 @@ def run(config: GatewayConfig) -> int:
     if config.workers == 1:
         _run_one(config, reuse_port=False)
         return 0
+    if not config.responses_secret:  # one sealing key for every worker of this start
+        config = replace(config, responses_secret=secrets.token_urlsafe(32))
     ctx = multiprocessing.get_context("spawn")
     procs = [ctx.Process(target=_run_one, args=(config, True), daemon=True) for _ in range(config.workers)]
     for p in procs:

@@ -56,6 +56,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 from dataclasses import dataclass
 from email.utils import formatdate
 from http import HTTPStatus
@@ -144,7 +145,7 @@ def _check_header(name: bytes, value: bytes) -> None:
 class Response:
     """Writes the response to one request. ``send`` or ``start``/``write``/``end``."""
 
-    __slots__ = ("_chunked", "_head_only", "_keep_alive", "_proto", "finished", "started")
+    __slots__ = ("_chunked", "_head_only", "_keep_alive", "_proto", "encoder", "finished", "started")
 
     def __init__(self, proto: _H1Protocol, req: Request) -> None:
         self._proto = proto
@@ -153,6 +154,7 @@ class Response:
         self._chunked = req.version != "1.0"
         self.started = False  # the status line has been written
         self.finished = False  # the whole response has been written
+        self.encoder: Any = None  # a stream's encoder (the pipeline's): for a failure's last event
 
     def _head(self, status: int, headers: Iterable[tuple[bytes, bytes]]) -> list[bytes]:
         if self.started:

@@ -1,51 +1,20 @@
-"""The ids this API's clients see, and the upstream's ids they carry.
-
-A ``tool_use`` id is ``toolu_`` + 8 random characters + the upstream's call id (``r`` and the id
-as it is when it is made of ``[A-Za-z0-9_-]``, else ``b`` and its base64url), so the ids a client
-sees are unique across a conversation even where an upstream repeats its own (``functions.read:0``
-each turn), and the upstream is sent back exactly the ids it gave: no state is kept, the id
-carries it. An id of another origin is sent upstream as it is.
-"""
+"""The Messages API's ids: ``toolu_`` call ids carrying the upstream's (``fronts.ids``), ``msg_``."""
 
 from __future__ import annotations
 
-import base64
-import os
-import random
-import re
-
-_SAFE_ID = re.compile(r"[A-Za-z0-9_-]+")
-_RANDOM = random.Random(os.urandom(16))  # seeded once: no system call per id
-_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_NONCE = 8
+from ..ids import client_call_id, new_id, upstream_call_id
 
 
 def tool_use_id(call_id: str) -> str:
-    """The client's ``toolu_`` id for an upstream call id (see the module docstring)."""
-    nonce = "".join(_RANDOM.choices(_ALPHABET, k=_NONCE))
-    if _SAFE_ID.fullmatch(call_id):
-        return f"toolu_{nonce}r{call_id}"
-    encoded = base64.urlsafe_b64encode(call_id.encode()).decode().rstrip("=")
-    return f"toolu_{nonce}b{encoded}"
+    """The client's ``toolu_`` id for an upstream call id."""
+    return client_call_id("toolu_", call_id)
 
 
 def upstream_id(client_id: str) -> str:
     """The upstream's call id a ``toolu_`` id carries; any other id as it is."""
-    head = len("toolu_") + _NONCE
-    if not client_id.startswith("toolu_") or len(client_id) <= head + 1:
-        return client_id
-    kind, payload = client_id[head], client_id[head + 1:]
-    if kind == "r" and _SAFE_ID.fullmatch(payload):
-        return payload
-    if kind == "b":
-        try:
-            decoded = base64.b64decode(payload + "=" * (-len(payload) % 4), altchars=b"-_", validate=True)
-            return decoded.decode() or client_id
-        except (ValueError, UnicodeDecodeError):
-            return client_id
-    return client_id
+    return upstream_call_id("toolu_", client_id)
 
 
 def message_id() -> str:
     """A message id: ``msg_`` and 24 random characters."""
-    return "msg_" + "".join(_RANDOM.choices(_ALPHABET, k=24))
+    return new_id("msg_")

@@ -1,0 +1,52 @@
+"""The ids clients see, and the upstream's call ids they carry (every front's).
+
+A client's call id is a prefix (``toolu_``, ``call_``) + 8 random characters + the upstream's call
+id (``r`` and the id as it is when it is made of ``[A-Za-z0-9_-]``, else ``b`` and its base64url),
+so the ids a client sees are unique across a conversation even where an upstream repeats its own
+(``functions.read:0`` each turn), and the upstream is sent back exactly the ids it gave: no state
+is kept, the id carries it. An id of another origin is sent upstream as it is.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import random
+import re
+
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]+")
+_RANDOM = random.Random(os.urandom(16))  # seeded once: no system call per id
+_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_NONCE = 8
+
+
+def client_call_id(prefix: str, call_id: str) -> str:
+    """The client's id for an upstream call id (see the module docstring)."""
+    nonce = "".join(_RANDOM.choices(_ALPHABET, k=_NONCE))
+    if _SAFE_ID.fullmatch(call_id):
+        return f"{prefix}{nonce}r{call_id}"
+    encoded = base64.urlsafe_b64encode(call_id.encode()).decode().rstrip("=")
+    return f"{prefix}{nonce}b{encoded}"
+
+
+def upstream_call_id(prefix: str, client_id: str) -> str:
+    """The upstream's call id a client id made by ``client_call_id(prefix, ...)`` carries; any
+    other id as it is."""
+    head = len(prefix) + _NONCE
+    if not client_id.startswith(prefix) or len(client_id) <= head + 1:
+        return client_id
+    kind, payload = client_id[head], client_id[head + 1:]
+    if kind == "r" and _SAFE_ID.fullmatch(payload):
+        return payload
+    if kind == "b":
+        try:
+            decoded = base64.b64decode(payload + "=" * (-len(payload) % 4), altchars=b"-_", validate=True)
+            return decoded.decode() or client_id
+        except (ValueError, UnicodeDecodeError):
+            return client_id
+    return client_id
+
+
+def new_id(prefix: str, length: int = 24) -> str:
+    """A fresh id: ``prefix`` and ``length`` random characters."""
+    return prefix + "".join(_RANDOM.choices(_ALPHABET, k=length))

@@ -1,0 +1,135 @@
+"""The Responses API's objects: output items, the response, its usage and status.
+
+Ids: ``resp_`` responses, ``rs_`` reasoning, ``msg_`` messages, ``fc_`` function calls and
+``ctc_`` custom tool calls (the item's own id), distinct from the ``call_id`` a tool's output
+answers (``call_`` carrying the upstream's call id: ``fronts.ids``). Calls of namespaced
+functions carry their ``namespace``; calls of freeform tools are ``custom_tool_call`` items
+with the raw ``input``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ....freeform import arguments_of, input_of
+from ..ids import client_call_id, new_id, upstream_call_id
+from .request import CALL_PREFIX, Context
+
+_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
+
+
+def status_of(finish: str | None) -> tuple[str, dict[str, str] | None]:
+    """The response's ``status`` and ``incomplete_details`` for a chat ``finish_reason``."""
+    reason = _INCOMPLETE.get(finish or "")
+    return ("incomplete", {"reason": reason}) if reason else ("completed", None)
+
+
+def usage_of(usage: Any) -> dict[str, Any] | None:
+    """This API's usage from a chat ``usage`` (None without one)."""
+    if not isinstance(usage, dict):
+        return None
+    prompt, completion = _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
+    cached = _int((usage.get("prompt_tokens_details") or {}).get("cached_tokens"))
+    reasoning = _int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens"))
+    return {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": 0},
+            "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": reasoning},
+            "total_tokens": _int(usage.get("total_tokens")) or prompt + completion}
+
+
+def _int(value: Any) -> int:
+    return value if type(value) is int and value > 0 else 0
+
+
+def response_object(context: Context, response_id: str, created: float, status: str,
+                    output: list[dict[str, Any]], usage: Any = None,
+                    incomplete: dict[str, str] | None = None, error: dict[str, Any] | None = None,
+                    model: str | None = None) -> dict[str, Any]:
+    """A ``response`` object: the request's fields it repeats, the output, the outcome."""
+    done = status in ("completed", "incomplete", "failed")
+    return {"id": response_id, "object": "response", "created_at": int(created), "status": status,
+            "completed_at": int(time.time()) if status == "completed" else None,
+            "error": error, "incomplete_details": incomplete, "model": model or context.model,
+            "output": output, "usage": usage if done else None, "store": context.store,
+            "background": False, **context.echo}
+
+
+def new_response_id() -> str:
+    return new_id("resp_")
+
+
+def reasoning_item(text: str, sealer: Any, context: Context, item_id: str | None = None,
+                   status: str = "completed") -> dict[str, Any]:
+    item: dict[str, Any] = {"type": "reasoning", "id": item_id or new_id("rs_"), "summary": [],
+                            "content": [{"type": "reasoning_text", "text": text}], "status": status}
+    if context.sealed and status == "completed":
+        item["encrypted_content"] = sealer.seal(text)
+    return item
+
+
+def message_item(text: str, item_id: str | None = None, status: str = "completed") -> dict[str, Any]:
+    return {"type": "message", "id": item_id or new_id("msg_"), "role": "assistant", "status": status,
+            "content": [output_text(text)] if status == "completed" else []}
+
+
+def output_text(text: str) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+
+
+def call_item(context: Context, upstream_id: str, name: str, arguments: str,
+              status: str = "completed", call_id: str | None = None) -> dict[str, Any]:
+    """A ``function_call`` or, for a freeform tool, a ``custom_tool_call`` item."""
+    shown, space = context.client_name(name)
+    call_id = call_id or client_call_id(CALL_PREFIX, upstream_id)
+    if name in context.freeforms:
+        text = input_of(arguments) if arguments else ""
+        item: dict[str, Any] = {"type": "custom_tool_call", "id": new_id("ctc_"), "call_id": call_id,
+                                "name": shown, "input": arguments if text is None else text, "status": status}
+    else:
+        item = {"type": "function_call", "id": new_id("fc_"), "call_id": call_id, "name": shown,
+                "arguments": arguments, "status": status}
+    if space is not None:
+        item["namespace"] = space
+    return item
+
+
+def answer_items(context: Context, message: dict[str, Any], sealer: Any) -> list[dict[str, Any]]:
+    """A whole chat answer's message as output items: reasoning, message, calls."""
+    items = []
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if isinstance(reasoning, str) and reasoning:
+        items.append(reasoning_item(reasoning, sealer, context))
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    if isinstance(content, str) and content:
+        items.append(message_item(content))
+    for call in message.get("tool_calls") or ():
+        fn = call["function"]
+        items.append(call_item(context, call["id"], fn["name"], fn["arguments"]))
+    return items
+
+
+def assistant_message(context: Context, output: list[dict[str, Any]]) -> dict[str, Any]:
+    """The output items as the chat assistant message the upstream is shown on a later turn."""
+    names = {v: k for k, v in context.namespaces.items()}
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    texts, thoughts, calls = [], [], []
+    for item in output:
+        kind = item["type"]
+        if kind == "reasoning":
+            thoughts += [p["text"] for p in item.get("content") or ()]
+        elif kind == "message":
+            texts += [p["text"] for p in item["content"]]
+        else:
+            name = names.get((item["namespace"], item["name"]), item["name"]) if "namespace" in item else item["name"]
+            arguments = arguments_of(item["input"]) if kind == "custom_tool_call" else item["arguments"]
+            calls.append({"id": upstream_call_id(CALL_PREFIX, item["call_id"]), "type": "function",
+                          "function": {"name": name, "arguments": arguments}})
+    if texts:
+        message["content"] = "".join(texts)
+    if calls:
+        message["tool_calls"] = calls
+    if thoughts:
+        message["reasoning_content"] = "".join(thoughts)
+    return message

@@ -1,0 +1,528 @@
+"""OpenAI Responses requests as the pipeline's ``Turn`` (``responses_turn``).
+
+The body is checked field by field. ``input`` (a string, or items) becomes messages in the Chat
+Completions shape: ``message`` items by role (``developer`` and ``system`` messages, with
+``instructions``, become the one leading system message chat templates take), ``function_call``
+and ``custom_tool_call`` items the ``tool_calls`` of an assistant message (with the text and the
+``reasoning`` items just before them), ``function_call_output`` and ``custom_tool_call_output``
+items ``tool`` messages. ``previous_response_id`` puts the stored conversation first (``store``).
+Tools: flat ``function`` tools (``strict`` defaults to true in this API), ``custom`` tools
+(freeform: ``freeform.declaration``) and the functions of ``namespace`` tools, offered under their
+own name (or ``namespace__name`` where two would share one) and given back with their namespace;
+built-in tools are refused or dropped as ``BUILT_IN`` says. What cannot be honoured is a 400
+naming the field's path (``input[2].content[0].type``); fields that change nothing an upstream
+can do are dropped, each logged once per process (README: the Responses front).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from ....errors import ConfigError
+from ....freeform import Format, arguments_of, declaration
+from ...turn import RequestError, Turn
+from ..ids import upstream_call_id
+from .sealed import Sealer
+
+log = logging.getLogger("toolbridge.gateway")
+
+CALL_PREFIX = "call_"
+# Built-in tools: None is dropped with a log line (a client sends it by default and works
+# without it), a string is the 400's reason.
+BUILT_IN: dict[str, str | None] = {
+    "web_search": None,
+    "web_search_preview": None,
+    "tool_search": None,
+    "file_search": "it searches OpenAI vector stores, which toolbridge has none of",
+    "code_interpreter": "it runs code in OpenAI's containers",
+    "computer_use": "it drives a computer OpenAI hosts",
+    "computer_use_preview": "it drives a computer OpenAI hosts",
+    "computer": "it drives a computer OpenAI hosts",
+    "mcp": "OpenAI's servers connect to the MCP server; offer its tools as functions instead",
+    "image_generation": "it runs OpenAI's image model",
+    "local_shell": "a built-in tool of OpenAI's models; offer a function instead",
+    "shell": "a built-in tool of OpenAI's models; offer a function instead",
+    "apply_patch": "a built-in tool of OpenAI's models; offer a custom (freeform) tool instead",
+}
+_EFFORTS = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
+_TURN_FIELDS = frozenset({
+    "model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls",
+    "max_output_tokens", "temperature", "top_p", "reasoning", "text", "metadata", "stream",
+    "store", "previous_response_id", "include", "prompt_cache_key", "user", "safety_identifier"})
+_REFUSED = {
+    "background": "background responses need OpenAI's job queue",
+    "conversation": "conversations are OpenAI's server-side objects; send previous_response_id or the input",
+    "prompt": "prompt templates are stored on OpenAI's servers",
+}
+_DROPPED = {
+    "client_metadata": "it is the client's own bookkeeping",
+    "service_tier": "the upstream has one tier",
+    "truncation": "the client's input is sent whole",
+    "stream_options": "obfuscation is not needed on loopback or behind TLS",
+    "max_tool_calls": "the model's calls are returned as it makes them",
+    "top_logprobs": "log probabilities are not passed through this front",
+    "prompt_cache_retention": "prompt caching is the upstream's own",
+    "context_management": "the client's history is sent whole",
+}
+_warned: set[str] = set()
+
+
+@dataclass
+class Context:
+    """What the answer needs of the request: what the response object repeats, the tools' names
+    as the model sees them, and where it is stored."""
+
+    model: str
+    echo: dict[str, Any]  # request fields the response object repeats
+    stream: bool = False
+    store: bool = True
+    sealed: bool = False  # reasoning items carry encrypted_content
+    namespaces: dict[str, tuple[str, str]] = field(default_factory=dict)  # model name -> (ns, name)
+    freeforms: dict[str, Format] = field(default_factory=dict)  # the custom tools, by model name
+    history: list[dict[str, Any]] = field(default_factory=list)  # the conversation, for the store
+
+    def client_name(self, name: str) -> tuple[str, str | None]:
+        """(name, namespace) of a call as the client knows the tool."""
+        found = self.namespaces.get(name)
+        return (found[1], found[0]) if found else (name, None)
+
+
+def responses_turn(body: Any, previous: Any, sealer: Sealer) -> Turn:
+    """A Responses request as a Turn; raises RequestError (400) naming the field.
+    ``previous(id)`` gives a stored response's conversation (raises RequestError when unknown)."""
+    if not isinstance(body, dict):
+        raise RequestError("the request body must be a JSON object")
+    for key, why in _REFUSED.items():
+        if body.get(key) not in (None, False):
+            raise RequestError(f"{key}: not supported: {why}", param=key)
+    for key in body.keys() - _TURN_FIELDS - _REFUSED.keys():
+        _drop(key, _DROPPED.get(key, "toolbridge does not know it"))
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise RequestError("model: a model name (string) is required", param="model")
+    stream, store = _flag(body, "stream", False), _flag(body, "store", True)
+    options: dict[str, Any] = {"model": model, **_sampling(body), **_reasoning(body.get("reasoning")),
+                               **_text(body.get("text"))}
+    if stream:
+        options["stream"] = True
+        options["stream_options"] = {"include_usage": True}
+    tools, freeforms, namespaces = _tools(body.get("tools"))
+    choice = _tool_choice(body.get("tool_choice"), namespaces)
+    parallel = body.get("parallel_tool_calls")
+    if parallel is not None and not isinstance(parallel, bool):
+        raise RequestError("parallel_tool_calls: must be a boolean", param="parallel_tool_calls")
+    previous_id = body.get("previous_response_id")
+    history: list[dict[str, Any]] = []
+    if previous_id is not None:
+        if not isinstance(previous_id, str) or not previous_id:
+            raise RequestError("previous_response_id: must be a response id", param="previous_response_id")
+        history = list(previous(previous_id))
+    names = {v: k for k, v in namespaces.items()}
+    history += _items(body.get("input"), names, sealer)
+    instructions = body.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        raise RequestError("instructions: must be a string", param="instructions")
+    context = Context(model=model, echo=_echo(body, parallel), stream=stream, store=store,
+                      sealed="reasoning.encrypted_content" in _include(body.get("include")),
+                      namespaces=namespaces, freeforms=freeforms, history=history)
+    return Turn(messages=_lead_system(instructions, history), tools=tools, tool_choice=choice,
+                parallel=parallel, stream=stream, include_usage=stream, model=model, options=options,
+                freeforms=freeforms, context=context)
+
+
+def _drop(key: str, why: str) -> None:
+    if key not in _warned and len(_warned) < 64:  # keys come from clients: keep the set bounded
+        _warned.add(key)
+        log.info("responses: %r is dropped (%s); logged once", key, why)
+
+
+def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
+    value = body.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise RequestError(f"{key}: must be a boolean", param=key)
+    return value
+
+
+def _include(include: Any) -> list[str]:
+    if include is None:
+        return []
+    if not isinstance(include, list) or not all(isinstance(i, str) for i in include):
+        raise RequestError("include: must be an array of strings", param="include")
+    for item in include:
+        if item != "reasoning.encrypted_content":
+            _drop(f"include:{item}", "only reasoning.encrypted_content is produced here")
+    return include
+
+
+def _echo(body: dict[str, Any], parallel: Any) -> dict[str, Any]:
+    """The request fields the response object repeats."""
+    metadata = body.get("metadata")
+    if metadata is not None and (not isinstance(metadata, dict) or len(metadata) > 16 or not all(
+            isinstance(k, str) and len(k) <= 64 and isinstance(v, str) and len(v) <= 512
+            for k, v in metadata.items())):
+        raise RequestError("metadata: at most 16 string keys (64 characters) with string values "
+                           "(512 characters)", param="metadata")
+    echo = {k: body.get(k) for k in ("instructions", "max_output_tokens", "previous_response_id",
+                                     "temperature", "top_p", "prompt_cache_key", "user",
+                                     "safety_identifier")}
+    tools = body.get("tools")
+    echo.update(metadata=metadata or {}, tools=tools if isinstance(tools, list) else [],
+                tool_choice=body.get("tool_choice") or "auto",
+                parallel_tool_calls=True if parallel is None else parallel,
+                reasoning=body.get("reasoning") or {"effort": None, "summary": None},
+                text=body.get("text") or {"format": {"type": "text"}})
+    return echo
+
+
+# ---------------------------------------------------------------- sampling, reasoning, text
+
+
+def _sampling(body: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    limit = body.get("max_output_tokens")
+    if limit is not None:
+        if type(limit) is not int or limit < 1:
+            raise RequestError("max_output_tokens: must be a positive integer", param="max_output_tokens")
+        out["max_tokens"] = limit
+    for key in ("temperature", "top_p"):
+        value = body.get(key)
+        if value is not None:
+            if type(value) is bool or not isinstance(value, (int, float)):
+                raise RequestError(f"{key}: must be a number", param=key)
+            out[key] = value
+    return out
+
+
+def _reasoning(reasoning: Any) -> dict[str, Any]:
+    """``reasoning.effort`` as upstreams read it: ``reasoning_effort`` (gpt-oss, vLLM, Ollama:
+    low, medium or high) and the template switch (Qwen3, GLM: ``enable_thinking``; DeepSeek:
+    ``thinking``), off for ``none``. ``summary`` is dropped: the reasoning is given whole."""
+    if reasoning is None:
+        return {}
+    if not isinstance(reasoning, dict):
+        raise RequestError("reasoning: must be an object", param="reasoning")
+    if reasoning.get("summary") is not None or reasoning.get("generate_summary") is not None:
+        _drop("reasoning.summary", "the model's reasoning is given whole, as reasoning_text")
+    effort = reasoning.get("effort")
+    if effort is None:
+        return {}
+    if effort == "none":
+        return {"chat_template_kwargs": {"enable_thinking": False, "thinking": False}}
+    if effort not in _EFFORTS:
+        raise RequestError("reasoning.effort: must be one of none, minimal, low, medium, high, xhigh",
+                           param="reasoning.effort")
+    return {"reasoning_effort": _EFFORTS[effort],
+            "chat_template_kwargs": {"enable_thinking": True, "thinking": True}}
+
+
+def _text(text: Any) -> dict[str, Any]:
+    """``text.format`` as the chat ``response_format`` (JSON schema output where the upstream
+    supports it: an upstream that does not answers its own 400); ``verbosity`` is dropped."""
+    if text is None:
+        return {}
+    if not isinstance(text, dict):
+        raise RequestError("text: must be an object", param="text")
+    if text.get("verbosity") is not None:
+        _drop("text.verbosity", "open models have no verbosity setting")
+    fmt = text.get("format")
+    kind = fmt.get("type") if isinstance(fmt, dict) else None
+    if fmt is None or kind == "text":
+        return {}
+    if kind == "json_object":
+        return {"response_format": {"type": "json_object"}}
+    if kind != "json_schema":
+        raise RequestError("text.format.type: must be 'text', 'json_schema' or 'json_object'",
+                           param="text.format.type")
+    name, schema = fmt.get("name"), fmt.get("schema")
+    if not isinstance(name, str) or not name or not isinstance(schema, dict):
+        raise RequestError("text.format: a json_schema format needs 'name' and 'schema'", param="text.format")
+    spec: dict[str, Any] = {"name": name, "schema": schema}
+    for key in ("description", "strict"):
+        if fmt.get(key) is not None:
+            spec[key] = fmt[key]
+    return {"response_format": {"type": "json_schema", "json_schema": spec}}
+
+
+# ---------------------------------------------------------------- tools
+
+
+def _tools(tools: Any) -> tuple[list[dict[str, Any]] | None, dict[str, Format], dict[str, tuple[str, str]]]:
+    """The chat function tools, the freeform ones by name, and the namespaced functions by the
+    name the model sees them under."""
+    if tools is None:
+        return None, {}, {}
+    if not isinstance(tools, list):
+        raise RequestError("tools: must be an array", param="tools")
+    entries: list[tuple[str | None, str, dict[str, Any]]] = []  # (namespace, where, tool)
+    for i, tool in enumerate(tools):
+        where = f"tools[{i}]"
+        kind = tool.get("type") if isinstance(tool, dict) else None
+        if kind in ("function", "custom"):
+            entries.append((None, where, tool))
+        elif kind == "namespace":
+            space, members = tool.get("name"), tool.get("tools")
+            if not isinstance(space, str) or not space or not isinstance(members, list):
+                raise RequestError(f"{where}: a namespace needs 'name' and 'tools'", param=where)
+            for j, member in enumerate(members):
+                inner = member.get("type") if isinstance(member, dict) else None
+                if inner not in ("function", "custom"):
+                    raise RequestError(f"{where}.tools[{j}].type: a namespace holds functions and "
+                                       "custom tools", param=f"{where}.tools[{j}].type")
+                entries.append((space, f"{where}.tools[{j}]", member))
+        elif kind in BUILT_IN:
+            why = BUILT_IN[kind]
+            if why is not None:
+                raise RequestError(f"{where}.type: the built-in tool {kind!r} is not supported: {why}",
+                                   param=f"{where}.type")
+            _drop(f"tool:{kind}", "a tool only OpenAI's servers run; left out of the model's prompt")
+        else:
+            raise RequestError(f"{where}.type: {kind!r} is not a tool type toolbridge knows",
+                               param=f"{where}.type")
+    return _offered(entries)
+
+
+def _offered(entries: list[tuple[str | None, str, dict[str, Any]]]) -> tuple[
+        list[dict[str, Any]] | None, dict[str, Format], dict[str, tuple[str, str]]]:
+    names = [t.get("name") for _, _, t in entries]
+    out, freeforms, namespaces = [], {}, {}
+    for space, where, tool in entries:
+        name = tool.get("name")
+        if not isinstance(name, str) or not name:
+            raise RequestError(f"{where}.name: a tool name is required", param=f"{where}.name")
+        shown = name if space is None or names.count(name) == 1 else f"{space}__{name}"
+        if shown in freeforms or any(t["function"]["name"] == shown for t in out):
+            raise RequestError(f"{where}.name: {shown!r} is offered twice", param=f"{where}.name")
+        if space is not None:
+            namespaces[shown] = (space, name)
+        description = tool.get("description") if isinstance(tool.get("description"), str) else None
+        if tool["type"] == "custom":
+            try:
+                fmt = Format.of(tool.get("format"), f"{where}.format")
+            except ConfigError as exc:
+                raise RequestError(str(exc), param=f"{where}.format") from exc
+            freeforms[shown] = fmt
+            out.append(declaration(shown, description, fmt))
+            continue
+        out.append(_function(tool, shown, description, where))
+    return out or None, freeforms, namespaces
+
+
+def _function(tool: dict[str, Any], name: str, description: str | None, where: str) -> dict[str, Any]:
+    parameters = tool.get("parameters")
+    if parameters is None:
+        parameters = {"type": "object", "properties": {}}
+    if not isinstance(parameters, dict):
+        raise RequestError(f"{where}.parameters: must be a JSON schema object", param=f"{where}.parameters")
+    strict = tool.get("strict")
+    if strict is not None and not isinstance(strict, bool):
+        raise RequestError(f"{where}.strict: must be a boolean", param=f"{where}.strict")
+    function: dict[str, Any] = {"name": name, "parameters": parameters,
+                                "strict": True if strict is None else strict}  # this API's default
+    if description:
+        function["description"] = description
+    return {"type": "function", "function": function}
+
+
+def _tool_choice(choice: Any, namespaces: dict[str, tuple[str, str]]) -> Any:
+    """The chat ``tool_choice``: named custom tools are functions, namespaced ones by the name
+    the model sees."""
+    if choice is None or isinstance(choice, str):
+        return choice
+    if not isinstance(choice, dict):
+        raise RequestError("tool_choice: must be a string or an object", param="tool_choice")
+    kind = choice.get("type")
+    if kind in ("function", "custom"):
+        return {"type": "function", "function": {"name": _shown(choice, namespaces)}}
+    if kind == "allowed_tools":
+        tools = choice.get("tools")
+        if not isinstance(tools, list):
+            raise RequestError("tool_choice.tools: must be an array", param="tool_choice.tools")
+        named = []
+        for i, entry in enumerate(tools):
+            if not isinstance(entry, dict) or entry.get("type") not in ("function", "custom"):
+                raise RequestError(f"tool_choice.tools[{i}]: only functions and custom tools can be "
+                                   "allowed here", param=f"tool_choice.tools[{i}]")
+            named.append({"type": "function", "name": _shown(entry, namespaces)})
+        return {"type": "allowed_tools", "mode": choice.get("mode", "auto"), "tools": named}
+    raise RequestError(f"tool_choice.type: {kind!r} names a built-in tool, which toolbridge does not "
+                       "run", param="tool_choice.type")
+
+
+def _shown(entry: dict[str, Any], namespaces: dict[str, tuple[str, str]]) -> Any:
+    name, space = entry.get("name"), entry.get("namespace")
+    for shown, (ns, inner) in namespaces.items():
+        if inner == name and (space is None or ns == space):
+            return shown
+    return name
+
+
+# ---------------------------------------------------------------- input
+
+
+def _items(value: Any, names: dict[tuple[str, str], str], sealer: Sealer) -> list[dict[str, Any]]:
+    """The input items as chat messages (system messages left where they are: ``_lead_system``)."""
+    if isinstance(value, str):
+        return [{"role": "user", "content": value}]
+    if not isinstance(value, list):
+        raise RequestError("input: must be a string or an array of items", param="input")
+    out: list[dict[str, Any]] = []
+    reasoning: list[str] = []  # the reasoning items just before the next assistant output
+    for i, item in enumerate(value):
+        where = f"input[{i}]"
+        if not isinstance(item, dict):
+            raise RequestError(f"{where}: must be an object", param=where)
+        kind = item.get("type", "message")
+        if kind == "message":
+            message = _message(item, where)
+            if message["role"] == "assistant":
+                target = _assistant(out, reasoning)
+                target["content"] = _joined(target, message["content"])
+            else:
+                out.append(message)
+        elif kind == "reasoning":
+            reasoning.append(_reasoning_item(item, where, sealer))
+        elif kind in ("function_call", "custom_tool_call"):
+            _assistant(out, reasoning).setdefault("tool_calls", []).append(_call(item, where, names))
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            out.append(_output(item, where))
+        elif kind == "item_reference":
+            raise RequestError(f"{where}.type: item references need OpenAI's item store; send the item "
+                               "itself, or previous_response_id", param=f"{where}.type")
+        else:
+            raise RequestError(f"{where}.type: {kind!r} items are not supported here (they belong to "
+                               "built-in tools toolbridge does not run)", param=f"{where}.type")
+    return out
+
+
+def _assistant(out: list[dict[str, Any]], reasoning: list[str]) -> dict[str, Any]:
+    """The assistant message the next output item joins: the last one, unless a message of
+    another role (or a tool result) came after it; the pending reasoning goes with it."""
+    last = out[-1] if out else None
+    if last is None or last["role"] != "assistant" or (reasoning and "reasoning_content" in last):
+        last = {"role": "assistant", "content": None}
+        out.append(last)
+    if reasoning:
+        text = "".join(reasoning)
+        if text:
+            last["reasoning_content"] = last.get("reasoning_content", "") + text
+        reasoning.clear()
+    return last
+
+
+def _joined(message: dict[str, Any], content: Any) -> Any:
+    before = message.get("content")
+    if before is None:
+        return content
+    if isinstance(before, str) and isinstance(content, str):
+        return before + content
+    return [*_parts(before), *_parts(content)]
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def _message(item: dict[str, Any], where: str) -> dict[str, Any]:
+    role = item.get("role")
+    if role not in ("user", "assistant", "system", "developer"):
+        raise RequestError(f"{where}.role: must be 'user', 'assistant', 'system' or 'developer'",
+                           param=f"{where}.role")
+    content = item.get("content")
+    if isinstance(content, str):
+        return {"role": "system" if role == "developer" else role, "content": content}
+    if not isinstance(content, list):
+        raise RequestError(f"{where}.content: must be a string or an array of parts", param=f"{where}.content")
+    parts = [_part(part, f"{where}.content[{j}]", role) for j, part in enumerate(content)]
+    texts = [p["text"] for p in parts if p["type"] == "text"]
+    if len(texts) == len(parts):
+        joined: Any = "".join(texts) if role == "assistant" else "\n".join(texts)
+    elif role in ("system", "developer", "assistant"):
+        raise RequestError(f"{where}.content: a {role} message holds text only", param=f"{where}.content")
+    else:
+        joined = parts
+    return {"role": "system" if role == "developer" else role, "content": joined}
+
+
+def _part(part: Any, where: str, role: str) -> dict[str, Any]:
+    kind = part.get("type") if isinstance(part, dict) else None
+    if kind in ("input_text", "output_text", "text", "refusal"):
+        text = part.get("refusal" if kind == "refusal" else "text")
+        if not isinstance(text, str):
+            raise RequestError(f"{where}.text: must be a string", param=f"{where}.text")
+        return {"type": "text", "text": text}
+    if kind == "input_image":
+        url = part.get("image_url")
+        if not isinstance(url, str) or not url:
+            raise RequestError(f"{where}.image_url: an image must be a URL or a data URL (no Files API "
+                               "here)", param=f"{where}.image_url")
+        image: dict[str, Any] = {"url": url}
+        if part.get("detail") in ("low", "high", "auto"):
+            image["detail"] = part["detail"]
+        return {"type": "image_url", "image_url": image}
+    raise RequestError(f"{where}.type: {kind!r} parts are not supported here (files need OpenAI's "
+                       "Files API)", param=f"{where}.type")
+
+
+def _reasoning_item(item: dict[str, Any], where: str, sealer: Sealer) -> str:
+    """The text a reasoning item gives back to the upstream: its sealed content when it carries
+    one toolbridge sealed, else its ``reasoning_text`` content (a summary is not the reasoning)."""
+    sealed = item.get("encrypted_content")
+    if isinstance(sealed, str) and sealed:
+        text = sealer.open(sealed, where)
+        if text is not None:
+            return text
+    texts = [p.get("text") for p in item.get("content") or () if isinstance(p, dict)]
+    return "".join(t for t in texts if isinstance(t, str))
+
+
+def _call(item: dict[str, Any], where: str, names: dict[tuple[str, str], str]) -> dict[str, Any]:
+    call_id, name = item.get("call_id"), item.get("name")
+    if not isinstance(call_id, str) or not call_id:
+        raise RequestError(f"{where}.call_id: is required", param=f"{where}.call_id")
+    if not isinstance(name, str) or not name:
+        raise RequestError(f"{where}.name: is required", param=f"{where}.name")
+    space = item.get("namespace")
+    shown = names.get((space, name), name) if isinstance(space, str) else name
+    if item["type"] == "custom_tool_call":
+        text = item.get("input")
+        if not isinstance(text, str):
+            raise RequestError(f"{where}.input: must be a string", param=f"{where}.input")
+        arguments = arguments_of(text)
+    else:
+        arguments = item.get("arguments")
+        if not isinstance(arguments, str):
+            raise RequestError(f"{where}.arguments: must be a JSON string", param=f"{where}.arguments")
+    return {"id": upstream_call_id(CALL_PREFIX, call_id), "type": "function",
+            "function": {"name": shown, "arguments": arguments}}
+
+
+def _output(item: dict[str, Any], where: str) -> dict[str, Any]:
+    call_id, output = item.get("call_id"), item.get("output")
+    if not isinstance(call_id, str) or not call_id:
+        raise RequestError(f"{where}.call_id: is required", param=f"{where}.call_id")
+    if isinstance(output, list):
+        texts = []
+        for j, part in enumerate(output):
+            converted = _part(part, f"{where}.output[{j}]", "tool")
+            texts.append(converted["text"] if converted["type"] == "text" else "[image]")
+        output = "\n".join(texts)
+    if not isinstance(output, str):
+        raise RequestError(f"{where}.output: must be a string or an array of parts", param=f"{where}.output")
+    return {"role": "tool", "tool_call_id": upstream_call_id(CALL_PREFIX, call_id), "content": output}
+
+
+def _lead_system(instructions: str | None, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``instructions`` and every system (developer) message as the one leading system message
+    (chat templates take a system message only first), then the rest."""
+    texts = [instructions] if instructions else []
+    rest = []
+    for message in messages:
+        if message["role"] == "system":
+            texts.append(message["content"])
+        else:
+            rest.append(message)
+    return ([{"role": "system", "content": "\n\n".join(texts)}] if texts else []) + rest

@@ -1,0 +1,258 @@
+"""The pipeline's events as Responses server-sent events (``ResponsesStream``).
+
+Every event is ``event: TYPE`` and ``data: {"type": TYPE, ..., "sequence_number": n}``, ``n``
+counting from 0; there is no ``[DONE]``. ``response.created`` and ``response.in_progress`` come
+first (with the first upstream chunk); then items in the order the model wrote them, each
+``response.output_item.added`` -> its deltas -> ``response.output_item.done``:
+
+- a ``message``: ``response.content_part.added`` (``output_text``), ``response.output_text.delta``
+  per piece, ``response.output_text.done``, ``response.content_part.done``;
+- ``reasoning``: the same with a ``reasoning_text`` part and ``response.reasoning_text.delta`` /
+  ``.done``; the done item carries ``encrypted_content`` when the request included it;
+- a ``function_call``: ``response.function_call_arguments.delta`` per fragment, ``.done`` with the
+  arguments; a ``custom_tool_call`` (freeform tool): ``response.custom_tool_call_input.delta`` per
+  piece of the raw input, ``.done`` with it.
+
+A message or reasoning item ends when the next item begins; a call when the parser ends it (a
+native call: when the next item begins or the answer ends). Last comes ``response.completed``,
+or ``response.incomplete`` (``max_output_tokens``: the output was cut, a call open at the cut
+is ``incomplete``), with the whole response. A failure after the stream began is an ``error``
+event and ``response.failed`` (``error_sse``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from ....events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin, ToolCallEnd
+from ....freeform import InputDeltas
+from ..ids import new_id
+from ...streaming import AnswerStream, Field, Finish, plain_content
+from .items import (
+    call_item,
+    message_item,
+    output_text,
+    reasoning_item,
+    response_object,
+    status_of,
+    usage_of,
+)
+
+_dumps = orjson.dumps
+
+
+class _Item:
+    """An output item being streamed."""
+
+    __slots__ = ("index", "kind", "item", "pieces", "inputs", "name", "closed")
+
+    def __init__(self, index: int, kind: str, item: dict[str, Any], name: str = "") -> None:
+        self.index, self.kind, self.item, self.name = index, kind, item, name
+        self.pieces: list[str] = []
+        self.inputs = InputDeltas() if kind == "custom_tool_call" else None
+        self.closed = False
+
+
+class ResponsesStream:
+    """Upstream chunks in, Responses SSE events out; see the module docstring."""
+
+    def __init__(self, answer: AnswerStream, front: Any, response_id: str) -> None:
+        self._answer = answer
+        self._context = answer.plan.context
+        self._front = front
+        self._id = response_id
+        self._created = time.time()
+        self._seq = 0
+        self._started = False
+        self._items: list[_Item] = []
+        self._open: _Item | None = None  # the open message or reasoning item
+        self._calls: dict[int, _Item] = {}
+        self._text_pre = b""  # the open message's delta event, up to the text
+        self._finish: str | None = None
+        self._model: str | None = None
+
+    @property
+    def provenance(self) -> Any:
+        return self._answer.provenance
+
+    def feed_sse(self, chunk: dict[str, Any]) -> bytes:
+        """The client events for one upstream chunk (possibly none)."""
+        head = b"" if self._started else self._start(chunk.get("model"))
+        hot = self._answer.hot
+        text = plain_content(chunk) if hot is not None else None
+        if text is not None:  # the shape of nearly every chunk: a piece of content
+            events = hot.content(text)  # type: ignore[union-attr]
+            if len(events) == 1:
+                ev = events[0]
+                if type(ev) is Text and self._open is not None and self._open.kind == "message" and ev.text:
+                    self._open.pieces.append(ev.text)
+                    self._seq += 1
+                    return head + self._text_pre + b'%b,"sequence_number":%d}\n\n' % (_dumps(ev.text), self._seq - 1)
+            return head + self._events(events)
+        out = [head]
+        for index, events in self._answer.feed(chunk):
+            if index == 0:  # one output: other choices are not asked for
+                out.append(self._events(events))
+        return b"".join(out)
+
+    def finish_sse(self) -> bytes:
+        """What the parsers still held, every item's end, and the response's last event."""
+        out = [b"" if self._started else self._start(None)]
+        for index, events in self._answer.finish():
+            if index == 0:
+                out.append(self._events(events))
+        status, incomplete = status_of(self._finish)
+        out.append(self._close_open())
+        for item in self._items:
+            if not item.closed:
+                out.append(self._close_call(item, "incomplete" if incomplete else "completed"))
+        output = [item.item for item in self._items]
+        response = response_object(self._context, self._id, self._created, status, output,
+                                   usage_of(self._answer.usage), incomplete, model=self._model)
+        self._front.keep(self._context, response)
+        kind = "response.completed" if status == "completed" else "response.incomplete"
+        out.append(self._event(kind, {"response": response}))
+        return b"".join(out)
+
+    def error_sse(self, message: str, type: str, code: str | None = None) -> bytes:
+        """A failure after the stream began: an ``error`` event, then ``response.failed``."""
+        head = b"" if self._started else self._start(None)
+        error = self._event("error", {"code": code or type, "message": message, "param": None})
+        output = [item.item for item in self._items]
+        response = response_object(self._context, self._id, self._created, "failed", output,
+                                   error={"code": code or type, "message": message}, model=self._model)
+        return head + error + self._event("response.failed", {"response": response})
+
+    # ---------------------------------------------------------------- events
+
+    def _event(self, kind: str, data: dict[str, Any]) -> bytes:
+        data = {"type": kind, **data, "sequence_number": self._seq}
+        self._seq += 1
+        return b"event: %b\ndata: %b\n\n" % (kind.encode(), _dumps(data))
+
+    def _start(self, model: Any) -> bytes:
+        self._started = True
+        self._model = model if isinstance(model, str) and model else None
+        response = response_object(self._context, self._id, self._created, "in_progress", [], model=self._model)
+        return (self._event("response.created", {"response": response})
+                + self._event("response.in_progress", {"response": response}))
+
+    def _events(self, events: Sequence[Event | Field | Finish]) -> bytes:
+        out = []
+        for ev in events:
+            kind = type(ev)
+            if kind is Text:
+                if ev.text:  # type: ignore[union-attr]
+                    out.append(self._text(ev.text))  # type: ignore[union-attr]
+            elif kind is ArgumentsDelta:
+                out.append(self._arguments(ev))  # type: ignore[arg-type]
+            elif kind is Reasoning:
+                if ev.text:  # type: ignore[union-attr]
+                    out.append(self._reasoning(ev.text))  # type: ignore[union-attr]
+            elif kind is ToolCallBegin:
+                out.append(self._begin_call(ev))  # type: ignore[arg-type]
+            elif kind is ToolCallEnd:
+                item = self._calls.get(ev.index)  # type: ignore[union-attr]
+                if item is not None and not item.closed:
+                    out.append(self._close_call(item, "completed", ev.arguments))  # type: ignore[union-attr]
+            elif kind is Finish:
+                self._finish = ev.reason  # type: ignore[union-attr]
+        return b"".join(out)
+
+    def _text(self, text: str) -> bytes:
+        head = b""
+        if self._open is None or self._open.kind != "message":
+            item = message_item("", new_id("msg_"), "in_progress")
+            head = self._add(_Item(len(self._items), "message", item))
+            head += self._event("response.content_part.added", {"item_id": item["id"], "output_index": self._open.index,  # type: ignore[union-attr]
+                                                                 "content_index": 0, "part": output_text("")})
+            self._text_pre = (b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta",'
+                              b'"item_id":%b,"output_index":%d,"content_index":0,"logprobs":[],"delta":'
+                              % (_dumps(item["id"]), self._open.index))  # type: ignore[union-attr]
+        self._open.pieces.append(text)  # type: ignore[union-attr]
+        self._seq += 1
+        return head + self._text_pre + b'%b,"sequence_number":%d}\n\n' % (_dumps(text), self._seq - 1)
+
+    def _reasoning(self, text: str) -> bytes:
+        head = b""
+        if self._open is None or self._open.kind != "reasoning":
+            item = {"type": "reasoning", "id": new_id("rs_"), "summary": [], "content": [], "status": "in_progress"}
+            head = self._add(_Item(len(self._items), "reasoning", item))
+            head += self._event("response.content_part.added", {
+                "item_id": item["id"], "output_index": self._open.index, "content_index": 0,  # type: ignore[union-attr]
+                "part": {"type": "reasoning_text", "text": ""}})
+        item = self._open
+        item.pieces.append(text)  # type: ignore[union-attr]
+        return head + self._event("response.reasoning_text.delta", {
+            "item_id": item.item["id"], "output_index": item.index, "content_index": 0, "delta": text})  # type: ignore[union-attr]
+
+    def _add(self, item: _Item) -> bytes:
+        """Open a message or reasoning item (the open one ends first)."""
+        closing = self._close_open()
+        self._items.append(item)
+        self._open = item
+        return closing + self._event("response.output_item.added", {"output_index": item.index, "item": item.item})
+
+    def _close_open(self) -> bytes:
+        item, self._open = self._open, None
+        if item is None:
+            return b""
+        item.closed = True
+        text = "".join(item.pieces)
+        ids = {"item_id": item.item["id"], "output_index": item.index, "content_index": 0}
+        if item.kind == "message":
+            item.item = message_item(text, item.item["id"])
+            out = (self._event("response.output_text.done", {**ids, "text": text, "logprobs": []})
+                   + self._event("response.content_part.done", {**ids, "part": output_text(text)}))
+        else:
+            item.item = reasoning_item(text, self._front.sealer, self._context, item.item["id"])
+            out = (self._event("response.reasoning_text.done", {**ids, "text": text})
+                   + self._event("response.content_part.done", {**ids, "part": {"type": "reasoning_text", "text": text}}))
+        return out + self._event("response.output_item.done", {"output_index": item.index, "item": item.item})
+
+    def _begin_call(self, ev: ToolCallBegin) -> bytes:
+        closing = self._close_open()
+        item = call_item(self._context, ev.id, ev.name, "", "in_progress")
+        call = _Item(len(self._items), item["type"], item, ev.name)
+        self._items.append(call)
+        self._calls[ev.index] = call
+        return closing + self._event("response.output_item.added", {"output_index": call.index, "item": item})
+
+    def _arguments(self, ev: ArgumentsDelta) -> bytes:
+        call = self._calls.get(ev.index)
+        if call is None or not ev.text:
+            return b""
+        call.pieces.append(ev.text)
+        if call.inputs is None:
+            return self._event("response.function_call_arguments.delta", {
+                "item_id": call.item["id"], "output_index": call.index, "delta": ev.text})
+        piece = call.inputs.feed(ev.text)
+        return self._input_delta(call, piece)
+
+    def _input_delta(self, call: _Item, piece: str) -> bytes:
+        if not piece:
+            return b""
+        return self._event("response.custom_tool_call_input.delta", {
+            "item_id": call.item["id"], "output_index": call.index, "delta": piece})
+
+    def _close_call(self, call: _Item, status: str, arguments: str | None = None) -> bytes:
+        call.closed = True
+        arguments = "".join(call.pieces) if arguments is None else arguments
+        old = call.item
+        item = call_item(self._context, "", call.name, arguments, status, call_id=old["call_id"])
+        item["id"] = old["id"]
+        call.item = item
+        ids = {"item_id": item["id"], "output_index": call.index}
+        if call.inputs is not None:
+            out = self._input_delta(call, call.inputs.close())
+            item["input"] = call.inputs.text
+            out += self._event("response.custom_tool_call_input.done", {**ids, "input": item["input"]})
+        else:
+            out = self._event("response.function_call_arguments.done", {**ids, "name": item["name"],
+                                                                          "arguments": arguments})
+        return out + self._event("response.output_item.done", {"output_index": call.index, "item": item})
+
