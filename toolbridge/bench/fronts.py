@@ -1,4 +1,5 @@
-"""The client fronts side by side: what the Anthropic Messages front costs beside the chat front.
+"""The client fronts side by side: what the Anthropic Messages and OpenAI Responses fronts cost
+beside the chat front.
 
 The same agent turn as the gateway benchmark (``script``: content, then an ``edit_file`` call in
 4-character deltas), asked for through each front with the same tools:
@@ -26,6 +27,7 @@ import orjson
 
 from ..gateway.fronts.chat import ChatFront
 from ..gateway.fronts.messages import MessagesFront
+from ..gateway.fronts.responses import ResponsesFront
 from ..gateway.replay.stack import Stack
 from ..gateway.replay.upstream import Reply
 from ..gateway.streaming import AnswerStream
@@ -33,7 +35,9 @@ from ..gateway.turn import Settings, plan_turn
 from .script import CALL_ARGS, CALL_NAME, LEAD, REQUEST, Script, assemble, check_message, model_text
 
 FRONTS: dict[str, tuple[Any, str]] = {"chat": (ChatFront(), "/v1/chat/completions"),
-                                      "messages": (MessagesFront(), "/v1/messages")}
+                                      "messages": (MessagesFront(), "/v1/messages"),
+                                      "responses": (ResponsesFront(), "/v1/responses")}
+OTHERS = ("messages", "responses")  # each compared with chat
 
 
 def messages_request(stream: bool) -> dict[str, Any]:
@@ -46,8 +50,20 @@ def messages_request(stream: bool) -> dict[str, Any]:
             "max_tokens": REQUEST["max_tokens"], "stream": stream}
 
 
+def responses_request(stream: bool) -> dict[str, Any]:
+    """The benchmark's request as an OpenAI Responses client sends it."""
+    system, user = REQUEST["messages"]
+    tools = [{"type": "function", "name": t["function"]["name"], "description": t["function"]["description"],
+              "parameters": t["function"]["parameters"], "strict": False} for t in REQUEST["tools"]]
+    return {"model": REQUEST["model"], "instructions": system["content"], "input": user["content"],
+            "tools": tools, "tool_choice": "auto", "temperature": REQUEST["temperature"],
+            "max_output_tokens": REQUEST["max_tokens"], "stream": stream, "store": False}
+
+
 def request(front: str, stream: bool) -> dict[str, Any]:
-    return messages_request(stream) if front == "messages" else dict(REQUEST, stream=stream)
+    if front == "messages":
+        return messages_request(stream)
+    return responses_request(stream) if front == "responses" else dict(REQUEST, stream=stream)
 
 
 def check(front: str, body: bytes, stream: bool, dialect: str) -> str | None:
@@ -58,12 +74,46 @@ def check(front: str, body: bytes, stream: bool, dialect: str) -> str | None:
             return check_message(assemble(chunks), dialect, True)
         choice = orjson.loads(body)["choices"][0]
         return check_message({**choice["message"], "finish_reason": choice["finish_reason"]}, dialect, True)
+    if front == "responses":
+        return _check_response(_sse_response(body) if stream else orjson.loads(body))
     message = _sse_message(body) if stream else orjson.loads(body)
     texts = "".join(b["text"] for b in message["content"] if b["type"] == "text")
     calls = [(b["name"], b["input"]) for b in message["content"] if b["type"] == "tool_use"]
     if texts.strip() != LEAD.strip() or calls != [(CALL_NAME, CALL_ARGS)] or message["stop_reason"] != "tool_use":
         return f"unexpected message: {texts[:60]!r}, {calls!r:.120}, {message['stop_reason']!r}"
     return None
+
+
+def _check_response(response: dict[str, Any]) -> str | None:
+    texts = "".join(p["text"] for item in response["output"] if item["type"] == "message" for p in item["content"])
+    calls = [(i["name"], json.loads(i["arguments"])) for i in response["output"] if i["type"] == "function_call"]
+    if texts.strip() != LEAD.strip() or calls != [(CALL_NAME, CALL_ARGS)] or response["status"] != "completed":
+        return f"unexpected response: {texts[:60]!r}, {calls!r:.120}, {response['status']!r}"
+    return None
+
+
+def _sse_response(body: bytes) -> dict[str, Any]:
+    """The response a Responses stream assembles into: its deltas joined into the items it
+    announced (the final event's own copy is not read), numbered from 0 without a gap."""
+    items: dict[int, dict[str, Any]] = {}
+    status, numbers = None, []
+    for frame in body.split(b"\n\n"):
+        if not frame.startswith(b"event: "):
+            continue
+        data = orjson.loads(frame.split(b"\ndata: ", 1)[1])
+        numbers.append(data["sequence_number"])
+        kind = data["type"]
+        if kind == "response.output_item.added":
+            items[data["output_index"]] = dict(data["item"], content=[{"text": ""}])
+        elif kind == "response.output_text.delta":
+            items[data["output_index"]]["content"][0]["text"] += data["delta"]
+        elif kind == "response.function_call_arguments.delta":
+            items[data["output_index"]]["arguments"] += data["delta"]
+        elif kind in ("response.completed", "response.incomplete"):
+            status = data["response"]["status"]
+    if numbers != list(range(len(numbers))):
+        status = "misnumbered events"
+    return {"output": [items[i] for i in sorted(items)], "status": status}
 
 
 def _sse_message(body: bytes) -> dict[str, Any]:
@@ -139,19 +189,19 @@ def measure(dialect: str = "hermes", quick: bool = False) -> dict[str, Any]:
     return {"dialect": dialect, "upstream_chunks": len(script.chunks),
             "stream_us_per_chunk": {f: round(v, 2) for f, (v, _) in stream.items()},
             "whole_rps": {f: round(v, 1) for f, (v, _) in whole.items()},
-            "ratio": {"stream": round(stream["messages"][0] / stream["chat"][0], 3),
-                      "whole": round(whole["chat"][0] / whole["messages"][0], 3)},
+            "ratio": {front: {"stream": round(stream[front][0] / stream["chat"][0], 3),
+                              "whole": round(whole["chat"][0] / whole[front][0], 3)} for front in OTHERS},
             "problems": problems}
 
 
 def report(figures: dict[str, Any]) -> str:
     s, w, r = figures["stream_us_per_chunk"], figures["whole_rps"], figures["ratio"]
     lines = [(f"Fronts ({figures['dialect']}, {figures['upstream_chunks']} upstream chunks a turn; "
-              "goal: messages within 1.2x of chat)"),
-             (f"  streamed translation, us per upstream chunk: chat {s['chat']:.2f}, messages "
-              f"{s['messages']:.2f} ({r['stream']:.2f}x)"),
-             (f"  non-streamed through the gateway, req/s: chat {w['chat']:.0f}, messages "
-              f"{w['messages']:.0f} ({r['whole']:.2f}x the time)")]
+              "goal: each within 1.2x of chat)"),
+             "  streamed translation, us per upstream chunk: chat " + f"{s['chat']:.2f}" + "".join(
+                 f", {f} {s[f]:.2f} ({r[f]['stream']:.2f}x)" for f in OTHERS),
+             "  non-streamed through the gateway, req/s: chat " + f"{w['chat']:.0f}" + "".join(
+                 f", {f} {w[f]:.0f} ({r[f]['whole']:.2f}x the time)" for f in OTHERS)]
     lines += [f"  FAILED CHECK: {p}" for p in figures["problems"]]
     return "\n".join(lines)
 

@@ -48,13 +48,14 @@ _dumps = orjson.dumps
 class _Item:
     """An output item being streamed."""
 
-    __slots__ = ("index", "kind", "item", "pieces", "inputs", "name", "closed")
+    __slots__ = ("index", "kind", "item", "pieces", "inputs", "name", "closed", "pre")
 
     def __init__(self, index: int, kind: str, item: dict[str, Any], name: str = "") -> None:
         self.index, self.kind, self.item, self.name = index, kind, item, name
         self.pieces: list[str] = []
         self.inputs = InputDeltas() if kind == "custom_tool_call" else None
         self.closed = False
+        self.pre = b""  # a function call's arguments delta event, up to the delta
 
 
 class ResponsesStream:
@@ -92,6 +93,8 @@ class ResponsesStream:
                     self._open.pieces.append(ev.text)
                     self._seq += 1
                     return head + self._text_pre + b'%b,"sequence_number":%d}\n\n' % (_dumps(ev.text), self._seq - 1)
+                if type(ev) is ArgumentsDelta:
+                    return head + self._arguments(ev)
             return head + self._events(events)
         out = [head]
         for index, events in self._answer.feed(chunk):
@@ -218,6 +221,9 @@ class ResponsesStream:
         closing = self._close_open()
         item = call_item(self._context, ev.id, ev.name, "", "in_progress")
         call = _Item(len(self._items), item["type"], item, ev.name)
+        call.pre = (b'event: response.function_call_arguments.delta\ndata: {"type":'
+                    b'"response.function_call_arguments.delta","item_id":%b,"output_index":%d,"delta":'
+                    % (_dumps(item["id"]), call.index))
         self._items.append(call)
         self._calls[ev.index] = call
         return closing + self._event("response.output_item.added", {"output_index": call.index, "item": item})
@@ -228,8 +234,8 @@ class ResponsesStream:
             return b""
         call.pieces.append(ev.text)
         if call.inputs is None:
-            return self._event("response.function_call_arguments.delta", {
-                "item_id": call.item["id"], "output_index": call.index, "delta": ev.text})
+            self._seq += 1
+            return call.pre + b'%b,"sequence_number":%d}\n\n' % (_dumps(ev.text), self._seq - 1)
         piece = call.inputs.feed(ev.text)
         return self._input_delta(call, piece)
 
