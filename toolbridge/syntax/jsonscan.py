@@ -21,9 +21,11 @@ from ..limits import BIG_INT_KEPT, MAX_DEPTH, number_text
 from .dialect import UNCLOSED_AT_END
 
 _WS = re.compile(r"[ \t\n\r]*")
-_STRING_STOP = re.compile(r'["\\\x00-\x1f]')
 # A run of string content that ends nothing: plain characters and complete escapes.
 _STRING_RUN = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*')
+# The same, read as far as it goes in one C-level match (complete escapes included: text with
+# many of them, as code with \n at every line, is not read escape by escape).
+_STRING_SKIP = re.compile(r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+')
 _LITERAL_RUN = re.compile(r"[-+.0-9a-zA-Z]*")
 _LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
 _ESCAPES = frozenset('"\\/bfnrtu')
@@ -111,11 +113,9 @@ class JsonScanner:
             if state == STRING and self._quote == "'":
                 pos, start = self._single_quoted(buf, pos, start)
             elif state == STRING:
-                m = _STRING_STOP.search(buf, pos)
-                if m is None:
-                    pos = end
+                pos = _STRING_SKIP.match(buf, pos).end()  # type: ignore[union-attr]
+                if pos >= end:
                     break
-                pos = m.start()
                 ch = buf[pos]
                 if ch == '"':
                     pos += 1
