@@ -280,3 +280,39 @@ def test_codex_edits_through_exec_command_for_an_unknown_model(dialect: str, tmp
     assert len(requests) == 2
     assert "exec_command" in offered(requests[0]) and "apply_patch" not in offered(requests[0])
     assert calls(requests[1])[0][0] == "exec_command"
+
+
+@pytest.mark.parametrize("dialect", ["qwen3_coder", "hermes"])
+def test_codex_runs_two_calls_of_one_answer(dialect: str, tmp_path: Path) -> None:
+    """One answer holding an ``exec_command`` call and an ``apply_patch`` call (Codex asks for
+    parallel calls): both run, and both results come back before the answer."""
+    command = codex()
+    work, home = repository(tmp_path / "work", {"todo.txt": "- write tests\n- ship\n"}), tmp_path / "home"
+    task = "Mark the first item of todo.txt done and show me the file listing."
+    patch = "*** Begin Patch\n*** Update File: todo.txt\n@@\n-- write tests\n+- [x] write tests\n - ship\n*** End Patch"
+
+    def script(body: dict[str, Any]) -> Reply:
+        messages = body["messages"]
+        if not any(m["role"] == "user" and task in text(m.get("content")) for m in messages):
+            return Reply(content="OK.", chunk=5)
+        results = [text(m.get("content")) for m in messages if m["role"] == "tool"]
+        if not results:
+            return Reply(content=written(dialect, "exec_command", {"cmd": "ls"}) + "\n"
+                         + written(dialect, "apply_patch", {"input": patch}), chunk=7)
+        listed = "todo.txt" in results[0]
+        return Reply(content="Done; the folder holds todo.txt." if listed and "Success" in results[1]
+                     else "Something failed: " + " | ".join(results), chunk=5)
+
+    with Stack(script, api_key=KEY) as stack:
+        events = run(command, task, work, home, stack, CUSTOM, catalog=True)
+        requests = task_requests(stack.upstream.requests, task)
+    assert (work / "todo.txt").read_text() == "- [x] write tests\n- ship\n"
+    assert final_message(events) == "Done; the folder holds todo.txt."
+    assert sorted(trail(events)[:-1]) == ["command_execution", "file_change"], items(events)
+    assert len(requests) == 2
+    assert [name for name, _ in calls(requests[1])] == ["exec_command", "apply_patch"]
+    assistants = [m for m in requests[1]["messages"] if m.get("tool_calls")]
+    assert len(assistants) == 1 and len(assistants[0]["tool_calls"]) == 2, "one assistant turn, two calls"
+    ids = [c["id"] for c in assistants[0]["tool_calls"]]
+    answered = [m["tool_call_id"] for m in requests[1]["messages"] if m["role"] == "tool"]
+    assert answered == ids, (answered, ids)
