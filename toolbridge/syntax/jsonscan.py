@@ -21,11 +21,10 @@ from ..limits import BIG_INT_KEPT, MAX_DEPTH, number_text
 from .dialect import UNCLOSED_AT_END
 
 _WS = re.compile(r"[ \t\n\r]*")
-# A run of string content that ends nothing: plain characters and complete escapes.
-_STRING_RUN = re.compile(r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*')
-# The same, read as far as it goes in one C-level match (complete escapes included: text with
-# many of them, as code with \n at every line, is not read escape by escape).
-_STRING_SKIP = re.compile(r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+')
+# A run of string content that ends nothing: plain characters and complete escapes, read in one
+# C-level match (possessive: text with many escapes, as code with \n at every line, is not read
+# escape by escape).
+_STRING_RUN = re.compile(r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+')
 _LITERAL_RUN = re.compile(r"[-+.0-9a-zA-Z]*")
 _LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
 _ESCAPES = frozenset('"\\/bfnrtu')
@@ -113,7 +112,7 @@ class JsonScanner:
             if state == STRING and self._quote == "'":
                 pos, start = self._single_quoted(buf, pos, start)
             elif state == STRING:
-                pos = _STRING_SKIP.match(buf, pos).end()  # type: ignore[union-attr]
+                pos = _STRING_RUN.match(buf, pos).end()  # type: ignore[union-attr]
                 if pos >= end:
                     break
                 ch = buf[pos]
