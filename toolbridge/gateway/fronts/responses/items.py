@@ -60,8 +60,11 @@ def new_response_id() -> str:
 
 def reasoning_item(text: str, sealer: Any, context: Context, item_id: str | None = None,
                    status: str = "completed") -> dict[str, Any]:
-    item: dict[str, Any] = {"type": "reasoning", "id": item_id or new_id("rs_"), "summary": [],
-                            "content": [{"type": "reasoning_text", "text": text}], "status": status}
+    part = [{"type": "summary_text" if context.summary else "reasoning_text", "text": text}]
+    item: dict[str, Any] = {"type": "reasoning", "id": item_id or new_id("rs_"),
+                            "summary": part if context.summary else [], "status": status}
+    if not context.summary:
+        item["content"] = part
     if context.sealed and status == "completed":
         item["encrypted_content"] = sealer.seal(text)
     return item

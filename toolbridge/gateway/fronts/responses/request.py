@@ -79,6 +79,7 @@ class Context:
     stream: bool = False
     store: bool = True
     sealed: bool = False  # reasoning items carry encrypted_content
+    summary: bool = False  # reasoning is given as the item's summary (the request asked for one)
     namespaces: dict[str, tuple[str, str]] = field(default_factory=dict)  # model name -> (ns, name)
     freeforms: dict[str, Format] = field(default_factory=dict)  # the custom tools, by model name
     history: list[dict[str, Any]] = field(default_factory=list)  # the conversation, for the store
@@ -126,6 +127,7 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer) -> Turn:
         raise RequestError("instructions: must be a string", param="instructions")
     context = Context(model=model, echo=_echo(body, parallel), stream=stream, store=store,
                       sealed="reasoning.encrypted_content" in _include(body.get("include")),
+                      summary=_summary(body.get("reasoning")),
                       namespaces=namespaces, freeforms=freeforms, history=history)
     return Turn(messages=_lead_system(instructions, history), tools=tools, tool_choice=choice,
                 parallel=parallel, stream=stream, include_usage=stream, model=model, options=options,
@@ -200,13 +202,11 @@ def _sampling(body: dict[str, Any]) -> dict[str, Any]:
 def _reasoning(reasoning: Any) -> dict[str, Any]:
     """``reasoning.effort`` as upstreams read it: ``reasoning_effort`` (gpt-oss, vLLM, Ollama:
     low, medium or high) and the template switch (Qwen3, GLM: ``enable_thinking``; DeepSeek:
-    ``thinking``), off for ``none``. ``summary`` is dropped: the reasoning is given whole."""
+    ``thinking``), off for ``none``."""
     if reasoning is None:
         return {}
     if not isinstance(reasoning, dict):
         raise RequestError("reasoning: must be an object", param="reasoning")
-    if reasoning.get("summary") is not None or reasoning.get("generate_summary") is not None:
-        _drop("reasoning.summary", "the model's reasoning is given whole, as reasoning_text")
     effort = reasoning.get("effort")
     if effort is None:
         return {}
@@ -217,6 +217,15 @@ def _reasoning(reasoning: Any) -> dict[str, Any]:
                            param="reasoning.effort")
     return {"reasoning_effort": _EFFORTS[effort],
             "chat_template_kwargs": {"enable_thinking": True, "thinking": True}}
+
+
+def _summary(reasoning: Any) -> bool:
+    """Whether reasoning is given as a summary: the request asked for one (``auto``, ``concise``,
+    ``detailed``). Open models do not summarise: the summary is the reasoning itself, whole."""
+    if not isinstance(reasoning, dict):
+        return False
+    kind = reasoning.get("summary", reasoning.get("generate_summary"))
+    return kind in ("auto", "concise", "detailed")
 
 
 def _text(text: Any) -> dict[str, Any]:
@@ -469,14 +478,19 @@ def _part(part: Any, where: str, role: str) -> dict[str, Any]:
 
 def _reasoning_item(item: dict[str, Any], where: str, sealer: Sealer) -> str:
     """The text a reasoning item gives back to the upstream: its sealed content when it carries
-    one toolbridge sealed, else its ``reasoning_text`` content (a summary is not the reasoning)."""
+    one toolbridge sealed, else its ``reasoning_text`` content, else its summary (toolbridge's
+    summaries are the reasoning itself)."""
     sealed = item.get("encrypted_content")
     if isinstance(sealed, str) and sealed:
         text = sealer.open(sealed, where)
         if text is not None:
             return text
-    texts = [p.get("text") for p in item.get("content") or () if isinstance(p, dict)]
-    return "".join(t for t in texts if isinstance(t, str))
+    for key in ("content", "summary"):
+        texts = [p.get("text") for p in item.get(key) or () if isinstance(p, dict)]
+        joined = "".join(t for t in texts if isinstance(t, str))
+        if joined:
+            return joined
+    return ""
 
 
 def _call(item: dict[str, Any], where: str, names: dict[tuple[str, str], str]) -> dict[str, Any]:

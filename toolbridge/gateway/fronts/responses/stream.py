@@ -182,16 +182,17 @@ class ResponsesStream:
 
     def _reasoning(self, text: str) -> bytes:
         head = b""
+        summary = self._context.summary
         if self._open is None or self._open.kind != "reasoning":
-            item = {"type": "reasoning", "id": new_id("rs_"), "summary": [], "content": [], "status": "in_progress"}
+            item = {"type": "reasoning", "id": new_id("rs_"), "summary": [], "status": "in_progress"}
             head = self._add(_Item(len(self._items), "reasoning", item))
-            head += self._event("response.content_part.added", {
-                "item_id": item["id"], "output_index": self._open.index, "content_index": 0,  # type: ignore[union-attr]
-                "part": {"type": "reasoning_text", "text": ""}})
+            head += self._event(*_reasoning_part("added", summary, item["id"], self._open.index, ""))  # type: ignore[union-attr]
         item = self._open
         item.pieces.append(text)  # type: ignore[union-attr]
-        return head + self._event("response.reasoning_text.delta", {
-            "item_id": item.item["id"], "output_index": item.index, "content_index": 0, "delta": text})  # type: ignore[union-attr]
+        ids = {"item_id": item.item["id"], "output_index": item.index}  # type: ignore[union-attr]
+        if summary:
+            return head + self._event("response.reasoning_summary_text.delta", {**ids, "summary_index": 0, "delta": text})
+        return head + self._event("response.reasoning_text.delta", {**ids, "content_index": 0, "delta": text})
 
     def _add(self, item: _Item) -> bytes:
         """Open a message or reasoning item (the open one ends first)."""
@@ -212,9 +213,14 @@ class ResponsesStream:
             out = (self._event("response.output_text.done", {**ids, "text": text, "logprobs": []})
                    + self._event("response.content_part.done", {**ids, "part": output_text(text)}))
         else:
+            summary = self._context.summary
             item.item = reasoning_item(text, self._front.sealer, self._context, item.item["id"])
-            out = (self._event("response.reasoning_text.done", {**ids, "text": text})
-                   + self._event("response.content_part.done", {**ids, "part": {"type": "reasoning_text", "text": text}}))
+            if summary:
+                done = {"item_id": item.item["id"], "output_index": item.index, "summary_index": 0, "text": text}
+                out = self._event("response.reasoning_summary_text.done", done)
+            else:
+                out = self._event("response.reasoning_text.done", {**ids, "text": text})
+            out += self._event(*_reasoning_part("done", summary, item.item["id"], item.index, text))
         return out + self._event("response.output_item.done", {"output_index": item.index, "item": item.item})
 
     def _begin_call(self, ev: ToolCallBegin) -> bytes:
@@ -262,3 +268,12 @@ class ResponsesStream:
                                                                           "arguments": arguments})
         return out + self._event("response.output_item.done", {"output_index": call.index, "item": item})
 
+
+def _reasoning_part(when: str, summary: bool, item_id: str, index: int, text: str) -> tuple[str, dict[str, Any]]:
+    """The event that opens (``added``) or closes (``done``) a reasoning item's one part: a
+    summary part when the request asked for a summary, else a ``reasoning_text`` content part."""
+    if summary:
+        return (f"response.reasoning_summary_part.{when}", {"item_id": item_id, "output_index": index,
+                "summary_index": 0, "part": {"type": "summary_text", "text": text}})
+    return (f"response.content_part.{when}", {"item_id": item_id, "output_index": index, "content_index": 0,
+            "part": {"type": "reasoning_text", "text": text}})
