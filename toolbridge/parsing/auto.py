@@ -8,7 +8,10 @@ trial: a real StreamParser fed from the marker on. In priority order, the first 
 block turns out to be its own (a call begins, or the block emits content or reasoning it
 recognised) wins once every trial before it has refused the block, so the choice does not
 depend on how the output was chunked; the winner's events so far are the events, and from
-then on ``feed`` goes straight to it. When every trial rejects the block, the marker was prose: it is
+then on ``feed`` goes straight to it. Only the first trial not yet refused reads (its parser
+is made when it first reads): the next one reads the block only once it has refused, so when
+the first candidate is the answer's dialect, recognising it costs one parser, not one per
+dialect that claims the marker. When every trial rejects the block, the marker was prose: it is
 emitted as text and the scan resumes just after it. A bare opener (``{`` or ``[``) is tried only
 where the answer starts, as the dialects that use one do.
 
@@ -122,16 +125,25 @@ def candidate_dialects(model: str | None = None, names: Iterable[str] | None = N
 class _Trial:
     """One candidate dialect reading a block from its marker on."""
 
-    __slots__ = ("parser", "events", "verdict", "reach", "settled")
+    __slots__ = ("_make", "_parser", "dialect", "events", "verdict", "reach", "settled", "read")
 
-    def __init__(self, parser: DialectParser, verdict: bool | None = None) -> None:
-        self.parser = parser
+    def __init__(self, dialect: Dialect, make: Callable[[], DialectParser], verdict: bool | None = None) -> None:
+        self.dialect = dialect
+        self._make = make  # the parser is made when the trial first reads (most never do)
+        self._parser: DialectParser | None = None
         self.events: list[Event] = []
         self.verdict = verdict  # True: the block is this dialect's; False: it is not
-        # Until judged, the parser stops at a refused first block: nothing after it is wanted.
-        parser.halt_on_reject = verdict is None
         self.reach = 0  # once refused: how much of the text from the marker the block took
         self.settled: int | None = None  # how many of ``events`` the first block's are
+        self.read = 0  # how many of the pending pieces it was fed
+
+    @property
+    def parser(self) -> DialectParser:
+        if self._parser is None:
+            self._parser = self._make()
+            # Until judged, the parser stops at a refused first block: nothing after it is wanted.
+            self._parser.halt_on_reject = self.verdict is None
+        return self._parser
 
     def feed(self, text: str, final: bool, cut: bool = False) -> None:
         events = self.parser.feed(text)
@@ -331,15 +343,23 @@ class AutoParser:
                       final: bool) -> int | None:
         """Give the block at ``start`` to each claimant; where to scan on when none takes it."""
         in_reasoning = self._phase is Phase.REASONING
+        mid_answer = self._phase is Phase.CONTENT
+        tools, options = self._tools, self._options
+
+        def maker(d: Dialect) -> Callable[[], DialectParser]:
+            def make() -> DialectParser:
+                parser = DialectParser(d, tools, in_reasoning=in_reasoning, **options)
+                if mid_answer:
+                    parser.phase = Phase.CONTENT  # mid-answer: a bare opener is not one here
+                return parser
+            return make
+
         self._trials = []
         for d in claims:
-            parser = DialectParser(d, self._tools, in_reasoning=in_reasoning, **self._options)
-            if self._phase is Phase.CONTENT:
-                parser.phase = Phase.CONTENT  # mid-answer: a bare opener is not one here
             # A family's own reasoning marker is its evidence by itself: what follows it is
             # judged as the family's parser judges it, not as part of this block.
             own = marker not in d.call_start and marker in (d.reasoning or ())
-            self._trials.append(_Trial(parser, True if own else None))
+            self._trials.append(_Trial(d, maker(d), True if own else None))
         self._marker, self._pending, self._block_at = marker, [], self._base + start
         refused = self._feed_trials(buf, start, final)
         return None if refused is None else start + len(marker)
@@ -374,21 +394,30 @@ class AutoParser:
             pos, step = end, step * 2
 
     def _try(self, text: str, final: bool) -> list[Event] | None:
-        """Feed the trials: the winner's events, [] while undecided, None when all refuse."""
-        self._pending.append(text)  # kept to scan again should every trial refuse the block
+        """Feed the trials: the winner's events, [] while undecided, None when all refuse.
+
+        The winner is the first trial in order that recognises the block once those before it
+        have refused it, so the choice does not depend on the chunking. Only the first trial not
+        yet refused reads: the one after it reads the pending text only once it has refused, so
+        where the first candidate is the answer's dialect (the common case) it is the only one
+        that reads the block."""
+        pending = self._pending
+        pending.append(text)  # kept for later trials, and to scan again should every trial refuse
         for trial in self._trials:
-            if trial.verdict is not False:
-                trial.feed(text, final, self._cut)
-                if trial.verdict is False:
-                    name = trial.parser.dialect.name
-                    self._reach[name] = max(self._reach.get(name, 0), self._block_at + trial.reach)
-        for trial in self._trials:  # the first in order that recognises the block, once those
-            if trial.verdict is None:  # before it have refused: independent of the chunking
+            if trial.verdict is False:
+                continue
+            if trial.read < len(pending):
+                unread = pending[trial.read] if trial.read == len(pending) - 1 else "".join(pending[trial.read:])
+                trial.read = len(pending)
+                trial.feed(unread, final, self._cut)
+            if trial.verdict is None:
                 return []
             if trial.verdict:
                 self._parser, self.dialect = trial.parser, trial.parser.dialect
                 self._trials, self._pending = [], []
                 return trial.events
+            name = trial.dialect.name
+            self._reach[name] = max(self._reach.get(name, 0), self._block_at + trial.reach)
         self._trials = []
         if self._phase is Phase.START:
             self._phase = Phase.CONTENT

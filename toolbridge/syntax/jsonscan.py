@@ -25,6 +25,7 @@ _WS = re.compile(r"[ \t\n\r]*")
 # C-level match (possessive: text with many escapes, as code with \n at every line, is not read
 # escape by escape).
 _STRING_RUN = re.compile(r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+')
+FAST_TEXT = 512  # the longest text the fast path checks
 _LITERAL_RUN = re.compile(r"[-+.0-9a-zA-Z]*")
 _LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
 _ESCAPES = frozenset('"\\/bfnrtu')
@@ -89,8 +90,10 @@ class JsonScanner:
         return self.state != VALUE or bool(self._stack)
 
     def in_plain_string(self, text: str) -> bool:
-        """True when ``text`` continues the current string and ends nothing (the fast path)."""
-        return self.state == STRING and self._quote == '"' and _STRING_RUN.fullmatch(text) is not None
+        """True when ``text`` continues the current string and ends nothing (the fast path for
+        a delta; a long text is left to ``feed``, which reads it once whatever it holds)."""
+        return (len(text) <= FAST_TEXT and self.state == STRING and self._quote == '"'
+                and _STRING_RUN.fullmatch(text) is not None)
 
     def take(self) -> str:
         """The output produced since the last call."""
