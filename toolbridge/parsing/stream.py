@@ -25,6 +25,7 @@ import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..syntax.markers import cut_off, marker_set
@@ -77,6 +78,40 @@ def random_call_id(index: int = 0) -> str:
     return "call_%024x" % _IDS.getrandbits(96)
 
 
+@dataclass(frozen=True)
+class _Setup:
+    """What a parser of one dialect with given options looks for (shared, made once)."""
+
+    think: tuple[str, str] | None
+    scans: dict[Phase, Any]
+    drop: frozenset[str]
+    strays: frozenset[str]
+    openers: str  # the first characters of the bare openers (None: any answer may be a call)
+
+
+@lru_cache(maxsize=512)
+def _setup(dialect: Dialect, reasoning: bool, drop_tokens: tuple[str, ...]) -> _Setup:
+    think = dialect.reasoning if reasoning else None
+    if think is None and not dialect.calls_in_reasoning:
+        # Reasoning that may quote calls is recognised even when it is not split out: it
+        # passes through as content, markers included, and starts no call.
+        think = dialect.reasoning
+    starts = dialect.call_start
+    strays = dialect.stray_tokens if reasoning else ()
+    # The family's own end-of-turn and end-of-sentence tokens never reach the client.
+    drop_tokens = drop_tokens + dialect.own_end_tokens
+    content = marker_set(starts + ((think[0],) if think else ()) + drop_tokens + strays)
+    scans = {
+        Phase.START: content,
+        Phase.CONTENT: content,
+        Phase.REASONING: marker_set((starts if dialect.calls_in_reasoning else ())
+                                    + ((think[1],) if think else ()) + drop_tokens),
+        Phase.CALL: content,
+    }
+    openers = None if "" in dialect.bare_start else "".join({o[0] for o in dialect.bare_start})
+    return _Setup(think, scans, frozenset(drop_tokens), frozenset(strays), openers)  # type: ignore[arg-type]
+
+
 class DialectParser:
     """The parser of one dialect; ``StreamParser`` (``toolbridge.parsing.parser``) is the public
     name, which also makes ``AutoParser`` for ``dialect="auto"``. Arguments as StreamParser's."""
@@ -98,31 +133,14 @@ class DialectParser:
         self.dialect = get_dialect(dialect)
         self.lenient = repair  # CallSink: bodies read JSON leniently
         self._tools = tools if isinstance(tools, Toolset) or tools is None else Toolset(tools)
-        think = self.dialect.reasoning if reasoning else None
-        if think is None and not self.dialect.calls_in_reasoning:
-            # Reasoning that may quote calls is recognised even when it is not split out: it
-            # passes through as content, markers included, and starts no call.
-            think = self.dialect.reasoning
+        setup = _setup(self.dialect, reasoning, tuple(drop_tokens))
         self._split = reasoning
-        starts = self.dialect.call_start
-        self._think = think
-        strays = self.dialect.stray_tokens if reasoning else ()
-        # The family's own end-of-turn and end-of-sentence tokens never reach the client.
-        drop_tokens = tuple(drop_tokens) + self.dialect.own_end_tokens
-        content = marker_set(starts + ((think[0],) if think else ()) + drop_tokens + strays)
-        self._scans = {
-            Phase.START: content,
-            Phase.CONTENT: content,
-            Phase.REASONING: marker_set((starts if self.dialect.calls_in_reasoning else ())
-                                        + ((think[1],) if think else ()) + drop_tokens),
-            Phase.CALL: content,
-        }
-        self._drop = frozenset(drop_tokens)
-        self._strays = frozenset(strays)
+        self._think, self._scans, self._drop, self._strays = setup.think, setup.scans, setup.drop, setup.strays
         self._answer = Phase.START if self.dialect.bare_start else Phase.CONTENT
+        self._openers = setup.openers
         if in_reasoning is None:
             in_reasoning = self.dialect.starts_in_reasoning
-        self.phase = Phase.REASONING if think and in_reasoning else self._answer
+        self.phase = Phase.REASONING if setup.think and in_reasoning else self._answer
         self._resume = self._phase  # where a rejected block's text goes back to
         self._validate = validate and self._tools is not None
         self._hold = reject_invalid and self._tools is not None
@@ -173,9 +191,22 @@ class DialectParser:
                     self._out = []
                     self.args(fragment)
                     return self._out
-            elif phase is not Phase.START and self._scan.clear(text):
-                return [Text(text) if phase is Phase.CONTENT or not self._split else Reasoning(text)]
+            elif phase is not Phase.START:
+                if self._scan.clear(text):
+                    return [Text(text) if phase is Phase.CONTENT or not self._split else Reasoning(text)]
+            elif self._plain_start(text):
+                self.phase = Phase.CONTENT
+                return [Text(text)]
         return self._run(self._buf + text if self._buf else text, final=False)
+
+    def _plain_start(self, text: str) -> bool:
+        """Whether ``text``, where the answer starts, is plain content: it starts with no bare
+        opener and holds no character that can begin a marker (prose: the common answer)."""
+        openers = self._openers
+        if openers is None or not self._scan.clear(text):
+            return False
+        start = _SPACE.match(text).end()  # type: ignore[union-attr]
+        return start < len(text) and text[start] not in openers
 
     def close(self, cut: bool = False) -> list[Event]:
         """Signal the end of output; flush held text and settle an unfinished call.

@@ -12,6 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import repeat
+
+_WINDOW = 4096  # how far ``search`` looks for the markers' needles at a time
+_PROBES = 8  # false starts ``search`` tries one by one before one regex scan
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,8 @@ class MarkerSet:
     _prefixes: frozenset[str] = field(init=False, repr=False)
     _firsts: str = field(init=False, repr=False)
     _first_re: re.Pattern[str] = field(init=False, repr=False)
+    _needles: tuple[str, ...] = field(init=False, repr=False)
+    _extra: tuple[int, ...] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
     _tail: re.Pattern[str] = field(init=False, repr=False)
 
@@ -36,6 +42,9 @@ class MarkerSet:
         object.__setattr__(self, "_prefixes", frozenset(prefixes))
         firsts = "".join(sorted({m[0] for m in ordered}))
         object.__setattr__(self, "_firsts", firsts)
+        needles = tuple(_needle([m for m in ordered if m[0] == c]) for c in firsts)
+        object.__setattr__(self, "_needles", needles)
+        object.__setattr__(self, "_extra", tuple(len(n) - 1 for n in needles))
         first_re = "[" + "".join(re.escape(c) for c in firsts) + "]" if firsts else r"(?!)"
         object.__setattr__(self, "_first_re", re.compile(first_re))
         object.__setattr__(self, "_longest", max((len(m) for m in ordered), default=0))
@@ -46,8 +55,34 @@ class MarkerSet:
         return self._longest
 
     def search(self, buf: str, pos: int) -> re.Match[str] | None:
-        """The earliest marker at or after ``pos``."""
-        return self._pattern.search(buf, pos)
+        """The earliest marker at or after ``pos``.
+
+        Every marker begins with one of a few needles (its first character, or where that is a
+        letter, which prose is full of, the prefix its markers share), looked for with
+        ``str.find`` (memchr speed, many times a regex's scan), a window at a time so that a
+        needle that never comes is not looked for to the end of the buffer at every call. The
+        alternation is tried where one is found; after ``_PROBES`` false starts it scans on."""
+        end, find, probes = len(buf), buf.find, 0
+        while pos < end:
+            stop = pos + _WINDOW
+            first = min((i for i in map(find, self._needles, repeat(pos), self._reach(stop)) if i >= 0),
+                        default=-1)
+            if first < 0:
+                pos = stop
+                continue
+            m = self._pattern.match(buf, first)
+            if m is not None:
+                return m
+            probes += 1
+            if probes == _PROBES:  # text dense with false starts (markup): one regex scan
+                return self._pattern.search(buf, first + 1)
+            pos = first + 1
+        return None
+
+    def _reach(self, stop: int) -> list[int]:
+        """Where each needle's search ends for a window ending at ``stop`` (a needle that begins
+        before ``stop`` is found whole)."""
+        return [stop + extra for extra in self._extra]
 
     def could_grow(self, buf: str, start: int) -> bool:
         """True when the marker found at ``start`` runs to the end of ``buf`` and a longer
@@ -56,7 +91,10 @@ class MarkerSet:
 
     def clear(self, text: str) -> bool:
         """True when ``text`` holds no character that can begin a marker (the common case)."""
-        return self._first_re.search(text) is None
+        for first in self._firsts:
+            if first in text:
+                return False
+        return True
 
     def holdback(self, buf: str, pos: int) -> int:
         """Length of the longest tail of ``buf[pos:]`` that is a proper prefix of a marker."""
@@ -64,6 +102,18 @@ class MarkerSet:
         first = self._first_re.search(buf, start)  # most tails hold no marker's first character
         found = self._tail.search(buf, first.start()) if first is not None else None
         return len(buf) - found.start() if found is not None else 0
+
+
+def _needle(markers: list[str]) -> str:
+    """What ``search`` looks for to find these markers (which share a first character): that
+    character, or where it is a letter or digit, the longest prefix they all share."""
+    first = markers[0][0]
+    if not first.isalnum():
+        return first
+    k = 1
+    while all(len(m) > k and m[k] == markers[0][k] for m in markers):
+        k += 1
+    return markers[0][:k]
 
 
 def _trie_pattern(markers: list[str], every: bool = False) -> str:
