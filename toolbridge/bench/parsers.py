@@ -433,6 +433,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     add("--gateway-only", action="store_true",
         help="only the gateway benchmark; the other flags are its own "
              "(toolbridge bench --gateway-only --help)")
+    add("--speed", action="store_true",
+        help="only toolbridge against reference parsers (whole answers, auto, short answers); "
+             "its flags: --quick, --json")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -454,6 +457,10 @@ def main(argv: list[str] | None = None) -> int:
         from .gateway import main as gateway_main
 
         return gateway_main([a for a in argv if a != "--gateway-only"])
+    if "--speed" in argv:
+        from .speed import main as speed_main
+
+        return speed_main([a for a in argv if a != "--speed"])
     args = _arguments(argv)
     sizes = QUICK if args.quick else FULL
     header = _header(args.repeat, sizes)
