@@ -55,6 +55,8 @@ class Format:
             return cls()
         if kind != "grammar":
             raise ConfigError(f"{where}.type: must be 'text' or 'grammar'")
+        if isinstance(value.get("grammar"), dict):  # the Chat Completions shape nests it
+            value, where = value["grammar"], f"{where}.grammar"
         syntax, definition = value.get("syntax"), value.get("definition")
         if syntax not in SYNTAXES:
             raise ConfigError(f"{where}.syntax: must be 'lark' or 'regex'")
@@ -124,14 +126,17 @@ def check_call(fmt: Format, arguments: Any) -> tuple[str, ...]:
 class InputDeltas:
     """The raw input of a freeform call, piece by piece, from its JSON arguments' fragments.
 
-    Reads the first member's string value of ``{"key": "value", ...}`` as it arrives, decoding
-    escapes (one split across fragments is held until complete). ``feed`` gives the new text of
-    each fragment; ``close`` what the whole arguments say beyond what was given (the input of
-    arguments that were not one string member, or nothing).
+    Reads ``{"key": value, ...}`` as it arrives and gives the ``input`` member's string as it
+    comes, escapes decoded (one split across fragments is held until complete); other members
+    are passed over. ``close`` gives what the whole arguments say beyond what was given: all of
+    the input when the model named its one argument otherwise, or wrote a value that is not a
+    string (then the input is the arguments' text, as ``text`` says, as a whole answer has it).
     """
 
     def __init__(self) -> None:
-        self._state = "key"  # key -> in_key -> colon -> value -> string -> done
+        self._state = "key"  # key -> in_key -> colon -> value -> string -> key ...; or done
+        self._key: list[str] = []
+        self._streaming = False  # the string being read is the input
         self._held = ""  # an escape not yet complete
         self._given: list[str] = []
         self._raw: list[str] = []
@@ -145,64 +150,65 @@ class InputDeltas:
         self._held = ""
         n = len(text)
         while i < n and self._state != "done":
-            state = self._state
-            if state == "string":
-                j = _next_special(text, i)
-                out.append(text[i:j])
-                i = j
-                if i >= n:
-                    break
-                if text[i] == '"':
-                    self._state, i = "done", i + 1
-                    break
-                decoded, used = _escape(text, i)
-                if used == 0:
-                    self._held = text[i:]
-                    break
-                out.append(decoded)
-                i += used
-            elif state in ("key", "colon"):
-                c = text[i]
-                if state == "key" and c == '"':
-                    self._state = "in_key"
-                elif state == "colon" and c == ":":
-                    self._state = "value"
-                elif not c.isspace() and c not in "{,":
-                    self._state = "done"  # not an object of strings: close() settles it
-                i += 1
-            elif state == "in_key":
-                c = text[i]
-                if c == "\\":
-                    i += 2
-                    continue
-                if c == '"':
+            if self._state == "string":
+                i = self._string(text, i, out)
+                continue
+            c, state = text[i], self._state
+            i += 1
+            if state == "in_key":
+                if c == '"' and not (self._key and self._key[-1] == "\\"):
                     self._state = "colon"
-                i += 1
-            else:  # value
-                c = text[i]
+                else:
+                    self._key.append(c)
+            elif c.isspace():
+                continue
+            elif state == "key":
                 if c == '"':
-                    self._state = "string"
-                elif not c.isspace():
-                    self._state = "done"
-                i += 1
+                    self._state, self._key = "in_key", []
+                elif c not in "{,":
+                    self._state = "done"  # the end, or not an object of members: close() settles it
+            elif state == "colon":
+                self._state = "value" if c == ":" else "done"
+            elif c == '"':  # value
+                self._state, self._streaming = "string", "".join(self._key) == INPUT
+            else:
+                self._state = "done"  # a value that is not a string
         piece = "".join(out)
         if piece:
             self._given.append(piece)
         return piece
 
+    def _string(self, text: str, i: int, out: list[str]) -> int:
+        """Read string content from ``i``; where reading stopped."""
+        j = _next_special(text, i)
+        if self._streaming:
+            out.append(text[i:j])
+        if j >= len(text):
+            return j
+        if text[j] == '"':
+            self._state = "key"
+            return j + 1
+        decoded, used = _escape(text, j)
+        if used == 0:
+            self._held = text[j:]
+            return len(text)
+        if self._streaming:
+            out.append(decoded)
+        return j + used
+
     def close(self) -> str:
         """The rest of the input once the arguments are complete ("" when all was given)."""
-        whole = input_of("".join(self._raw))
+        whole = self.text
         given = "".join(self._given)
-        if whole is None or not whole.startswith(given):
-            return ""
-        return whole[len(given):]
+        return whole[len(given):] if whole.startswith(given) else ""
 
     @property
     def text(self) -> str:
-        """The whole input (call once the arguments are complete)."""
-        whole = input_of("".join(self._raw))
-        return whole if whole is not None else "".join(self._given)
+        """The whole input (once the arguments are complete): as ``input_of`` reads them, or
+        the arguments' text when they carry no one string."""
+        raw = "".join(self._raw)
+        whole = input_of(raw)
+        return whole if whole is not None else raw
 
 
 _SPECIAL = frozenset('"\\')

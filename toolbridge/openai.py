@@ -161,10 +161,12 @@ class ChunkEncoder:
                     deltas.append({self._reasoning_key: text})
         return deltas
 
-    def finish(self) -> list[Delta]:
-        """Deltas still owed at the end of the stream."""
+    def finish(self, calls: bool | None = None) -> list[Delta]:
+        """Deltas still owed at the end of the stream: the held whitespace, unless the answer
+        has calls (``calls``: whether it does, when the caller knows better than the events
+        seen, as when a call began and then broke)."""
         ws, self._ws = self._ws, ""
-        return [{"content": ws}] if ws and not self._calls else []
+        return [{"content": ws}] if ws and not (self._calls if calls is None else calls) else []
 
     def content(self, text: str) -> str | None:
         """The content to send for a Text event now; None while it is only whitespace (held)."""

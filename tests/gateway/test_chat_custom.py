@@ -122,12 +122,8 @@ def test_a_streamed_custom_call_gives_its_input_in_pieces(stacks: Any, source: s
 @pytest.mark.parametrize("arguments", [
     {"patch": "ls\n"},
     {"input": "ls\n", "reason": "why"},
-    pytest.param({"reason": "why", "input": "ls\n"}, marks=pytest.mark.xfail(
-        reason="'input' not the first member: streamed, the client is given 'why' (the first member), whole "
-               "'ls\\n'", strict=True)),
-    pytest.param({"input": 123}, marks=pytest.mark.xfail(
-        reason="arguments that are not one string member: whole, the input is the JSON arguments; streamed, "
-               "nothing", strict=True)),
+    pytest.param({"reason": "why", "input": "ls\n"}),
+    pytest.param({"input": 123}),
 ])
 def test_odd_custom_arguments_stream_as_they_are_whole(stacks: Any, arguments: dict[str, Any]) -> None:
     s = stacks(lambda b: Reply(content=written("hermes", "apply_patch", arguments), chunk=3))
@@ -185,8 +181,6 @@ def test_a_history_custom_call_without_input_is_a_400(stacks: Any) -> None:
     assert refused.value.body["param"] == "messages[1].tool_calls[0].custom"
 
 
-@pytest.mark.xfail(reason="the chat front reads a custom tool's grammar flat (format.syntax/definition); the Chat "
-                          "Completions API nests it (format.grammar.syntax/definition): 400", strict=True)
 def test_a_grammar_in_the_chat_completions_shape_is_accepted(stacks: Any) -> None:
     s = stacks(lambda b: Reply(content=written("hermes", "apply_patch", {"input": PATCHES["add"]})))
     [call] = create(s, tools=[GRAMMAR_TOOL]).choices[0].message.tool_calls

@@ -523,8 +523,6 @@ def test_tools_are_offered_as_chat_functions() -> None:
 
 # The turn's tool_choice is what the chat upstream is sent (Turn.body): allowed_tools must be in
 # the Chat Completions shape there, as the chat front sends it.
-ALLOWED_TOOLS_SHAPE = pytest.mark.xfail(reason="allowed_tools reaches the chat upstream in the Responses "
-                                        "(flat) shape, not the Chat Completions one", strict=True)
 
 
 @pytest.mark.parametrize("choice, expected", [
@@ -536,10 +534,10 @@ ALLOWED_TOOLS_SHAPE = pytest.mark.xfail(reason="allowed_tools reaches the chat u
         {"type": "function", "name": "get_weather"}, {"type": "custom", "name": "apply_patch"}]},
         {"type": "allowed_tools", "allowed_tools": {"mode": "required", "tools": [
             {"type": "function", "function": {"name": "get_weather"}},
-            {"type": "function", "function": {"name": "apply_patch"}}]}}, marks=ALLOWED_TOOLS_SHAPE),
+            {"type": "function", "function": {"name": "apply_patch"}}]}}),
     pytest.param({"type": "allowed_tools", "tools": [{"type": "function", "name": "get_weather"}]},
                  {"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": [
-                     {"type": "function", "function": {"name": "get_weather"}}]}}, marks=ALLOWED_TOOLS_SHAPE),
+                     {"type": "function", "function": {"name": "get_weather"}}]}}),
 ])
 def test_tool_choice(choice: Any, expected: Any) -> None:
     space = {"type": "namespace", "name": "agents", "tools": [{"type": "function", "name": "spawn"}]}
@@ -640,7 +638,7 @@ def test_the_request_reaches_the_upstream_translated(stacks: Any) -> None:
     ({"type": "function", "name": "get_weather"}, {"type": "function", "function": {"name": "get_weather"}}),
     pytest.param({"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name": "get_weather"}]},
                  {"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": [
-                     {"type": "function", "function": {"name": "get_weather"}}]}}, marks=ALLOWED_TOOLS_SHAPE),
+                     {"type": "function", "function": {"name": "get_weather"}}]}}),
 ])
 def test_tool_choice_over_http(stacks: Any, choice: Any, sent_choice: Any) -> None:
     call = written("hermes", "get_weather", {"city": "Oslo"})

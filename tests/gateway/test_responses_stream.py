@@ -245,8 +245,6 @@ SPACE = {"type": "namespace", "name": "agents", "tools": [
      "parameters": {"type": "object", "properties": {"task": {"type": "string"}}}}]}
 PARALLEL = [("read_file", {"path": "a.txt"}), ("get_weather", {"city": "Oslo", "days": 2})]
 # Items follow one another: the Responses API never has two open at once.
-OVERLAP = pytest.mark.xfail(reason="native calls: the next call's output_item.added comes before the open "
-                            "call's function_call_arguments.done and output_item.done", strict=True)
 CASES: list[tuple[str, str, Reply, list[dict[str, Any]]]] = [  # (id, parser, reply, tools)
     ("text", "hermes", Reply(content="Just words, with <b> and x < y."), TOOLS),
     ("empty", "hermes", Reply(content=""), TOOLS),
@@ -277,7 +275,7 @@ CASES: list[tuple[str, str, Reply, list[dict[str, Any]]]] = [  # (id, parser, re
 
 
 @pytest.mark.parametrize("dialect, reply, tools", [
-    pytest.param(*c[1:], id=c[0], marks=[OVERLAP] if len(c[2].tool_calls or ()) > 1 else []) for c in CASES])
+    pytest.param(*c[1:], id=c[0]) for c in CASES])
 def test_streamed_equals_whole(stacks: Any, dialect: str, reply: Reply, tools: list[dict[str, Any]]) -> None:
     s = stacks(lambda b: reply, tool_call_parser=dialect)
     kw: dict[str, Any] = {"tools": tools} if tools else {"tools": []}
@@ -340,18 +338,12 @@ def test_custom_input_streams_as_written(stacks: Any, writer: str, patch: str) -
     check_events(sse(s, body(tools=[apply_patch()])))
 
 
-ODD_INPUT = pytest.mark.xfail(reason="custom call whose arguments are not one string member: the streamed "
-                              "input differs from the whole answer's", strict=True)
-
-
 @pytest.mark.parametrize("arguments", [
     {"cmd": "ls\n"},
     {"input": "ls\n", "reason": "why"},
-    pytest.param({"reason": "why", "input": "ls\n"}, marks=pytest.mark.xfail(
-        reason="'input' not the first member: the input deltas spell the first member ('why'), the .done "
-               "event and the item have 'ls\\n'", strict=True)),
-    pytest.param({"input": 123}, marks=ODD_INPUT),
-    pytest.param({"input": {"k": "v"}}, marks=ODD_INPUT),
+    pytest.param({"reason": "why", "input": "ls\n"}),
+    pytest.param({"input": 123}),
+    pytest.param({"input": {"k": "v"}}),
 ])
 def test_odd_custom_arguments_stream_as_they_are_whole(stacks: Any, arguments: dict[str, Any]) -> None:
     s = stacks(lambda b: Reply(content=written("hermes", "shell", arguments), chunk=3))
@@ -361,9 +353,7 @@ def test_odd_custom_arguments_stream_as_they_are_whole(stacks: Any, arguments: d
     same(create(s, tools=tools), streamed)
 
 
-@pytest.mark.parametrize("strict", [True, pytest.param(False, marks=pytest.mark.xfail(
-    reason="a call cut by the limit after it began: the message item with its text is added (output_index 2) "
-           "before the call's output_item.done (output_index 1)", strict=True))])
+@pytest.mark.parametrize("strict", [True, pytest.param(False)])
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_a_call_cut_by_the_limit_streamed(stacks: Any, dialect: str, strict: bool) -> None:
     whole = written(dialect, "get_weather", {"city": "Paris, France", "days": 3})
@@ -457,8 +447,6 @@ def test_codexs_own_streamed_request(stacks: Any, name: str) -> None:
         assert output[1]["type"] == "function_call" and json.loads(output[1]["arguments"]) == {"cmd": "cat notes.txt"}
 
 
-@pytest.mark.xfail(reason="the text of a call broken by the cut loses its trailing whitespace when streamed "
-                          "(the whole answer keeps it); the chat front's stream does the same", strict=True)
 def test_a_cut_that_ends_in_whitespace_keeps_it_streamed(stacks: Any) -> None:
     cut = "Reading.\n" + written("hermes", "get_weather", {"city": "Paris, France"})[:60].rstrip() + " "
     s = stacks(lambda b: Reply(content=cut, finish_reason="length", chunk=4))

@@ -122,12 +122,16 @@ class _Choice:
         if self._content is not None:
             out += self._content_events(self._content.close(cut))
             self._prov.noted(self._content)
-        held = self._held_ws.finish()
+        if self._reasoning is not None:
+            reasoned = self._thought_events(self._reasoning.close(cut))
+        good, rejected, invalid = self._native.finish()
+        # Whitespace after the content stays unless calls are returned (a call that began and
+        # broke is not one), as in a whole answer.
+        held = self._held_ws.finish(calls=bool(self._calls or good))
         if held:
             out.append(Text(held[0]["content"]))
         if self._reasoning is not None:
-            out += self._thought_events(self._reasoning.close(cut))
-        good, rejected, invalid = self._native.finish()
+            out += reasoned
         self._prov.native += len(good)
         self._prov.invalid += invalid
         self._prov.rejected += len(rejected)
@@ -239,11 +243,13 @@ class _Choice:
             if isinstance(ev, ArgumentsDelta):
                 return [ev if ours == ev.index else ArgumentsDelta(ours, ev.text)]
             return [ev if ours == ev.index else ToolCallEnd(ours, ev.arguments)]
-        if isinstance(ev, Invalid | CallAborted) and self._held:  # for the gate: a held call's fate
+        if isinstance(ev, CallAborted):  # fronts that show each call close its item here
+            ours = self._index.get((source, ev.index))
+            return [] if ours is None else [ev if ours == ev.index else CallAborted(ours, ev.reason)]
+        if isinstance(ev, Invalid) and self._held:  # for the gate: a held call's fate
             ours = self._index.get((source, ev.index))
             if ours in self._held:
-                return [Invalid(ours, ev.errors) if isinstance(ev, Invalid)
-                        else CallAborted(ours, ev.reason)]
+                return [Invalid(ours, ev.errors)]
         return []
 
 

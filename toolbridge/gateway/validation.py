@@ -163,7 +163,7 @@ class Gate:
                 self._queue.append(ev)
             elif held is not None:
                 self._note(held, ev)
-            elif kind is Invalid or kind is CallAborted:
+            elif kind is Invalid:
                 continue  # of a call not held: counted by the choice, nothing to send
             elif self._queue:
                 self._queue.append(ev)

@@ -171,13 +171,20 @@ def _echo(body: dict[str, Any], parallel: Any) -> dict[str, Any]:
     echo = {k: body.get(k) for k in ("instructions", "max_output_tokens", "previous_response_id",
                                      "temperature", "top_p", "prompt_cache_key", "user",
                                      "safety_identifier")}
-    tools = body.get("tools")
-    echo.update(metadata=metadata or {}, tools=tools if isinstance(tools, list) else [],
+    tools = [_strict_shown(t) for t in body.get("tools") or ()] if isinstance(body.get("tools"), list) else []
+    echo.update(metadata=metadata or {}, tools=tools,
                 tool_choice=body.get("tool_choice") or "auto",
                 parallel_tool_calls=True if parallel is None else parallel,
                 reasoning=body.get("reasoning") or {"effort": None, "summary": None},
                 text=body.get("text") or {"format": {"type": "text"}})
     return echo
+
+
+def _strict_shown(tool: Any) -> Any:
+    """A function tool as the response repeats it: ``strict`` as applied (true unless given)."""
+    if isinstance(tool, dict) and tool.get("type") == "function" and tool.get("strict") is None:
+        return {**tool, "strict": True}
+    return tool
 
 
 # ---------------------------------------------------------------- sampling, reasoning, text
@@ -355,8 +362,9 @@ def _tool_choice(choice: Any, namespaces: dict[str, tuple[str, str]]) -> Any:
             if not isinstance(entry, dict) or entry.get("type") not in ("function", "custom"):
                 raise RequestError(f"tool_choice.tools[{i}]: only functions and custom tools can be "
                                    "allowed here", param=f"tool_choice.tools[{i}]")
-            named.append({"type": "function", "name": _shown(entry, namespaces)})
-        return {"type": "allowed_tools", "mode": choice.get("mode", "auto"), "tools": named}
+            named.append({"type": "function", "function": {"name": _shown(entry, namespaces)}})
+        # As a chat upstream takes it.
+        return {"type": "allowed_tools", "allowed_tools": {"mode": choice.get("mode", "auto"), "tools": named}}
     raise RequestError(f"tool_choice.type: {kind!r} names a built-in tool, which toolbridge does not "
                        "run", param="tool_choice.type")
 

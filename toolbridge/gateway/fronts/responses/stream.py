@@ -14,7 +14,8 @@ first (with the first upstream chunk); then items in the order the model wrote t
   piece of the raw input, ``.done`` with it.
 
 A message or reasoning item ends when the next item begins; a call when the parser ends it (a
-native call: when the next item begins or the answer ends). Last comes ``response.completed``,
+native call: when the next item begins or the answer ends), or as ``incomplete`` when it was cut
+or broke after it began (its text follows as a message, as in the whole answer). Last comes ``response.completed``,
 or ``response.incomplete`` (``max_output_tokens``: the output was cut, a call open at the cut
 is ``incomplete``), with the whole response. A failure after the stream began is an ``error``
 event and ``response.failed`` (``error_sse``).
@@ -28,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from ....events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin, ToolCallEnd
+from ....events import ArgumentsDelta, CallAborted, Event, Reasoning, Text, ToolCallBegin, ToolCallEnd
 from ....freeform import InputDeltas
 from ..ids import new_id
 from ...streaming import AnswerStream, Field, Finish, plain_content
@@ -162,6 +163,10 @@ class ResponsesStream:
                 item = self._calls.get(ev.index)  # type: ignore[union-attr]
                 if item is not None and not item.closed:
                     out.append(self._close_call(item, "completed", ev.arguments))  # type: ignore[union-attr]
+            elif kind is CallAborted:  # cut or broken after it began: it ends unfinished
+                item = self._calls.get(ev.index)  # type: ignore[union-attr]
+                if item is not None and not item.closed:
+                    out.append(self._close_call(item, "incomplete"))
             elif kind is Finish:
                 self._finish = ev.reason  # type: ignore[union-attr]
         return b"".join(out)
@@ -196,7 +201,7 @@ class ResponsesStream:
 
     def _add(self, item: _Item) -> bytes:
         """Open a message or reasoning item (the open one ends first)."""
-        closing = self._close_open()
+        closing = self._close_open() + self._close_calls()
         self._items.append(item)
         self._open = item
         return closing + self._event("response.output_item.added", {"output_index": item.index, "item": item.item})
@@ -223,8 +228,12 @@ class ResponsesStream:
             out += self._event(*_reasoning_part("done", summary, item.item["id"], item.index, text))
         return out + self._event("response.output_item.done", {"output_index": item.index, "item": item.item})
 
+    def _close_calls(self) -> bytes:
+        """End the calls still open (native calls: the next item shows they are complete)."""
+        return b"".join(self._close_call(c, "completed") for c in self._calls.values() if not c.closed)
+
     def _begin_call(self, ev: ToolCallBegin) -> bytes:
-        closing = self._close_open()
+        closing = self._close_open() + self._close_calls()
         item = call_item(self._context, ev.id, ev.name, "", "in_progress")
         call = _Item(len(self._items), item["type"], item, ev.name)
         call.pre = (b'event: response.function_call_arguments.delta\ndata: {"type":'
@@ -236,7 +245,7 @@ class ResponsesStream:
 
     def _arguments(self, ev: ArgumentsDelta) -> bytes:
         call = self._calls.get(ev.index)
-        if call is None or not ev.text:
+        if call is None or call.closed or not ev.text:  # (a native call's late fragment: its item ended)
             return b""
         call.pieces.append(ev.text)
         if call.inputs is None:
