@@ -390,7 +390,7 @@ def test_the_limit_flags_reach_the_server_and_the_upstream_reads() -> None:
         refused(s, get("/health", headers(3, 900)), 431, "too large")
         whole = ask(s, post(chat(tools=TOOLS)))
         assert whole.status == 502 and "larger than 4000 bytes" in whole.error["message"], whole.body
-        client = openai.OpenAI(base_url=s.url, api_key="k", max_retries=0)
+        client = s.client(api_key="k")
         with pytest.raises(openai.APIError, match="larger than 100000 bytes"):
             for _ in client.chat.completions.create(model="m", messages=USER, tools=TOOLS, stream=True):
                 pass

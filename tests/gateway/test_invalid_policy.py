@@ -116,9 +116,9 @@ def test_pass_returns_the_invalid_call_as_before(stream: bool) -> None:
 
 def test_reject_whole_is_a_502_naming_the_tool_and_errors_not_retried_by_the_sdk() -> None:
     with Stack(model(), tool_call_parser="hermes", on_invalid="reject") as s:
-        with pytest.raises(openai.APIStatusError) as info:
-            openai.OpenAI(base_url=s.url, api_key="sk-test", max_retries=2, timeout=20).chat.completions.create(
-                model="m", messages=USER, tools=[weather()])
+        with pytest.raises(openai.APIStatusError) as info, \
+                openai.OpenAI(base_url=s.url, api_key="sk-test", max_retries=2, timeout=20) as client:
+            client.chat.completions.create(model="m", messages=USER, tools=[weather()])
         assert info.value.status_code == 502
         assert info.value.response.headers["x-should-retry"] == "false"
         body = info.value.body

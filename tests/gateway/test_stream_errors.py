@@ -146,7 +146,7 @@ def test_a_parser_failure_on_a_whole_answer_is_a_502_not_retried(monkeypatch: py
         error_body = json.loads(body)["error"]
         assert error_body["code"] == "unreadable_answer" and "injected fault" in error_body["message"]
         assert metric(s.url, 'toolbridge_internal_errors_total{stage="answer"}') == 1
-        client = openai.OpenAI(base_url=s.url, api_key="k", max_retries=2, timeout=20)
+        client = s.client(api_key="k", max_retries=2)
         before = len(s.upstream.requests)
         with pytest.raises(openai.APIStatusError) as err:
             client.chat.completions.create(model="m", messages=USER, tools=TOOLS)
@@ -169,7 +169,7 @@ def test_an_unexpected_failure_before_the_answer_is_a_json_500_not_retried(monke
             error = json.loads(body)["error"]
             assert (error["type"], error["code"]) == ("server_error", "internal_error")
             assert "RecursionError" in error["message"]
-        client = openai.OpenAI(base_url=s.url, api_key="k", max_retries=2, timeout=20)
+        client = s.client(api_key="k", max_retries=2)
         calls.clear()
         with pytest.raises(openai.InternalServerError):
             client.chat.completions.create(model="m", messages=USER, tools=TOOLS)

@@ -26,6 +26,7 @@ class Stack:
         self._config = GatewayConfig(upstream="http://127.0.0.1:1/v1", port=0, **config)
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._clients: list[Any] = []  # made by ``client``: closed with the stack
         self.gateway: Gateway | None = None
 
     def __enter__(self) -> Stack:
@@ -34,6 +35,8 @@ class Stack:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        for client in self._clients:
+            client.close()  # its pooled connections, before the gateway goes
         self._call(self._stop())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5)
@@ -62,11 +65,16 @@ class Stack:
         """An ``openai.OpenAI`` client pointed at the gateway (the SDK is a demo/test extra)."""
         import openai
 
-        return openai.OpenAI(base_url=self.url, api_key=kwargs.pop("api_key", "sk-test"), max_retries=0,
-                             timeout=kwargs.pop("timeout", 20), **kwargs)
+        client = openai.OpenAI(base_url=self.url, api_key=kwargs.pop("api_key", "sk-test"),
+                               max_retries=kwargs.pop("max_retries", 0), timeout=kwargs.pop("timeout", 20),
+                               **kwargs)
+        self._clients.append(client)
+        return client
 
     def direct(self) -> Any:
         """A client that talks to the upstream itself, bypassing the gateway."""
         import openai
 
-        return openai.OpenAI(base_url=self.upstream.url, api_key="sk-test", max_retries=0, timeout=20)
+        client = openai.OpenAI(base_url=self.upstream.url, api_key="sk-test", max_retries=0, timeout=20)
+        self._clients.append(client)
+        return client
