@@ -457,10 +457,6 @@ def main(argv: list[str] | None = None) -> int:
         from .gateway import main as gateway_main
 
         return gateway_main([a for a in argv if a != "--gateway-only"])
-    if "--speed" in argv:
-        from .speed import main as speed_main
-
-        return speed_main([a for a in argv if a != "--speed"])
     args = _arguments(argv)
     sizes = QUICK if args.quick else FULL
     header = _header(args.repeat, sizes)

@@ -42,7 +42,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .. import parse
+from ..parsing.parser import parse
 from ..dialects import get_dialect
 from ..parsing.parser import StreamParser
 from ..tools import Toolset

@@ -105,6 +105,10 @@ def _bench(argv: list[str]) -> int:
         from ..bench.soak import main as soak_main
 
         return int(soak_main([a for a in argv if a != "--soak"]))
+    if "--speed" in argv:  # toolbridge against reference parsers (imports the parsers' bench)
+        from ..bench.speed import main as speed_main
+
+        return int(speed_main([a for a in argv if a != "--speed"]) or 0)
     from ..bench.parsers import main as bench_main  # written separately; imported only when asked for
 
     return int(bench_main(argv) or 0)

@@ -372,26 +372,14 @@ class AutoParser:
         return tuple(d for d in claims if self._reach.get(d.name, 0) <= at)
 
     def _feed_trials(self, buf: str, pos: int, final: bool) -> int | None:
-        """Feed ``buf[pos:]`` to the trials in growing steps, so that a trial that decides early
-        has read little more than its block. Returns None when a winner took the text or the
-        trials wait for more; where feeding stopped in ``buf`` when every trial refused."""
-        step = 256
-        while True:
-            end = len(buf) if len(buf) - pos <= step else pos + step
-            last = end == len(buf)
-            events = self._try(buf[pos:end], final and last)
-            if events is None:
-                return end
-            if self._parser is not None:
-                if not last:
-                    events += self._parser.feed(buf[end:])
-                    if final:
-                        events += self._parser.close(self._cut)
-                self._out += events
-                return None
-            if last:
-                return None
-            pos, step = end, step * 2
+        """Feed ``buf[pos:]`` to the trials (only the leading one reads; one that refuses stops
+        at the block it refused). Returns None when a winner took the text or the trials wait
+        for more; the end of ``buf`` when every trial refused."""
+        events = self._try(buf[pos:], final)
+        if events is None:
+            return len(buf)
+        self._out += events
+        return None
 
     def _try(self, text: str, final: bool) -> list[Event] | None:
         """Feed the trials: the winner's events, [] while undecided, None when all refuse.
