@@ -56,10 +56,7 @@ class Toolset:
         self.freeforms = {k: v for k, v in (freeforms or {}).items() if k in self.schemas}
         for name in self.freeforms:
             self.schemas[name] = freeform.READ_AS
-        self._tiers = [
-            _index(self.schemas, _separators),
-            _index(self.schemas, _loose),
-        ]
+        self._tiers: list[Any] | None = None  # made at the first name that is not exact
         self._validators: dict[str, Any] = {}
         self._quick: dict[str, Any] = {}
 
@@ -70,6 +67,8 @@ class Toolset:
         bare = _strip_prefix(written)
         if bare in self.schemas:
             return Resolution(bare, "prefix")
+        if self._tiers is None:
+            self._tiers = [_index(self.schemas, _separators), _index(self.schemas, _loose)]
         for how, (key, table) in zip(("separators", "loose"), self._tiers):
             found = table.get(key(bare), ())
             if len(found) == 1:
@@ -98,7 +97,7 @@ class Toolset:
             return freeform.check_call(fmt, arguments)
         quick = self._quick.get(tool, _UNSET)
         if quick is _UNSET:
-            quick = self._quick[tool] = quick_check(_standard_types(self.root_schema(tool)))
+            quick = self._quick[tool] = _quick_check(self.root_schema(tool))
         if quick is not None and quick(arguments):
             return ()  # the common case, answered without jsonschema
         validator = self._validators.get(tool)
@@ -168,8 +167,8 @@ class SharedCache:
         self._items: dict[Any, Any] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: Any) -> Any:
-        return self._items.get(key)
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self._items.get(key, default)
 
     def put(self, key: Any, value: Any) -> Any:
         with self._lock:
@@ -180,6 +179,16 @@ class SharedCache:
 
 
 _VALIDATORS = SharedCache(1024)
+_QUICK = SharedCache(1024)
+
+
+def _quick_check(schema: dict[str, Any]) -> Any:
+    """The quick check of ``schema`` (``_quickcheck``), shared like the validators."""
+    key = json.dumps(schema, sort_keys=True, default=str)
+    found = _QUICK.get(key, _UNSET)
+    if found is _UNSET:
+        found = _QUICK.put(key, quick_check(_standard_types(schema)))
+    return found
 
 
 def _validator(schema: dict[str, Any]) -> Any:

@@ -49,12 +49,12 @@ def odd_backslashes(text: str, start: int, end: int) -> bool:
 
 def closing_quote(text: str, pos: int) -> int:
     """The first ``"`` at or after ``pos`` that is not escaped (``pos`` starts outside an
-    escape), or -1: one ``find`` per quote, so long text costs C speed."""
-    while True:
-        q = text.find('"', pos)
-        if q == -1 or not odd_backslashes(text, pos, q):
-            return q
-        pos = q + 1
+    escape), or -1: one C-level match over the string, escapes included."""
+    end = _UNTIL_QUOTE.match(text, pos).end()  # type: ignore[union-attr]
+    return end if end < len(text) and text[end] == '"' else -1
+
+
+_UNTIL_QUOTE = re.compile(r'(?:[^"\\]++|\\.)*+', re.DOTALL)
 
 
 # States.
