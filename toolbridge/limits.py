@@ -22,7 +22,32 @@ from typing import Any
 MAX_DEPTH = 128
 MAX_INT_DIGITS = min(4300, sys.get_int_max_str_digits() or 4300) if hasattr(sys, "get_int_max_str_digits") else 4300
 
-_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+_BRACKETS = re.compile(r'"(?:[^"\\]++|\\.)*+"?|[\[\]{}]', re.DOTALL)  # a string read in one match
+
+
+_CONTAINERS = frozenset({dict, list})
+
+
+def deeper_than(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether a decoded ``value`` nests arrays and objects more than ``limit`` levels (a
+    scalar: 0).
+
+    Level by level, without recursion; a container holding only scalars is passed over by
+    ``map(type, ...)`` at C speed, so the walk costs about what decoding the value did.
+    """
+    level = [value] if type(value) in _CONTAINERS else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        inner: list[Any] = []
+        for container in level:
+            items = container.values() if type(container) is dict else container
+            if not _CONTAINERS.isdisjoint(map(type, items)):
+                inner += [v for v in items if type(v) in _CONTAINERS]
+        level = inner
+    return False
 
 
 def too_deep(text: str, limit: int = MAX_DEPTH) -> bool:

@@ -24,7 +24,7 @@ import orjson
 from ..dialects import get_dialect
 from ..errors import ConfigError, ToolBridgeError
 from ..freeform import Format
-from ..limits import MAX_DEPTH
+from ..limits import MAX_DEPTH, deeper_than
 from ..parsing.auto import special_tokens
 from ..syntax.dialect import Dialect
 from ..tools import SharedCache, Toolset
@@ -190,33 +190,9 @@ def check_nesting(turn: Turn, limit: int = MAX_NESTING) -> None:
     """Raise RequestError (400) naming the field when the turn's body nests arrays and objects
     more than ``limit`` levels deep (the body itself is the first level)."""
     for key, value in turn.body().items():
-        if _deeper_than(value, limit - 1):
+        if deeper_than(value, limit - 1):
             raise RequestError(f"'{key}' nests arrays and objects more than {limit} levels deep "
                                f"(counting the request body)", param=key)
-
-
-_CONTAINERS = frozenset({dict, list})
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests arrays and objects more than ``limit`` levels (a scalar: 0).
-
-    Level by level, without recursion; a container holding only scalars is passed over by
-    ``map(type, ...)`` at C speed, so the walk costs about what decoding the body did.
-    """
-    level = [value] if type(value) in _CONTAINERS else []
-    depth = 0
-    while level:
-        depth += 1
-        if depth > limit:
-            return True
-        inner: list[Any] = []
-        for container in level:
-            items = container.values() if type(container) is dict else container
-            if not _CONTAINERS.isdisjoint(map(type, items)):
-                inner += [v for v in items if type(v) in _CONTAINERS]
-        level = inner
-    return False
 
 
 def _reader(name: str, model: str | None) -> tuple[Dialect | str, bool, tuple[str, ...]]:

@@ -66,6 +66,27 @@ class ArgumentTyper:
         """Whether arguments under ``schema`` can need typing (it declares properties)."""
         return isinstance(schema.get("properties"), dict) and bool(schema["properties"])
 
+    def whole(self, text: str, value: Any) -> str | None:
+        """``text`` unchanged when it is all of the arguments (``value`` decoded), written as
+        ``feed`` writes them, and nothing in it needs typing: what ``feed`` would give, without
+        reading the text token by token. None: ``feed`` must read it."""
+        if self._state != START or not isinstance(value, dict):
+            return None
+        for key, member in value.items():
+            schema = self._props.get(key)
+            if not isinstance(schema, dict):
+                continue
+            resolved = deref(schema, self._root)
+            if type(member) is str and is_plain_string(resolved) and "enum" not in resolved:
+                continue
+            _, repairs, omit = repair_value(member, schema, self._root, key, key in self._required)
+            if repairs or omit:
+                return None
+        if json.dumps(value, ensure_ascii=False) != text:  # spelled otherwise: feed rewrites it
+            return None
+        self._state = DONE
+        return text
+
     def feed(self, text: str) -> str:
         if self._state == STREAM and not self._escape and '"' not in text and not text.endswith("\\"):
             return text  # the common case: a long string argument streaming

@@ -63,6 +63,7 @@ class _Call:
     index: int
     name: str
     fragments: list[str] = field(default_factory=list)
+    value: Any = None  # the decoded arguments, when they came whole and went out unchanged
 
 
 # Call ids come from a generator seeded once from the OS, not from os.urandom per id: that
@@ -356,11 +357,15 @@ class DialectParser:
 
         return ArgumentTyper(schema, schema, report)
 
-    def args(self, text: str) -> None:
+    def args(self, text: str, value: Any = None) -> None:
         call = self._call
         if text and call is not None and self._typer is not None:
-            text = self._typer.feed(text)
+            same = self._typer.whole(text, value) if value is not None else None
+            if same is None:
+                text, value = self._typer.feed(text), None
         if text and call is not None:
+            if value is not None and not call.fragments:
+                call.value = value  # the arguments, decoded: not read again to check them
             call.fragments.append(text)
             self._emit(ArgumentsDelta(call.index, text))
 
@@ -377,7 +382,7 @@ class DialectParser:
                 self._block_rejection = f"{TRUNCATED}: {why}"
                 return  # _fail_block aborts the call once the body hands back
             self._emit(Repaired(call.index, UNCLOSED_AT_END))
-        errors = self._check(call.name, arguments)
+        errors = self._check(call.name, arguments, call.value if len(call.fragments) == 1 else None)
         if errors:
             self._emit(Invalid(call.index, errors))
             if self._held is not None:
@@ -433,8 +438,9 @@ class DialectParser:
         missing = [k for k in required if k not in value] if isinstance(required, list) else []
         return f"required argument {missing[0]!r} was not written" if missing else ""
 
-    def _check(self, name: str, arguments: str) -> tuple[str, ...]:
-        value = json.loads(arguments)  # bodies only ever produce JSON objects
+    def _check(self, name: str, arguments: str, value: Any = None) -> tuple[str, ...]:
+        if value is None:
+            value = json.loads(arguments)  # bodies only ever produce JSON objects
         if not isinstance(value, dict):
             return ("arguments are not a JSON object",)
         return self._tools.validate(name, value) if self._validate and self._tools else ()

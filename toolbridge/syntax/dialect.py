@@ -45,8 +45,9 @@ class CallSink(Protocol):
         ``native_id``: the id the model wrote (Kimi's ``functions.NAME:IDX``), kept as the call's
         id unless it repeats one already given."""
 
-    def args(self, text: str) -> None:
-        """Emit a fragment of the current call's JSON arguments."""
+    def args(self, text: str, value: Any = None) -> None:
+        """Emit a fragment of the current call's JSON arguments (``value``: the decoded
+        arguments, when ``text`` is all of them at once and the body decoded them)."""
 
     def end(self) -> None:
         """Finish the current call."""

@@ -80,8 +80,8 @@ class ElementSink:
         self.began = why is None
         return why
 
-    def args(self, text: str) -> None:
-        self._sink.args(text)
+    def args(self, text: str, value: Any = None) -> None:
+        self._sink.args(text, value)
 
     def end(self) -> None:
         self.ended = True

@@ -103,8 +103,11 @@ class _ValueSink:
     def coerce(self, key: str, raw: str) -> Any:
         return self._sink.coerce(key, raw)
 
-    def args(self, text: str) -> None:
-        (self.captured.append if self.captured is not None else self._sink.args)(text)
+    def args(self, text: str, value: Any = None) -> None:
+        if self.captured is not None:
+            self.captured.append(text)
+        else:
+            self._sink.args(text, value)
 
 
 class _S(enum.Enum):

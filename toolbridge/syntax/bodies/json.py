@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Callable
+from typing import Any
 
-from ...limits import too_deep
+from ...limits import deeper_than
 from ..jsonscan import ERROR, JsonScanner
 from ..markers import cut_off, match_at, read_label, skip_ws
 from ..dialect import UNCLOSED_AT_END, CallSink, Outcome
@@ -28,8 +30,8 @@ def _refuse(constant: str) -> None:
 _STRICT = json.JSONDecoder(parse_constant=_refuse)  # raw control characters and NaN refused
 
 
-def complete_object(buf: str, pos: int) -> int | None:
-    """Where the JSON object at ``buf[pos]`` ends, when it is complete and the scanner would
+def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
+    """Where the JSON object at ``buf[pos]`` ends and its value, when it is complete and the scanner would
     pass it through unchanged (strict JSON, no integer too long for Python, not nested deeper
     than the limit); None otherwise, and the scanner reads it. One C-level decode: the whole
     answer's fast path, which gives what reading it piece by piece gives."""
@@ -37,9 +39,13 @@ def complete_object(buf: str, pos: int) -> int | None:
         value, end = _STRICT.raw_decode(buf, pos)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(value, dict) or too_deep(buf[pos:end]):
+    if not isinstance(value, dict) or deeper_than(value):
         return None
-    return end  # type: ignore[no-any-return]
+    return end, value
+
+
+# The head of an envelope as models write it: the name first, then the arguments' key.
+_HEAD = re.compile(r'\{\s*"name"\s*:\s*("(?:[^"\\]++|\\.)*+")\s*,\s*"(arguments|parameters)"\s*:\s*(?=\{)()')
 
 
 class _S(enum.Enum):
@@ -116,6 +122,13 @@ class JsonEnvelopeBody:
                     if outcome is not Outcome.DONE or not self._closes:
                         return pos, outcome
                     continue
+                if self._state is _S.LEAD and buf[pos] == "{" and not self._sink.lenient:
+                    whole = self._whole(buf, pos)
+                    if whole is not None:
+                        pos, outcome = whole
+                        if outcome is not None:
+                            return pos, outcome
+                        continue
                 if self._state is _S.LEAD and buf[pos] != "{" and self._inner:
                     pos, outcome = self._inner_wrapper(buf, pos, final)
                 else:
@@ -123,6 +136,31 @@ class JsonEnvelopeBody:
                     pos += outcome is None
             if outcome is not None:
                 return pos, outcome
+
+    def _whole(self, buf: str, pos: int) -> tuple[int, Outcome | None] | None:
+        """The whole answer's fast path: an envelope already complete in ``buf``, written as
+        models write it (``{"name": "...", "arguments": {...}}``, strict JSON within the limits),
+        read with one C-level decode and handed on as reading it piece by piece would (the
+        arguments as one fragment, the model's own text). None: read it piece by piece."""
+        if self._name_keys != ("name",) or self._held_args or self._keys_seen:
+            return None
+        head = _HEAD.match(buf, pos)
+        if head is None or head.group(2) not in self._args_keys:
+            return None
+        try:
+            name = _STRICT.decode(head.group(1))
+            arguments, args_end = _STRICT.raw_decode(buf, head.end())
+        except (ValueError, RecursionError):
+            return None
+        close = skip_ws(buf, args_end)
+        if close >= len(buf) or buf[close] != "}" or not isinstance(arguments, dict) or deeper_than(arguments):
+            return None
+        self._keys_seen, self._args_seen = 2, True
+        outcome = self._begin(name)
+        if outcome is not None:
+            return head.start(3), outcome
+        self._sink.args(buf[head.end():args_end], arguments)
+        return close + 1, self._finish()
 
     # ---------------------------------------------------------------- envelope punctuation
 
@@ -181,9 +219,10 @@ class JsonEnvelopeBody:
                     return pos, outcome
             self._streaming = self._begun and buf[pos] == "{"
             if self._streaming and not self._sink.lenient:
-                end = complete_object(buf, pos)
-                if end is not None:  # already whole: read at C speed, sent as one fragment
-                    self._sink.args(buf[pos:end])
+                whole = complete_object(buf, pos)
+                if whole is not None:  # already whole: read at C speed, sent as one fragment
+                    end, value = whole
+                    self._sink.args(buf[pos:end], value)
                     self._state, self._args_seen = _S.NEXT, True
                     return end, None
         pos = scanner.feed(buf, pos, final)
