@@ -327,8 +327,7 @@ class AutoParser:
         if not final and (rest == 0 or self._scan.holdback(buf, start) == rest):
             self._buf = buf[pos:]  # nothing yet, or what may still become a marker
             return None
-        m = self._scan.search(buf, start)
-        if m is None or m.start() != start:
+        if self._scan.at(buf, start) is None:
             for opener, claims in self._bare:
                 if buf.startswith(opener, start) and (claims := self._unread(claims, start)):
                     self._emit(buf[pos:start])

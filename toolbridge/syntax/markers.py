@@ -15,7 +15,7 @@ from functools import lru_cache
 from itertools import repeat
 
 _WINDOW = 4096  # how far ``search`` looks for the markers' needles at a time
-_PROBES = 8  # false starts ``search`` tries one by one before one regex scan
+_PROBES = 3  # false starts ``search`` tries one by one before one regex scan
 
 
 @dataclass(frozen=True)
@@ -63,26 +63,28 @@ class MarkerSet:
         needle that never comes is not looked for to the end of the buffer at every call. The
         alternation is tried where one is found; after ``_PROBES`` false starts it scans on."""
         end, find, probes = len(buf), buf.find, 0
+        needles, extra = self._needles, self._extra
         while pos < end:
             stop = pos + _WINDOW
-            first = min((i for i in map(find, self._needles, repeat(pos), self._reach(stop)) if i >= 0),
-                        default=-1)
-            if first < 0:
-                pos = stop
-                continue
-            m = self._pattern.match(buf, first)
-            if m is not None:
-                return m
-            probes += 1
-            if probes == _PROBES:  # text dense with false starts (markup): one regex scan
-                return self._pattern.search(buf, first + 1)
-            pos = first + 1
+            at = [find(n, pos, stop + x) for n, x in zip(needles, extra)]
+            while True:
+                first = min((i for i in at if i >= 0), default=-1)
+                if first < 0:
+                    break
+                m = self._pattern.match(buf, first)
+                if m is not None:
+                    return m
+                probes += 1
+                if probes == _PROBES:  # text dense with false starts (markup): one regex scan
+                    return self._pattern.search(buf, first + 1)
+                # Only the needles found at the false start are looked for again.
+                at = [find(n, first + 1, stop + x) if i == first else i for i, n, x in zip(at, needles, extra)]
+            pos = stop
         return None
 
-    def _reach(self, stop: int) -> list[int]:
-        """Where each needle's search ends for a window ending at ``stop`` (a needle that begins
-        before ``stop`` is found whole)."""
-        return [stop + extra for extra in self._extra]
+    def at(self, buf: str, pos: int) -> re.Match[str] | None:
+        """The marker that begins exactly at ``pos``, if any."""
+        return self._pattern.match(buf, pos)
 
     def could_grow(self, buf: str, start: int) -> bool:
         """True when the marker found at ``start`` runs to the end of ``buf`` and a longer
