@@ -53,9 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="the gateway in front of a replaying upstream, with the openai SDK")
     demo.add_argument("--parser-only", action="store_true",
                       help="only parse bundled sample outputs, whole and streamed (no HTTP)")
-    demo.add_argument("--front", choices=("chat", "anthropic", "all"), default="chat",
+    demo.add_argument("--front", choices=("chat", "anthropic", "responses", "all"), default="chat",
                       help="the client API: chat (the openai SDK), anthropic (the anthropic SDK on "
-                           "/v1/messages) or all")
+                           "/v1/messages), responses (the openai SDK on /v1/responses) or all")
     demo.set_defaults(handler=_demo)
     commands.add_parser("bench", help="run the benchmarks (flags: toolbridge bench --help; the soak "
                                       "of mixed traffic: toolbridge bench --soak --help)")
@@ -97,6 +97,10 @@ def _demo(args: argparse.Namespace) -> int:
         from .demo_anthropic import FRONT
 
         fronts.append(FRONT)
+    if args.front in ("responses", "all"):
+        from .demo_responses import FRONT as RESPONSES
+
+        fronts.append(RESPONSES)
     return gateway_demo(fronts=fronts)
 
 
