@@ -37,7 +37,7 @@ UNIT = '<tool_call>\n{"name": "read_file", "arguments": {"path": "/src/a.py"}}\n
 PARSE_SECONDS = 0.8  # how long the answer should take to parse (timed on a sample)
 MIN_SECONDS = 0.3  # the request must take at least this long, or the probe proved nothing
 HEALTH_BOUND = 0.1
-MAX_EVENT = 900_000  # a streamed answer in one SSE event stays below the client's 1 MB limit
+MAX_EVENT = 8 << 20  # the gateway's limit on one upstream SSE event here (the streamed answer is one)
 
 
 def sized_answer(cap: int) -> int:
@@ -73,7 +73,7 @@ def serve(units: int, offloop: int) -> None:
 
     pipeline.OFFLOOP_BYTES = offloop
     text = UNIT * units
-    with Stack(lambda b: Reply(content=text, chunk=len(text)), tool_call_parser="hermes") as s:
+    with Stack(lambda b: Reply(content=text, chunk=len(text)), tool_call_parser="hermes", max_event=MAX_EVENT) as s:
         print(s.url, flush=True)
         sys.stdin.read()
 
