@@ -1,7 +1,8 @@
 """A quick schema check for the flat schemas tools nearly always declare.
 
 Validating a call's arguments with jsonschema costs tens of microseconds, as much as parsing the
-call; nearly every tool declares only types, properties, required keys and string enums. For
+call; nearly every tool declares only types, properties, required keys, string enums and simple bounds
+(``minimum``, ``maxLength``, ``minItems`` ...). For
 such a schema ``quick_check`` builds a plain function that answers True only when jsonschema
 would find no error. It answers False when it is not sure, and the caller then asks jsonschema,
 which also words the errors; a schema using any other keyword gets no quick check (None).
@@ -103,7 +104,37 @@ def _enum_check(values: Any) -> Check | None:
     return lambda instance: type(instance) is str and instance in allowed
 
 
+_NUMBERS = (int, float)
+_COMPARE = {"minimum": lambda v, b: v >= b, "maximum": lambda v, b: v <= b,
+            "exclusiveMinimum": lambda v, b: v > b, "exclusiveMaximum": lambda v, b: v < b}
+_SIZED = {"minLength": (str, lambda n, b: n >= b), "maxLength": (str, lambda n, b: n <= b),
+          "minItems": (list, lambda n, b: n >= b), "maxItems": (list, lambda n, b: n <= b)}
+
+
+def _bound_check(keyword: str) -> Callable[[Any], Check | None]:
+    """A numeric bound (``minimum`` ...): it applies to numbers only (a boolean is not one)."""
+    compare = _COMPARE[keyword]
+
+    def make(bound: Any) -> Check | None:
+        if type(bound) not in _NUMBERS:
+            return None
+        return lambda instance: type(instance) not in _NUMBERS or compare(instance, bound)
+    return make
+
+
+def _size_check(keyword: str) -> Callable[[Any], Check | None]:
+    """A length bound (``minLength`` on strings, counted in code points; ``minItems`` ...)."""
+    kind, compare = _SIZED[keyword]
+
+    def make(bound: Any) -> Check | None:
+        if type(bound) is not int or bound < 0:
+            return None
+        return lambda instance: type(instance) is not kind or compare(len(instance), bound)
+    return make
+
+
 _KEYWORDS: dict[str, Callable[[Any], Check | None]] = {
     "type": _type_check, "properties": _properties_check, "required": _required_check,
     "additionalProperties": _additional_check, "items": _items_check, "enum": _enum_check,
+    **{k: _bound_check(k) for k in _COMPARE}, **{k: _size_check(k) for k in _SIZED},
 }

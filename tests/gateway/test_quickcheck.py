@@ -44,7 +44,15 @@ CASES: list[tuple[dict[str, Any], Any, bool | None]] = [
     ({"type": "object", "properties": {"a": {}}, "additionalProperties": False}, {"a": 1}, True),
     ({"type": "object", "properties": {"a": {}}, "additionalProperties": False}, {"b": 1}, False),
     ({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}, {}, True),
-    ({"type": "object", "properties": {"a": {"type": "string", "minLength": 2}}}, {"a": "x"}, None),
+    ({"type": "object", "properties": {"a": {"type": "string", "minLength": 2}}}, {"a": "x"}, False),
+    ({"type": "object", "properties": {"a": {"type": "string", "minLength": 2}}}, {"a": "xy"}, True),
+    ({"properties": {"d": {"type": "integer", "minimum": 1, "maximum": 14}}}, {"d": 3}, True),
+    ({"properties": {"d": {"type": "integer", "minimum": 1, "maximum": 14}}}, {"d": 15}, False),
+    ({"properties": {"d": {"minimum": 1}}}, {"d": True}, True),  # a boolean is not a number
+    ({"properties": {"d": {"exclusiveMaximum": 2.5}}}, {"d": 2.5}, False),
+    ({"properties": {"t": {"type": "array", "maxItems": 1}}}, {"t": [1, 2]}, False),
+    ({"properties": {"d": {"minimum": "1"}}}, {"d": 3}, None),  # not a number: jsonschema's call
+    ({"type": "object", "properties": {"a": {"type": "string", "pattern": "^a"}}}, {"a": "x"}, None),
     ({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}}, {"a": 1}, None),
     ({"type": "object", "properties": {"a": {"type": "strng"}}}, {"a": 1}, None),
     ({"$schema": "http://json-schema.org/draft-03/schema#", "type": "object"}, {}, None),
@@ -81,6 +89,13 @@ def _schemas(depth: int) -> st.SearchStrategy[dict[str, Any]]:
         "additionalProperties": st.booleans(),
         "description": st.text(max_size=3),
         "minLength": st.integers(0, 2),
+        "maxLength": st.integers(0, 3),
+        "minItems": st.integers(0, 2),
+        "maxItems": st.integers(0, 2),
+        "minimum": st.integers(-2, 2) | st.floats(-2, 2),
+        "maximum": st.integers(-2, 2) | st.floats(-2, 2),
+        "exclusiveMinimum": st.integers(-2, 2),
+        "exclusiveMaximum": st.floats(-2, 2),
     }
     if depth:
         keys["properties"] = st.dictionaries(st.sampled_from("abc"), _schemas(depth - 1), max_size=3)
