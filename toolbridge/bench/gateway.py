@@ -12,13 +12,19 @@ Method (that of benchmarks/stack/README.md, whose load generator this reuses):
   chunk and translates nothing) and ``gateway`` (``python -m toolbridge serve``, the real
   command, with 1 and 2 workers). Every stream level gets a fresh server process, warmed up
   with a few requests first.
-- Streams: the upstream sends one agent turn (content, then a tool call with ~300 characters of
-  arguments, in ~4-character deltas) at 30 chunks/s per stream; the request offers tools, so
-  the gateway parses and translates. Every stream a client receives is checked against the
-  script after the run. Delay = client receive time - upstream send time of the chunk it comes
-  from; CPU per chunk = the server's CPU over the run / upstream chunks relayed.
+- Streams: the upstream sends one agent turn (content, then a tool call, in ~4-character
+  deltas); the request offers tools, so the gateway parses and translates. The call comes in
+  argument sizes (``--args``, each measured in turn against its own direct and floor runs and
+  reported beside the others): ``small``, ~300 characters at 30 chunks/s per stream (~100
+  chunks), and ``33k``, a ``new_string`` of 33,000 characters (~8,400 chunks), which streams at
+  ``--long-rate`` (1000 chunks/s: 8 s a stream) and at fewer levels (``--long-streams`` 1,16:
+  the top one about the chunk rate of 512 small streams). Every stream a client receives is
+  checked against the script after the run. Delay = client receive time - upstream send time
+  of the chunk it comes from; CPU per chunk = the server's CPU over the run / upstream chunks
+  relayed.
 - Non-streamed: 64 keep-alive clients back to back (then 1 client); the answer's text holds the
-  call, which the gateway turns into ``tool_calls``. "Added" latency = server minus direct.
+  call (of each size), which the gateway turns into ``tool_calls``. "Added" latency = server
+  minus direct.
 - Every figure is the median over ``--repeat`` repetitions (lost chunks: the maximum); the
   order of the servers rotates between repetitions.
 - Then the fronts side by side (``fronts``): the Anthropic Messages front's translation per
@@ -41,7 +47,7 @@ from typing import Any
 
 from .fronts import measure as measure_fronts, report as report_fronts
 from .report import report_json, report_text, summarise
-from .script import DIALECTS, Script
+from .script import ARGS, DIALECTS, Script, arg_chars
 
 SERVER_CPU, LOAD_CPU = 0, 1
 LOADGEN = "toolbridge.bench.load"
@@ -190,18 +196,25 @@ class Bench:
     def __init__(self, args: argparse.Namespace) -> None:
         self.a = args
         self.procs = Procs(args.nice)
-        self.script = Script.build(args.dialect)
+        self.scripts = {size: Script.build(args.dialect, size) for size in args.args}
         self.runs: list[dict[str, Any]] = []
 
     def log(self, msg: str) -> None:
         if not self.a.json:
             print(msg, file=sys.stderr, flush=True)
 
+    def levels(self, size: str) -> list[int]:
+        return self.a.levels if size == "small" else self.a.long_levels
+
+    def rate(self, size: str) -> float:
+        return self.a.rate if size == "small" else self.a.long_rate
+
     def load(self, mode: str, target: int, up: int, pids: dict[str, list[int]], server: str,
-             rep: int, **opts: Any) -> None:
+             rep: int, size: str, **opts: Any) -> None:
         a = self.a
         argv = ["-m", LOADGEN, mode, "--target", f"127.0.0.1:{target}", "--upstream",
-                f"127.0.0.1:{up}", "--dialect", a.dialect, "--rate", str(a.rate),
+                f"127.0.0.1:{up}", "--dialect", a.dialect, "--args", size,
+                "--rate", str(self.rate(size)),
                 "--grace", str(a.grace), "--duration", str(opts.pop("duration", a.duration))]
         argv += ["--translated"] if server.startswith("gateway") else []
         argv += [f"--{k}={v}" for k, v in opts.items()]
@@ -209,11 +222,12 @@ class Bench:
         res = json.loads(self.procs.run(argv, {LOAD_CPU}, timeout=300))
         res["other_load"] = res["proc"].pop("other_load")
         kind = f"stream{opts['streams']}" if mode == "stream" else f"plain{opts['clients']}"
-        res.update(rep=rep, server=server, kind=kind)
+        res.update(rep=rep, server=server, kind=kind, args=size)
         self.runs.append(res)
-        self.log(f"  [{rep}] {server} {kind}: {_brief(res)}")
+        self.log(f"  [{rep}] {size} {server} {kind}: {_brief(res)}")
 
-    def start_server(self, server: str, up: int) -> tuple[Any, int, dict[str, list[int]]]:
+    def start_server(self, server: str, up: int,
+                     size: str) -> tuple[Any, int, dict[str, list[int]]]:
         port = free_port()
         if server == "floor":
             argv = ["-m", SERVERS, "floor", "--port", str(port), "--upstream", f"127.0.0.1:{up}"]
@@ -227,7 +241,7 @@ class Bench:
         pids = [proc.pid]
         if server.startswith("gateway x"):
             pids += self._pin_workers(proc.pid, workers)
-        warm_up(port, self.script, rounds=1 if len(pids) == 1 else 4)
+        warm_up(port, self.scripts[size], rounds=1 if len(pids) == 1 else 4)
         return proc, port, {"server": pids}
 
     def _pin_workers(self, parent: int, workers: int) -> list[int]:
@@ -246,22 +260,22 @@ class Bench:
             os.sched_setaffinity(pid, {cores[(SERVER_CPU + i) % len(cores)]})
         return _children(parent)  # the workers and multiprocessing's resource tracker
 
-    def measure_server(self, server: str, up: int, up_pid: int, rep: int) -> None:
+    def measure_server(self, server: str, up: int, up_pid: int, rep: int, size: str) -> None:
         a = self.a
-        levels = a.levels[-1:] if server.startswith("gateway x") else a.levels
+        levels = self.levels(size)[-1:] if server.startswith("gateway x") else self.levels(size)
         plain = [(64, a.duration), (1, a.duration / 2)] if not server.startswith("gateway x") \
             else [(64, a.duration)]
         for level in levels:
-            proc, port, pids = self.start_server(server, up)
+            proc, port, pids = self.start_server(server, up, size)
             try:
-                self.load("stream", port, up, {**pids, "upstream": [up_pid]}, server, rep,
+                self.load("stream", port, up, {**pids, "upstream": [up_pid]}, server, rep, size,
                           streams=level, ramp=0.0 if level == 1 else a.ramp)
             finally:
                 self.procs.stop(proc)
-        proc, port, pids = self.start_server(server, up)
+        proc, port, pids = self.start_server(server, up, size)
         try:
             for clients, duration in plain:
-                self.load("plain", port, up, {**pids, "upstream": [up_pid]}, server, rep,
+                self.load("plain", port, up, {**pids, "upstream": [up_pid]}, server, rep, size,
                           clients=clients, duration=duration)
         finally:
             self.procs.stop(proc)
@@ -270,23 +284,29 @@ class Bench:
         a = self.a
         servers = ["floor", "gateway"] + [f"gateway x{n}" for n in a.workers if n > 1]
         for rep in range(a.repeat):
-            up = free_port()
-            upstream = self.procs.start(["-m", SERVERS, "upstream", "--port", str(up), "--dialect",
-                                         a.dialect, "--rate", str(a.rate)], {LOAD_CPU}, up,
-                                        harness=True)
-            try:
-                pids = {"upstream": [upstream.pid]}
-                for level in ([] if a.quick else a.levels):
-                    self.load("stream", up, up, pids, "direct", rep, streams=level,
-                              ramp=0.0 if level == 1 else a.ramp)
-                for clients, duration in ((64, a.duration), (1, a.duration / 2)):
-                    self.load("plain", up, up, pids, "direct", rep, clients=clients,
-                              duration=duration)
-                shift = rep % len(servers)
-                for server in servers[shift:] + servers[:shift]:
-                    self.measure_server(server, up, upstream.pid, rep)
-            finally:
-                self.procs.stop_all()
+            for size in a.args:
+                self.measure_size(size, servers, rep)
+
+    def measure_size(self, size: str, servers: list[str], rep: int) -> None:
+        """One repetition at one argument size: its own upstream, direct, then the servers."""
+        a = self.a
+        up = free_port()
+        upstream = self.procs.start(["-m", SERVERS, "upstream", "--port", str(up), "--dialect",
+                                     a.dialect, "--args", size, "--rate", str(self.rate(size))],
+                                    {LOAD_CPU}, up, harness=True)
+        try:
+            pids = {"upstream": [upstream.pid]}
+            for level in ([] if a.quick else self.levels(size)):
+                self.load("stream", up, up, pids, "direct", rep, size, streams=level,
+                          ramp=0.0 if level == 1 else a.ramp)
+            for clients, duration in ((64, a.duration), (1, a.duration / 2)):
+                self.load("plain", up, up, pids, "direct", rep, size, clients=clients,
+                          duration=duration)
+            shift = rep % len(servers)
+            for server in servers[shift:] + servers[:shift]:
+                self.measure_server(server, up, upstream.pid, rep, size)
+        finally:
+            self.procs.stop_all()
 
 
 def _brief(r: dict[str, Any]) -> str:
@@ -318,12 +338,25 @@ def _ints(text: str) -> list[int]:
     return values
 
 
+def _sizes(text: str) -> list[str]:
+    sizes = list(dict.fromkeys(v.strip() for v in text.split(",") if v.strip()))
+    try:
+        for size in sizes:
+            arg_chars(size)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc))
+    if not sizes:
+        raise argparse.ArgumentTypeError("no argument size given")
+    return sizes
+
+
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
     about = (__doc__ or "").split("\n")[0]
     p = argparse.ArgumentParser(prog="toolbridge bench --gateway", description=about)
     add = p.add_argument
     add("--quick", action="store_true",
-        help="smoke run: 1 repetition, streams 1,64, 0.5 s non-streamed runs, no direct streams")
+        help="smoke run: 1 repetition, streams 1,64 (long args: --long-streams), 0.5 s "
+             "non-streamed runs, no direct streams")
     add("--repeat", type=int, default=None, metavar="N", help="repetitions (default 3, quick 1)")
     add("--streams", type=_ints, default=None, metavar="LIST",
         help="concurrent stream levels (default 1,64,256,512; quick 1,64)")
@@ -331,7 +364,15 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         help="gateway worker counts; above 1, measured at the top stream level and 64 clients")
     add("--json", action="store_true", help="print machine-readable results")
     add("--dialect", choices=DIALECTS, default="hermes", help="the model's dialect in the script")
+    add("--args", type=_sizes, default=list(ARGS), metavar="LIST",
+        help="argument sizes of the call, each measured in turn: small (~300 characters) "
+             "and/or <N>k (a new_string of N thousand characters); default small,33k")
     add("--rate", type=float, default=30.0, help="upstream chunks per second per stream")
+    add("--long-streams", type=_ints, default=[1, 16], metavar="LIST",
+        help="stream levels for the sizes other than small (default 1,16)")
+    add("--long-rate", type=float, default=1000.0,
+        help="upstream chunks per second per stream for the sizes other than small "
+             "(default 1000: 33k streams for 8 s)")
     add("--duration", type=float, default=None, help="seconds of each 64-client non-streamed run")
     add("--ramp", type=float, default=0.5, help="seconds over which stream starts are spread")
     add("--grace", type=float, default=8.0, help="seconds a stream run may overrun its schedule")
@@ -341,8 +382,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     a.levels = a.streams or ([1, 64] if a.quick else [1, 64, 256, 512])
     a.duration = a.duration or (0.5 if a.quick else 2.0)
     a.nice = _effective_nice(a.nice)
-    if a.repeat < 1 or a.rate <= 0 or a.duration <= 0:
-        p.error("--repeat, --rate and --duration must be positive")
+    a.long_levels = a.long_streams
+    if a.repeat < 1 or a.rate <= 0 or a.long_rate <= 0 or a.duration <= 0:
+        p.error("--repeat, --rate, --long-rate and --duration must be positive")
     return a
 
 
@@ -365,8 +407,10 @@ def main(argv: list[str] | None = None) -> int:
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "cpus": os.cpu_count(), "repeat": a.repeat, "quick": a.quick, "nice": a.nice,
         "harness_nice": bench.procs.harness_nice,
-        "dialect": a.dialect, "rate": a.rate, "levels": a.levels, "workers": a.workers,
-        "upstream_chunks_per_stream": len(bench.script.chunks),
+        "dialect": a.dialect, "workers": a.workers, "args": a.args,
+        "levels": {size: bench.levels(size) for size in a.args},
+        "rate": {size: bench.rate(size) for size in a.args},
+        "upstream_chunks_per_stream": {size: len(s.chunks) for size, s in bench.scripts.items()},
         "seconds": round(time.monotonic() - started, 1),
     }
     fronts = measure_fronts(a.dialect, a.quick)  # the Messages front beside the chat front
@@ -379,6 +423,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"toolbridge bench --gateway: fronts: {problem}", file=sys.stderr)
     failed = [r for r in bench.runs if r["problem_count"]]
     for r in failed:
-        print(f"toolbridge bench --gateway: {r['server']} {r['kind']}: {r['problem_count']} "
+        print(f"toolbridge bench --gateway: {r['args']} {r['server']} {r['kind']}: "
+              f"{r['problem_count']} "
               f"failed checks, e.g. {r['problems'][:1]}", file=sys.stderr)
     return 1 if failed or fronts["problems"] else 0

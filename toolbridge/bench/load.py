@@ -167,7 +167,7 @@ class StreamClient(asyncio.Protocol):
 
 async def run_streams(args: argparse.Namespace, sampler: Sampler) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
-    script = Script.build(args.dialect)
+    script = Script.build(args.dialect, args.args)
     sources = script.sources(args.translated)
     host, port = args.target.rsplit(":", 1)
     request = _request(args.target, script.request(True))
@@ -306,7 +306,7 @@ class PlainClient(asyncio.Protocol):
 async def run_plain(args: argparse.Namespace, sampler: Sampler) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     host, port = args.target.rsplit(":", 1)
-    request = _request(args.target, Script.build(args.dialect).request(False))
+    request = _request(args.target, Script.build(args.dialect, args.args).request(False))
     stats: dict[str, Any] = {"latencies": [], "errors": 0, "firsts": [], "measuring": False,
                              "stop": False}
     await asyncio.gather(*(loop.create_connection(lambda: PlainClient(request, stats), host,
@@ -338,7 +338,7 @@ def _check_answer(body: bytes, args: argparse.Namespace) -> str | None:
         message = {**choice["message"], "finish_reason": choice["finish_reason"]}
     except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
         return f"not a chat.completion: {body[:200]!r}"
-    return check_message(message, args.dialect, args.translated)
+    return check_message(message, args.dialect, args.translated, args.args)
 
 
 # ---------------------------------------------------------------- main
@@ -350,6 +350,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--target", required=True, help="host:port of the gateway, proxy or upstream")
     ap.add_argument("--upstream", required=True, help="host:port of the upstream (send log)")
     ap.add_argument("--dialect", choices=DIALECTS, default="hermes")
+    ap.add_argument("--args", default="small", help="the call's argument size (Script)")
     ap.add_argument("--translated", action="store_true", help="the target is the gateway")
     ap.add_argument("--pid", action="append", default=[], help="NAME=PID[,PID...] to sample")
     ap.add_argument("--cpu", type=int, default=None, help="pin to this core")

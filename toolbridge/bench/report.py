@@ -1,8 +1,9 @@
 """The gateway benchmark's figures: medians over repetitions, the goals, the tables.
 
-``summarise(runs, header)`` reduces the load generator's results to one figure per server,
-level and measure (the median over repetitions; lost chunks: the maximum; failed checks: the
-sum), then judges the goals of the issue and compares with LiteLLM's proxy. Missing figures are
+``summarise(runs, header)`` reduces the load generator's results to one figure per argument
+size, server, level and measure (the median over repetitions; lost chunks: the maximum; failed
+checks: the sum), then judges the goals of the issue on the first size (and the floor ratio on
+every other size) and compares with LiteLLM's proxy. Missing figures are
 NaN (``-`` in the text, ``null`` in JSON).
 """
 
@@ -12,6 +13,8 @@ import json
 import math
 import statistics
 from typing import Any
+
+from .script import arg_chars
 
 # LiteLLM's proxy as quoted in the issue; "ms per request" is read as its CPU per non-streamed
 # request (13.5 ms, consistent with its ~70 req/s on one core).
@@ -62,21 +65,32 @@ def _plain_cell(rs: list[dict[str, Any]], base: list[dict[str, Any]]) -> dict[st
 
 
 def summarise(runs: list[dict[str, Any]], header: dict[str, Any]) -> dict[str, Any]:
-    """Medians per server and level, the goals, and the comparison with LiteLLM."""
-    streams: dict[str, dict[int, Any]] = {}
-    plain: dict[str, dict[int, Any]] = {}
+    """Medians per argument size, server and level, the goals, and the comparison with LiteLLM.
+
+    ``streams`` and ``plain`` are keyed by size, then server, then level (or clients).
+    """
+    sizes = header["args"]
+    streams: dict[str, dict[str, dict[int, Any]]] = {size: {} for size in sizes}
+    plain: dict[str, dict[str, dict[int, Any]]] = {size: {} for size in sizes}
     for r in runs:
-        same = [x for x in runs if x["server"] == r["server"] and x["kind"] == r["kind"]]
+        same = [x for x in runs if x["args"] == r["args"] and x["server"] == r["server"]
+                and x["kind"] == r["kind"]]
         if r["mode"] == "stream":
-            streams.setdefault(r["server"], {})[r["streams"]] = _stream_cell(same)
+            streams[r["args"]].setdefault(r["server"], {})[r["streams"]] = _stream_cell(same)
         else:
-            base = [x for x in runs if x["server"] == "direct" and x["kind"] == r["kind"]]
-            plain.setdefault(r["server"], {})[r["clients"]] = _plain_cell(same, base)
-    for level, cell in streams.get("gateway", {}).items():
-        floor = streams.get("floor", {}).get(level, {}).get("us_per_chunk", NAN)
-        cell["x_floor"] = cell["us_per_chunk"] / floor
-    summary: dict[str, Any] = {"streams": streams, "plain": plain}
-    summary["goals"] = _goals(summary, max(header["levels"]), header["rate"])
+            base = [x for x in runs if x["args"] == r["args"] and x["server"] == "direct"
+                    and x["kind"] == r["kind"]]
+            plain[r["args"]].setdefault(r["server"], {})[r["clients"]] = _plain_cell(same, base)
+    for size in sizes:
+        for level, cell in streams[size].get("gateway", {}).items():
+            floor = streams[size].get("floor", {}).get(level, {}).get("us_per_chunk", NAN)
+            cell["x_floor"] = cell["us_per_chunk"] / floor
+    summary: dict[str, Any] = {"args": sizes, "streams": streams, "plain": plain}
+    first = sizes[0]
+    summary["goals"] = _goals({"streams": streams[first], "plain": plain[first]},
+                              max(header["levels"][first]), header["rate"][first], first)
+    for size in sizes[1:]:
+        summary["goals"].append(_floor_goal(streams[size], max(header["levels"][size]), size))
     return summary
 
 
@@ -84,20 +98,26 @@ def _verdict(ok: bool | None) -> str:
     return "n/a" if ok is None else ("PASS" if ok else "FAIL")
 
 
-def _goals(s: dict[str, Any], top: int, rate: float) -> list[dict[str, Any]]:
-    gw_top = s["streams"].get("gateway", {}).get(top, {})
-    floor_top = s["streams"].get("floor", {}).get(top, {})
-    gw64 = s["plain"].get("gateway", {}).get(64, {})
+def _floor_goal(streams: dict[str, Any], top: int, size: str) -> dict[str, Any]:
+    """Parsing and translation per chunk at ``top`` streams, against the floor's."""
+    gw_top = streams.get("gateway", {}).get(top, {})
+    floor_top = streams.get("floor", {}).get(top, {})
     ratio = gw_top.get("x_floor", NAN)
+    return {"goal": f"parsing + translation per chunk, x the floor ({size} args, {top} streams)",
+            "figure": f"{_f(gw_top.get('us_per_chunk'), '.1f')} / "
+                      f"{_f(floor_top.get('us_per_chunk'), '.1f')} us = {_f(ratio)}x",
+            "target": f"<= {FLOOR_RATIO}x", "result": _verdict(ratio <= FLOOR_RATIO)}
+
+
+def _goals(s: dict[str, Any], top: int, rate: float, size: str) -> list[dict[str, Any]]:
+    gw_top = s["streams"].get("gateway", {}).get(top, {})
+    gw64 = s["plain"].get("gateway", {}).get(64, {})
     p99, lost = gw_top.get("delay_p99_ms", NAN), gw_top.get("lost", -1)
     bad = gw_top.get("failed_checks", 0)
     held = p99 < P99_GOAL_MS and lost == 0 and not bad
     rps = gw64.get("rps", NAN)
     return [
-        {"goal": f"parsing + translation per chunk, x the floor ({top} streams)",
-         "figure": f"{_f(gw_top.get('us_per_chunk'), '.1f')} / "
-                   f"{_f(floor_top.get('us_per_chunk'), '.1f')} us = {_f(ratio)}x",
-         "target": f"<= {FLOOR_RATIO}x", "result": _verdict(ratio <= FLOOR_RATIO)},
+        _floor_goal(s["streams"], top, size),
         {"goal": f"{top} streams at {rate:g} chunks/s, one process",
          "figure": f"p99 {_f(p99, '.1f')} ms, {lost} lost, {bad} bad",
          "target": f"p99 < {P99_GOAL_MS:g} ms, 0 lost",
@@ -143,40 +163,48 @@ def _table(head: list[str], rows: list[list[str]], left: int = 1) -> list[str]:
 
 def _stream_rows(s: dict[str, Any]) -> list[list[str]]:
     rows = []
-    for server, cells in s["streams"].items():
-        for level, c in sorted(cells.items()):
-            direct = server == "direct"
-            cpu = _f(c["us_per_chunk"], ".1f")
-            rows.append([
-                server, str(level), _f(c["delay_p50_ms"]), _f(c["delay_p99_ms"]),
-                str(c["lost"]) + (f" ({c['failed_checks']} bad)" if c["failed_checks"] else ""),
-                f"({cpu} upstream)" if direct else cpu, _f(c.get("x_floor")), _f(c["util"]),
-                _f(c["rss_kb_per_stream"], ".1f") if not direct and level >= 64 else "-",
-                _f(c["other_load"])])
+    for size, servers in s["streams"].items():
+        for server, cells in servers.items():
+            for level, c in sorted(cells.items()):
+                rows.append(_stream_row(size, server, level, c))
     return rows
+
+
+def _stream_row(size: str, server: str, level: int, c: dict[str, Any]) -> list[str]:
+    direct = server == "direct"
+    cpu = _f(c["us_per_chunk"], ".1f")
+    return [size, server, str(level), _f(c["delay_p50_ms"]), _f(c["delay_p99_ms"]),
+            str(c["lost"]) + (f" ({c['failed_checks']} bad)" if c["failed_checks"] else ""),
+            f"({cpu} upstream)" if direct else cpu, _f(c.get("x_floor")), _f(c["util"]),
+            _f(c["rss_kb_per_stream"], ".1f") if not direct and level >= 16 else "-",
+            _f(c["other_load"])]
 
 
 def _plain_rows(s: dict[str, Any]) -> list[list[str]]:
     rows = []
-    for server, cells in s["plain"].items():
-        for clients, c in sorted(cells.items(), reverse=True):
-            direct = server == "direct"
-            cpu = _f(c["us_per_request"], ".0f")
-            rows.append([
-                server, str(clients),
-                _f(c["rps"], ",.0f")
-                + (f" ({c['failed_checks']} bad)" if c["failed_checks"] else ""),
-                _f(c["p50_ms"]), _f(c["p99_ms"]), "-" if direct else _f(c["added_p50_ms"]),
-                "-" if direct else _f(c["added_p99_ms"]), f"({cpu} upstream)" if direct else cpu,
-                _f(c["util"]), _f(c["other_load"])])
+    for size, servers in s["plain"].items():
+        for server, cells in servers.items():
+            for clients, c in sorted(cells.items(), reverse=True):
+                rows.append(_plain_row(size, server, clients, c))
     return rows
 
 
-def _worker_rows(s: dict[str, Any], header: dict[str, Any]) -> list[list[str]]:
-    top, rows = max(header["levels"]), []
+def _plain_row(size: str, server: str, clients: int, c: dict[str, Any]) -> list[str]:
+    direct = server == "direct"
+    cpu = _f(c["us_per_request"], ".0f")
+    return [size, server, str(clients),
+            _f(c["rps"], ",.0f") + (f" ({c['failed_checks']} bad)" if c["failed_checks"] else ""),
+            _f(c["p50_ms"]), _f(c["p99_ms"]), "-" if direct else _f(c["added_p50_ms"]),
+            "-" if direct else _f(c["added_p99_ms"]), f"({cpu} upstream)" if direct else cpu,
+            _f(c["util"]), _f(c["other_load"])]
+
+
+def _worker_rows(s: dict[str, Any], header: dict[str, Any], size: str) -> list[list[str]]:
+    top, rows = max(header["levels"][size]), []
     for n in header["workers"]:
         name = "gateway" if n == 1 else f"gateway x{n}"
-        p, st = s["plain"].get(name, {}).get(64, {}), s["streams"].get(name, {}).get(top, {})
+        p = s["plain"][size].get(name, {}).get(64, {})
+        st = s["streams"][size].get(name, {}).get(top, {})
         rows.append([str(n), _f(p.get("rps"), ",.0f"), _f(p.get("util")),
                      _f(st.get("delay_p50_ms")), _f(st.get("delay_p99_ms")),
                      str(st.get("lost", "-")),
@@ -184,16 +212,28 @@ def _worker_rows(s: dict[str, Any], header: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def _preamble(h: dict[str, Any], client: Any) -> list[str]:
+def _sizes_line(h: dict[str, Any], s: dict[str, Any]) -> str:
+    parts = []
+    for size in h["args"]:
+        cells = s["streams"][size].get("gateway", {})
+        client = next(iter(cells.values()))["client_chunks_per_stream"] if cells else "?"
+        what = ("~300 characters of arguments" if size == "small"
+                else f"a new_string of {arg_chars(size):,} characters")
+        parts.append(f"{size}: {what}, {h['upstream_chunks_per_stream'][size]} upstream chunks "
+                     f"per stream at {h['rate'][size]:g}/s ({client} client chunks through the "
+                     f"gateway), streams {','.join(map(str, h['levels'][size]))}")
+    return (f"Script ({h['dialect']}): content, then one tool call, in ~4-character deltas; "
+            f"by argument size (args), {'; '.join(parts)}.")
+
+
+def _preamble(h: dict[str, Any], s: dict[str, Any]) -> list[str]:
     return [
         (f"toolbridge gateway benchmark ({h['date']}, {h['python']}, {h['cpus']} CPUs, "
          f"{h['seconds']:.0f} s{', QUICK' if h['quick'] else ''})"),
         (f"Medians of {h['repeat']} repetition(s). Upstream and load generator on core 1 "
          f"(niceness {h['harness_nice']}); floor and 1-worker gateway on core 0 (niceness "
          f"{h['nice']}); 2 workers: one on each core."),
-        (f"Script ({h['dialect']}): content, then one tool call with ~300 characters of "
-         f"arguments, {h['upstream_chunks_per_stream']} upstream chunks per stream at "
-         f"{h['rate']:g}/s ({client} client chunks through the gateway)."),
+        _sizes_line(h, s),
         ("Delay = client receive - upstream send of the chunk it comes from. CPU per chunk = "
          "server CPU / upstream chunks relayed (at 1 stream mostly the request's own cost)."),
     ]
@@ -208,24 +248,26 @@ WORKERS_NOTE = (
 
 
 def report_text(header: dict[str, Any], s: dict[str, Any]) -> str:
-    top = max(header["levels"])
-    gateway = s["streams"].get("gateway", {})
-    client = next(iter(gateway.values()))["client_chunks_per_stream"] if gateway else "?"
-    stream_head = ["server", "streams", "delay p50 ms", "delay p99 ms", "lost", "CPU us/chunk",
-                   "x floor", "core util", "RSS KB/stream", "other load"]
-    plain_head = ["server", "clients", "req/s", "p50 ms", "p99 ms", "added p50 ms",
+    first = header["args"][0]
+    top = max(header["levels"][first])
+    stream_head = ["args", "server", "streams", "delay p50 ms", "delay p99 ms", "lost",
+                   "CPU us/chunk", "x floor", "core util", "RSS KB/stream", "other load"]
+    plain_head = ["args", "server", "clients", "req/s", "p50 ms", "p99 ms", "added p50 ms",
                   "added p99 ms", "CPU us/request", "core util", "other load"]
     goals = [[g["goal"], g["figure"], g["target"], g["result"]] for g in s["goals"]]
-    lines = [*_preamble(header, client), "", "Streams:", "", *_table(stream_head, _stream_rows(s)),
-             "", "Non-streamed (~1 KB each way; added = minus direct at the same client count):",
-             "", *_table(plain_head, _plain_rows(s)),
+    lines = [*_preamble(header, s), "", "Streams:", "",
+             *_table(stream_head, _stream_rows(s), left=2), "",
+             ("Non-streamed (the answer's text holds the call, ~1 KB each way with small args; "
+              "added = minus direct at the same size and client count):"),
+             "", *_table(plain_head, _plain_rows(s), left=2),
              "", "Goals:", "", *_table(["goal", "figure", "target", "result"], goals, left=4)]
     if len(header["workers"]) > 1:
         worker_head = ["workers", "req/s, 64 clients", "cores used", f"p50 ms, {top} streams",
                        f"p99 ms, {top} streams", "lost", "CPU us/chunk", "cores used (streams)"]
-        lines += ["", ("Workers (`toolbridge serve --workers N`: N processes share the port "
-                       "through SO_REUSEPORT and the kernel spreads connections over them):"),
-                  "", *_table(worker_head, _worker_rows(s, header)),
+        lines += ["", (f"Workers, {first} args (`toolbridge serve --workers N`: N processes "
+                       "share the port through SO_REUSEPORT and the kernel spreads connections "
+                       "over them):"),
+                  "", *_table(worker_head, _worker_rows(s, header, first)),
                   "", WORKERS_NOTE.format(cpus=header["cpus"])]
     return "\n".join(lines)
 

@@ -1,10 +1,12 @@
 """What the gateway benchmark's test upstream says, and what a client must receive from it.
 
-One agent turn, as a model answers it: a sentence of content, then a call to ``edit_file`` with
-about 300 characters of arguments, in the model's own dialect (``hermes`` JSON or
-``qwen3_coder`` XML). The request offers three tools, so the gateway parses and translates.
+One agent turn, as a model answers it: a sentence of content, then a call to ``edit_file``, in
+the model's own dialect (``hermes`` JSON or ``qwen3_coder`` XML). The request offers three
+tools, so the gateway parses and translates. The call's arguments come in sizes (``ARGS``,
+``call_args(size)``): ``small``, about 300 characters, and ``33k`` (or any ``<N>k``), whose
+``new_string`` is N thousand characters of code, streamed in the same 4-character deltas.
 
-- ``pieces(dialect)``: the model text as a server's detokeniser streams it, one token per
+- ``pieces(dialect, size)``: the model text as a server's detokeniser streams it, one token per
   delta: markers (special tokens) whole, everything else 4 characters at a time.
 - ``Script``: the upstream's chunk templates (a ``%b`` slot for the response id, which carries
   the stream's number so the load generator can match chunks to the upstream's send times),
@@ -18,6 +20,7 @@ it, so a mismatch shows up as a check failure, never as a wrong delay figure.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -57,22 +60,50 @@ REQUEST: dict[str, Any] = {
     "max_tokens": 1024,
 }
 DIALECTS = ("hermes", "qwen3_coder")
+ARGS = ("small", "33k")  # the argument sizes ``make bench`` measures; any ``<N>k`` works
 
 
-def model_text(dialect: str) -> str:
-    """The model's raw answer in ``dialect``: content, then one call."""
+def arg_chars(size: str) -> int:
+    """Characters of ``new_string`` in a call of ``size`` (0: ``small``, the ~300-char call)."""
+    if size == "small":
+        return 0
+    if size.endswith("k") and size[:-1].isdigit() and int(size[:-1]) > 0:
+        return int(size[:-1]) * 1000
+    raise ValueError(f"argument size {size!r} is neither 'small' nor '<N>k' (e.g. 33k)")
+
+
+@functools.lru_cache(maxsize=8)
+def call_args(size: str = "small") -> dict[str, Any]:
+    """The call's arguments: ``CALL_ARGS``, with a ``new_string`` of ``arg_chars(size)``
+    characters of code (indented numbered lines, ending in ``;``) unless ``small``."""
+    n = arg_chars(size)
+    if not n:
+        return CALL_ARGS
+    lines, total, i = [], 0, 0
+    while total < n:
+        line = (f"        tail_{i} = await resp.drain()  # flush {i}: the held-back tail "
+                f"goes out before [DONE]\n")
+        lines.append(line)
+        total, i = total + len(line), i + 1
+    text = "".join(lines)[:n - 1] + ";"
+    return dict(CALL_ARGS, new_string=text)
+
+
+def model_text(dialect: str, size: str = "small") -> str:
+    """The model's raw answer in ``dialect``: content, then one call with ``size`` arguments."""
+    args = call_args(size)
     if dialect == "hermes":
-        call = json.dumps({"name": CALL_NAME, "arguments": CALL_ARGS})
+        call = json.dumps({"name": CALL_NAME, "arguments": args})
         return f"{LEAD}<tool_call>\n{call}\n</tool_call>"
     if dialect == "qwen3_coder":
-        params = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in CALL_ARGS.items())
+        params = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in args.items())
         return f"{LEAD}<tool_call>\n<function={CALL_NAME}>\n{params}</function>\n</tool_call>"
     raise ValueError(f"no benchmark script for dialect {dialect!r} (one of {DIALECTS})")
 
 
-def pieces(dialect: str) -> list[str]:
+def pieces(dialect: str, size: str = "small") -> list[str]:
     """The model text as streamed deltas: special-token markers whole, the rest in 4 characters."""
-    text, out = model_text(dialect), []
+    text, out = model_text(dialect, size), []
     for i, part in enumerate(text.replace("</tool_call>", "<tool_call>").split("<tool_call>")):
         if i:
             out.append("<tool_call>" if i == 1 else "</tool_call>")
@@ -90,22 +121,25 @@ def _chunk(delta: dict[str, Any], finish: str | None) -> bytes:
 
 @dataclass(frozen=True)
 class Script:
-    """Everything the upstream sends and the load generator checks, for one dialect."""
+    """Everything the upstream sends and the load generator checks, for one dialect and one
+    argument size."""
 
     dialect: str
     chunks: tuple[bytes, ...]  # templates; ``template % (id,)`` is the chunk's JSON
     completion: bytes  # the non-streamed answer, a chat.completion with the text as content
+    size: str = "small"  # of the call's arguments (``call_args``)
 
     @classmethod
-    def build(cls, dialect: str) -> Script:
-        deltas = [{"role": "assistant", "content": ""}, *({"content": p} for p in pieces(dialect))]
+    def build(cls, dialect: str, size: str = "small") -> Script:
+        deltas = [{"role": "assistant", "content": ""},
+                  *({"content": p} for p in pieces(dialect, size))]
         chunks = [_chunk(d, None) for d in deltas] + [_chunk({}, "stop")]
-        message = {"role": "assistant", "content": model_text(dialect)}
+        message = {"role": "assistant", "content": model_text(dialect, size)}
         answer = {"id": "chatcmpl-bench", "object": "chat.completion", "created": 1733140000,
                   "model": MODEL, "choices": [{"index": 0, "logprobs": None,
                                                "finish_reason": "stop", "message": message}],
                   "usage": {"prompt_tokens": 412, "completion_tokens": 87, "total_tokens": 499}}
-        return cls(dialect, tuple(chunks), json.dumps(answer, separators=(",", ":")).encode())
+        return cls(dialect, tuple(chunks), json.dumps(answer, separators=(",", ":")).encode(), size)
 
     def request(self, stream: bool, **extra: Any) -> bytes:
         return json.dumps(dict(REQUEST, stream=stream, **extra), separators=(",", ":")).encode()
@@ -133,7 +167,7 @@ class Script:
         """What is wrong with one stream as a client received it (None: nothing)."""
         if len(chunks) != len(sources):
             return f"{len(chunks)} chunks, expected {len(sources)}"
-        return check_message(assemble(chunks), self.dialect, translated)
+        return check_message(assemble(chunks), self.dialect, translated, self.size)
 
 
 def assemble(chunks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -155,10 +189,11 @@ def assemble(chunks: list[dict[str, Any]]) -> dict[str, Any]:
             "finish_reason": finish}
 
 
-def check_message(message: dict[str, Any], dialect: str, translated: bool) -> str | None:
+def check_message(message: dict[str, Any], dialect: str, translated: bool,
+                  size: str = "small") -> str | None:
     """Compare an assembled (or non-streamed) message with what the script must give."""
     if not translated:
-        ok = message.get("content") == model_text(dialect) and not message.get("tool_calls")
+        ok = message.get("content") == model_text(dialect, size) and not message.get("tool_calls")
         return None if ok else "the relayed text differs from the model's"
     calls = message.get("tool_calls") or []
     if (message.get("content") or "").strip() != LEAD.strip():
@@ -166,8 +201,8 @@ def check_message(message: dict[str, Any], dialect: str, translated: bool) -> st
     if len(calls) != 1 or not calls[0].get("id"):
         return f"{len(calls)} tool calls (or no id), expected one"
     fn = calls[0].get("function") or calls[0]
-    if fn.get("name") != CALL_NAME or json.loads(fn.get("arguments") or "null") != CALL_ARGS:
-        return f"call {fn.get('name')!r} with {fn.get('arguments')!r} is not the expected one"
+    if fn.get("name") != CALL_NAME or json.loads(fn.get("arguments") or "null") != call_args(size):
+        return f"call {fn.get('name')!r} with {fn.get('arguments')!r:.300} is not the expected one"
     if message.get("finish_reason") != "tool_calls":
         return f"finish_reason {message.get('finish_reason')!r}, expected 'tool_calls'"
     return None

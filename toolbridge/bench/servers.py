@@ -163,7 +163,7 @@ def floor_handler(pool: UpstreamPool) -> Any:
 
 
 async def _serve_upstream(args: argparse.Namespace) -> None:
-    _Upstream.script = Script.build(args.dialect)
+    _Upstream.script = Script.build(args.dialect, args.args)
     _Upstream.rate = args.rate
     server = await asyncio.get_running_loop().create_server(_Upstream, "127.0.0.1", args.port,
                                                             backlog=4096)
@@ -188,6 +188,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--cpu", type=int, default=None, help="pin to this core")
     ap.add_argument("--dialect", choices=DIALECTS, default="hermes", help="upstream: the script")
+    ap.add_argument("--args", default="small", help="upstream: the call's argument size")
     ap.add_argument("--rate", type=float, default=30.0, help="upstream: chunks/s per stream")
     ap.add_argument("--upstream", default="", help="floor: host:port of the upstream")
     args = ap.parse_args(argv)
