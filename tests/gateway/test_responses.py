@@ -743,6 +743,13 @@ def test_namespaced_functions(stacks: Any, replay: str) -> None:
     assert [c["function"]["name"] for c in sent[1]["tool_calls"]] == ["spawn", "jobs__close"]
 
 
+def unsealed(s: Any) -> int:
+    """The gateway's count of reasoning items whose seal did not verify."""
+    text = urllib.request.urlopen(s.url.removesuffix("/v1") + "/metrics").read().decode()
+    return sum(int(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("toolbridge_reasoning_unsealed_total "))
+
+
 def test_reasoning_is_sealed_and_given_back(stacks: Any, caplog: pytest.LogCaptureFixture) -> None:
     s = stacks(agent("hermes"))
     first = create(s, include=["reasoning.encrypted_content"], store=False)
@@ -756,12 +763,14 @@ def test_reasoning_is_sealed_and_given_back(stacks: Any, caplog: pytest.LogCaptu
     payload = reasoning.encrypted_content
     tampered = payload[:-6] + ("AAAAAA" if not payload.endswith("AAAAAA") else "BBBBBB")
     caplog.set_level(logging.WARNING, logger="toolbridge.gateway")
+    before = unsealed(s)
     for changed in (tampered, "tb1.bm90IHNlYWxlZA", "opaque-from-openai"):
         again = create(s, [{"role": "user", "content": USER}, {**sealed, "encrypted_content": changed},
                            message, call, result])
         assert items(again) == [("message", FINAL)], "dropped, not fatal"
         assert "reasoning_content" not in s.upstream.requests[-1]["messages"][1]
     assert any("encrypted_content is dropped" in r.getMessage() for r in caplog.records)
+    assert unsealed(s) == before + 3, "each counted"
     plain = create(s)
     assert plain.output[0].encrypted_content is None, "sealed only when asked"
 

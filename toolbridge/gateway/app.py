@@ -53,7 +53,7 @@ class Gateway:
         self.metrics = Metrics()
         self.pipeline = Pipeline(config, self.metrics)
         self.tokens = TokenCounter(config)
-        self.responses = ResponsesFront(config)
+        self.responses = ResponsesFront(config, self.metrics)
         self._host, self._port, self._base = config.upstream_parts()
         self.pool: UpstreamPool | None = None
         self.server: H1Server | None = None

@@ -28,6 +28,8 @@ _HELP = {
     "toolbridge_internal_errors_total": ("counter",
                                          "Failures no other handler took, by stage (request, answer, stream)."),
     "toolbridge_offloaded_total": ("counter", "Steps run on a worker thread, by kind (request, whole, chunk)."),
+    "toolbridge_reasoning_unsealed_total": ("counter", "Reasoning items sent back whose encrypted_content "
+                                            "did not verify (dropped; the turn went on without them)."),
     "toolbridge_streamed_chunks_total": ("counter", "Chunks sent to clients on streams."),
     "toolbridge_open_streams": ("gauge", "Streams in progress."),
 }

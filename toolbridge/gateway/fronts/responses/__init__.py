@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from ...config import GatewayConfig
+from ...metrics import Metrics
 from ...streaming import AnswerStream
 from ...turn import Plan, Turn
 from ..chat import error_body
@@ -35,12 +36,13 @@ class ResponsesFront:
     name = "responses"
     content_type = b"text/event-stream"
 
-    def __init__(self, config: GatewayConfig | None = None) -> None:
+    def __init__(self, config: GatewayConfig | None = None, metrics: Metrics | None = None) -> None:
         size = config.responses_store if config is not None else 256
         ttl = config.responses_ttl if config is not None else 3600.0
         secret = config.responses_secret if config is not None else None
         self.store = ResponseStore(size, ttl)
-        self.sealer = Sealer(secret.encode() if secret else None)
+        unsealed = (lambda: metrics.inc("toolbridge_reasoning_unsealed_total")) if metrics is not None else None
+        self.sealer = Sealer(secret.encode() if secret else None, unsealed)
 
     def turn(self, body: Any) -> Turn:
         return responses_turn(body, self.store.conversation, self.sealer)

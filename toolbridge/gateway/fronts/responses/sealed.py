@@ -6,7 +6,7 @@ A sealed item is ``tb1.`` and the base64url of a 16-byte nonce, the reasoning te
 and a block counter), and a 16-byte HMAC-SHA256 tag over all of it (encrypt-then-MAC). It is
 opaque to the client, and any change to it is seen: an item that does not verify (tampered,
 or sealed by a gateway with another key) is dropped with a log line and counted, and the turn
-goes on without that reasoning (``--responses-secret`` gives every process and restart one key;
+goes on without that reasoning (counted in ``toolbridge_reasoning_unsealed_total``; ``--responses-secret`` gives every process and restart one key;
 without it each start makes its own). Reasoning longer than ``MAX_TEXT`` characters keeps its
 last ``MAX_TEXT``; a sealed string longer than ``MAX_SEALED`` is refused (400).
 """
@@ -19,6 +19,7 @@ import hmac
 import logging
 import os
 import zlib
+from collections.abc import Callable
 
 from ...turn import RequestError
 
@@ -33,11 +34,11 @@ _NONCE, _TAG, _BLOCK = 16, 16, 64
 class Sealer:
     """Seals and opens reasoning with keys derived from one secret."""
 
-    def __init__(self, secret: bytes | None = None) -> None:
+    def __init__(self, secret: bytes | None = None, on_reject: Callable[[], None] | None = None) -> None:
         secret = secret or os.urandom(32)
+        self._on_reject = on_reject  # told of each item that does not verify (the metrics)
         self._enc = hashlib.blake2b(b"encrypt", key=secret[:64], digest_size=32).digest()
         self._mac = hashlib.blake2b(b"authenticate", key=secret[:64], digest_size=32).digest()
-        self.rejected = 0  # items that did not verify
 
     def seal(self, text: str) -> str:
         if len(text) > MAX_TEXT:
@@ -72,7 +73,8 @@ class Sealer:
             return self._reject(where, "its content cannot be read")
 
     def _reject(self, where: str, why: str) -> None:
-        self.rejected += 1
+        if self._on_reject is not None:
+            self._on_reject()
         log.warning("responses: %s.encrypted_content is dropped: %s", where, why)
         return None
 
