@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from toolbridge.gateway.fronts.dropped import Dropped
 from toolbridge.gateway.fronts.responses import request as responses_request
 from toolbridge.gateway.fronts.responses.request import responses_turn
 from toolbridge.gateway.fronts.responses.sealed import Sealer
@@ -698,7 +699,7 @@ def test_a_required_call_the_model_did_not_make_is_an_error(stacks: Any) -> None
 def test_built_in_tools_are_dropped_or_refused(stacks: Any, caplog: pytest.LogCaptureFixture,
                                                monkeypatch: pytest.MonkeyPatch, tool: dict[str, Any],
                                                refused: bool) -> None:
-    monkeypatch.setattr(responses_request, "_warned", set())
+    monkeypatch.setattr(responses_request, "_drop", Dropped("responses"))  # each case logs afresh
     caplog.set_level(logging.INFO, logger="toolbridge.gateway")
     s = stacks(lambda b: Reply(content="ok"))
     before = len(s.upstream.requests)

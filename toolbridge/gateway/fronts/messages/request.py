@@ -14,16 +14,14 @@ Messages front, where the table of fields is).
 
 from __future__ import annotations
 
-import logging
 import re
 from typing import Any
 
 import orjson
 
 from ...turn import RequestError, Turn
+from ..dropped import Dropped
 from .ids import upstream_id
-
-log = logging.getLogger("toolbridge.gateway")
 
 _NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
 
@@ -47,7 +45,7 @@ _DROPPED = {
 }
 _TURN_FIELDS = frozenset({"model", "messages", "system", "max_tokens", "stop_sequences", "stream",
                           "tools", "tool_choice", "thinking", "output_config", *_SAMPLING})
-_warned: set[str] = set()
+_drop = Dropped("messages")
 
 
 def messages_turn(body: Any, count: bool = False) -> Turn:
@@ -79,12 +77,6 @@ def messages_turn(body: Any, count: bool = False) -> Turn:
     messages = [*_system(body.get("system"), body.get("messages")), *_messages(body.get("messages"))]
     return Turn(messages=messages, tools=tools, tool_choice=choice, parallel=parallel, stream=stream,
                 include_usage=stream, model=model, options=options)
-
-
-def _drop(key: str, why: str) -> None:
-    if key not in _warned and len(_warned) < 64:  # keys come from clients: keep the set bounded
-        _warned.add(key)
-        log.info("messages: %r is dropped (%s); logged once", key, why)
 
 
 def _limits(body: dict[str, Any]) -> dict[str, Any]:

@@ -16,17 +16,15 @@ can do are dropped, each logged once per process (README: the Responses front).
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from ....errors import ConfigError
 from ....freeform import Format, arguments_of, declaration
 from ...turn import RequestError, Turn
+from ..dropped import Dropped
 from ..ids import upstream_call_id
 from .sealed import Sealer
-
-log = logging.getLogger("toolbridge.gateway")
 
 CALL_PREFIX = "call_"
 # Built-in tools: None is dropped with a log line (a client sends it by default and works
@@ -66,7 +64,7 @@ _DROPPED = {
     "prompt_cache_retention": "prompt caching is the upstream's own",
     "context_management": "the client's history is sent whole",
 }
-_warned: set[str] = set()
+_drop = Dropped("responses")
 
 
 @dataclass
@@ -132,12 +130,6 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer) -> Turn:
     return Turn(messages=_lead_system(instructions, history), tools=tools, tool_choice=choice,
                 parallel=parallel, stream=stream, include_usage=stream, model=model, options=options,
                 freeforms=freeforms, context=context)
-
-
-def _drop(key: str, why: str) -> None:
-    if key not in _warned and len(_warned) < 64:  # keys come from clients: keep the set bounded
-        _warned.add(key)
-        log.info("responses: %r is dropped (%s); logged once", key, why)
 
 
 def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
