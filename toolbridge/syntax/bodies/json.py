@@ -147,13 +147,16 @@ class JsonEnvelopeBody:
         head = _HEAD.match(buf, pos)
         if head is None or head.group(2) not in self._args_keys:
             return None
+        whole = complete_object(buf, head.end())
+        if whole is None:
+            return None
+        args_end, arguments = whole
+        close = skip_ws(buf, args_end)
+        if close >= len(buf) or buf[close] != "}":
+            return None
         try:
             name = _STRICT.decode(head.group(1))
-            arguments, args_end = _STRICT.raw_decode(buf, head.end())
-        except (ValueError, RecursionError):
-            return None
-        close = skip_ws(buf, args_end)
-        if close >= len(buf) or buf[close] != "}" or not isinstance(arguments, dict) or deeper_than(arguments):
+        except ValueError:
             return None
         self._keys_seen, self._args_seen = 2, True
         outcome = self._begin(name)
