@@ -110,6 +110,13 @@ def input_of(arguments: Any) -> str | None:
     return None
 
 
+def raw_input(arguments: str) -> str:
+    """The input a freeform call gives its client: ``input_of`` its arguments, or their text
+    when they carry no one string (as streamed and whole alike)."""
+    text = input_of(arguments)
+    return text if text is not None else arguments
+
+
 def arguments_of(text: str) -> str:
     """The JSON arguments a freeform call with raw input ``text`` is to the model."""
     return json.dumps({INPUT: text}, ensure_ascii=False)
@@ -206,12 +213,9 @@ class InputDeltas:
     def text(self) -> str:
         """The whole input (once the arguments are complete): as ``input_of`` reads them, or
         the arguments' text when they carry no one string."""
-        raw = "".join(self._raw)
-        whole = input_of(raw)
-        return whole if whole is not None else raw
+        return raw_input("".join(self._raw))
 
 
-_SPECIAL = frozenset('"\\')
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 

@@ -20,7 +20,7 @@ import orjson
 
 from ...errors import ConfigError
 from ...events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin, ToolCallEnd
-from ...freeform import Format, InputDeltas, arguments_of, declaration, input_of
+from ...freeform import Format, InputDeltas, arguments_of, declaration, raw_input
 from ..streaming import AnswerStream, Field, Finish, plain_content
 from ..turn import Plan, RequestError, Settings, Turn, plan_turn
 
@@ -131,9 +131,8 @@ def custom_calls(answer: dict[str, Any], freeforms: dict[str, Any]) -> None:
         for i, call in enumerate(message.get("tool_calls") or () if isinstance(message, dict) else ()):
             function = call.get("function") or {}
             if function.get("name") in freeforms:
-                text = input_of(function.get("arguments"))
                 message["tool_calls"][i] = {"id": call.get("id"), "type": "custom", "custom": {
-                    "name": function["name"], "input": text if text is not None else function.get("arguments", "")}}
+                    "name": function["name"], "input": raw_input(function.get("arguments", ""))}}
 
 
 def error_body(message: str, type: str = "invalid_request_error", code: str | None = None,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ....freeform import arguments_of, input_of
+from ....freeform import arguments_of, raw_input
 from ..ids import client_call_id, new_id, upstream_call_id
 from .request import CALL_PREFIX, Context
 
@@ -85,9 +85,8 @@ def call_item(context: Context, upstream_id: str, name: str, arguments: str,
     shown, space = context.client_name(name)
     call_id = call_id or client_call_id(CALL_PREFIX, upstream_id)
     if name in context.freeforms:
-        text = input_of(arguments) if arguments else ""
         item: dict[str, Any] = {"type": "custom_tool_call", "id": new_id("ctc_"), "call_id": call_id,
-                                "name": shown, "input": arguments if text is None else text, "status": status}
+                                "name": shown, "input": raw_input(arguments), "status": status}
     else:
         item = {"type": "function_call", "id": new_id("fc_"), "call_id": call_id, "name": shown,
                 "arguments": arguments, "status": status}
