@@ -291,6 +291,15 @@ class AnswerStream:
         ``tool_choice`` is unmet."""
         return [(index, state.finish()) for index, state in sorted(self._choices.items())]
 
+    def feed_first(self, chunk: dict[str, Any]) -> list[Event]:
+        """``feed`` for an API with one output (Messages, Responses): the first choice's events
+        (other choices are not asked for)."""
+        return [ev for index, events in self.feed(chunk) if index == 0 for ev in events]
+
+    def finish_first(self) -> list[Event]:
+        """``finish`` for an API with one output: the first choice's closing events."""
+        return [ev for index, events in self.finish() if index == 0 for ev in events]
+
     def restart(self, plan: Plan) -> None:
         """Read another answer into the same client stream (a retry): the envelope (``meta``)
         and the call ids given so far are kept, each choice starts over, provenance too."""

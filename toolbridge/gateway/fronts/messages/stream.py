@@ -117,17 +117,12 @@ class MessagesStream:
         for ch in choices if type(choices) is list else ():
             if type(ch) is dict and not ch.get("index") and ch.get("finish_reason"):
                 self._matched = ch
-        for index, events in self._answer.feed(chunk):
-            if index == 0:  # the API has one message: other choices are not asked for
-                out.append(self._events(events))
+        out.append(self._events(self._answer.feed_first(chunk)))
         return b"".join(out)
 
     def finish_sse(self) -> bytes:
         """What the parsers still held, the open block's end, ``message_delta`` and ``message_stop``."""
-        out = [b"" if self._started else self._start(None)]
-        for index, events in self._answer.finish():
-            if index == 0:
-                out.append(self._events(events))
+        out = [b"" if self._started else self._start(None), self._events(self._answer.finish_first())]
         out.append(self._close())
         reason, sequence = stop_reason(self._finish, self._matched)
         usage = usage_of(self._answer.usage, -(-self._chars // 4))

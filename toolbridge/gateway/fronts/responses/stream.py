@@ -97,18 +97,11 @@ class ResponsesStream:
                 if type(ev) is ArgumentsDelta:
                     return head + self._arguments(ev)
             return head + self._events(events)
-        out = [head]
-        for index, events in self._answer.feed(chunk):
-            if index == 0:  # one output: other choices are not asked for
-                out.append(self._events(events))
-        return b"".join(out)
+        return head + self._events(self._answer.feed_first(chunk))
 
     def finish_sse(self) -> bytes:
         """What the parsers still held, every item's end, and the response's last event."""
-        out = [b"" if self._started else self._start(None)]
-        for index, events in self._answer.finish():
-            if index == 0:
-                out.append(self._events(events))
+        out = [b"" if self._started else self._start(None), self._events(self._answer.finish_first())]
         status, incomplete = status_of(self._finish)
         out.append(self._close_open())
         for item in self._items:
