@@ -50,6 +50,29 @@ class Provenance:
         return self.native + self.content + self.reasoning
 
 
+def first_choice(answer: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A repaired answer's first choice and its message, for an API with one output ({} for
+    what is missing)."""
+    choices = answer.get("choices") or [{}]
+    choice = choices[0] if isinstance(choices[0], dict) else {}
+    message = choice["message"] if isinstance(choice.get("message"), dict) else {}
+    return choice, message
+
+
+def answer_text(message: dict[str, Any]) -> str:
+    """A message's content as text (content parts joined, as a few upstreams answer)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+def answer_reasoning(message: dict[str, Any]) -> str:
+    """A message's reasoning, under either name upstreams give it."""
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    return reasoning if isinstance(reasoning, str) else ""
+
+
 def parser_options(plan: Plan) -> dict[str, Any]:
     """The plan's options for a StreamParser, with the gateway's call ids (``native.new_id``)."""
     return {"call_id": new_id, **plan.parser_options}

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from ...repair import answer_reasoning, answer_text, first_choice
 from ...streaming import AnswerStream
 from ...turn import Turn
 from .ids import message_id, tool_use_id
@@ -29,14 +30,12 @@ SIGNATURE = "dG9vbGJyaWRnZQ"  # base64url of "toolbridge": a marker, not a proof
 def whole_message(answer: dict[str, Any]) -> dict[str, Any]:
     """A repaired ``chat.completion`` object as a Messages ``message``: blocks in the order
     thinking, text, tool_use (one choice: the API has no others)."""
-    choices = answer.get("choices") or [{}]
-    choice = choices[0] if isinstance(choices[0], dict) else {}
-    message: dict[str, Any] = choice["message"] if isinstance(choice.get("message"), dict) else {}
+    choice, message = first_choice(answer)
     blocks: list[dict[str, Any]] = []
-    thinking = message.get("reasoning_content") or message.get("reasoning")
-    if isinstance(thinking, str) and thinking:
+    thinking = answer_reasoning(message)
+    if thinking:
         blocks.append({"type": "thinking", "thinking": thinking, "signature": SIGNATURE})
-    text = _answer_text(message.get("content"))
+    text = answer_text(message)
     if text:
         blocks.append({"type": "text", "text": text})
     for call in message.get("tool_calls") or ():
@@ -47,12 +46,6 @@ def whole_message(answer: dict[str, Any]) -> dict[str, Any]:
     return {"id": message_id(), "type": "message", "role": "assistant", "model": answer.get("model") or "",
             "content": blocks, "stop_reason": reason, "stop_sequence": sequence,
             "usage": usage_of(answer.get("usage"), None)}
-
-
-def _answer_text(content: Any) -> str:
-    if isinstance(content, list):  # content parts, as a few upstreams answer
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return content if isinstance(content, str) else ""
 
 
 _KINDS = {k: k for k in ("invalid_request_error", "authentication_error", "permission_error",

@@ -19,6 +19,7 @@ import orjson
 
 from ...config import GatewayConfig
 from ...metrics import Metrics
+from ...repair import first_choice
 from ...streaming import AnswerStream
 from ...turn import Plan, Turn
 from ..chat import error_body
@@ -56,9 +57,7 @@ class ResponsesFront:
 
     def whole(self, answer: dict[str, Any], plan: Plan) -> bytes:
         context: Context = plan.context
-        choices = answer.get("choices") or [{}]
-        choice = choices[0] if isinstance(choices[0], dict) else {}
-        message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+        choice, message = first_choice(answer)
         output = answer_items(context, message, self.sealer)
         status, incomplete = status_of(choice.get("finish_reason"))
         model = answer.get("model")

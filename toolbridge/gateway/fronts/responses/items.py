@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from ....freeform import arguments_of, raw_input
+from ...repair import answer_reasoning, answer_text
 from ..ids import client_call_id, new_id, upstream_call_id
 from .request import CALL_PREFIX, Context
 
@@ -98,13 +99,11 @@ def call_item(context: Context, upstream_id: str, name: str, arguments: str,
 def answer_items(context: Context, message: dict[str, Any], sealer: Any) -> list[dict[str, Any]]:
     """A whole chat answer's message as output items: reasoning, message, calls."""
     items = []
-    reasoning = message.get("reasoning_content") or message.get("reasoning")
-    if isinstance(reasoning, str) and reasoning:
+    reasoning = answer_reasoning(message)
+    if reasoning:
         items.append(reasoning_item(reasoning, sealer, context))
-    content = message.get("content")
-    if isinstance(content, list):
-        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    if isinstance(content, str) and content:
+    content = answer_text(message)
+    if content:
         items.append(message_item(content))
     for call in message.get("tool_calls") or ():
         fn = call["function"]
