@@ -182,9 +182,14 @@ _VALIDATORS = SharedCache(1024)
 _QUICK = SharedCache(1024)
 
 
+def _schema_key(schema: dict[str, Any]) -> str:
+    """What a schema's shared checks are kept under: its text, keys sorted."""
+    return json.dumps(schema, sort_keys=True, default=str)
+
+
 def _quick_check(schema: dict[str, Any]) -> Any:
     """The quick check of ``schema`` (``_quickcheck``), shared like the validators."""
-    key = json.dumps(schema, sort_keys=True, default=str)
+    key = _schema_key(schema)
     found = _QUICK.get(key, _UNSET)
     if found is _UNSET:
         found = _QUICK.put(key, quick_check(_standard_types(schema)))
@@ -197,7 +202,7 @@ def _validator(schema: dict[str, Any]) -> Any:
     Checking a schema costs milliseconds, far more than parsing a typical answer; clients send
     the same tools with every request, so validators are kept, keyed by the schema's text.
     """
-    key = json.dumps(schema, sort_keys=True, default=str)
+    key = _schema_key(schema)
     validator = _VALIDATORS.get(key)
     if validator is None:
         validator = _VALIDATORS.put(key, _make_validator(schema))
@@ -207,7 +212,7 @@ def _validator(schema: dict[str, Any]) -> Any:
 def _forget_validator(schema: dict[str, Any]) -> _NoValidator:
     """Mark ``schema`` as one nothing can be checked against, for every request offering it."""
     none = _NoValidator()
-    return _VALIDATORS.put(json.dumps(schema, sort_keys=True, default=str), none)
+    return _VALIDATORS.put(_schema_key(schema), none)
 
 
 def _make_validator(schema: dict[str, Any]) -> Any:
