@@ -153,3 +153,15 @@ def make_table_tests(dialect: str, cases: list[Case]) -> tuple[Any, Any, Any]:
         check_case(case, dialect, split(case.text, cuts))
 
     return test_whole, test_per_character, test_random_chunkings
+
+
+def written(dialect: str, name: str, arguments: dict[str, Any], ascii_only: bool = True) -> str:
+    """A call as a model writes it in ``dialect`` (hermes, or qwen3_coder). In qwen3_coder one
+    newline each side of a value belongs to the markup: a value ending in a newline is followed
+    by another."""
+    if dialect == "hermes":
+        return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=ascii_only) + \
+            "\n</tool_call>"
+    params = "".join(f"<parameter={k}>\n{v if isinstance(v, str) else json.dumps(v)}\n</parameter>\n"
+                     for k, v in arguments.items())
+    return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -24,37 +23,20 @@ from typing import Any
 
 import pytest
 
+from tests.agents.installed import installed
+from tests.harness import written
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
 
 pytestmark = pytest.mark.agents
 
-ROOT = Path(__file__).resolve().parents[2]
 KEY = "toolbridge-test-key"
 Call = tuple[str, dict[str, str]]  # (tool name, arguments)
 
 
 def claude() -> str:
     """The installed ``claude`` command, or skip saying what is missing."""
-    found = os.environ.get("TOOLBRIDGE_CLAUDE") or str(ROOT / ".agents" / "node_modules" / ".bin" / "claude")
-    if not Path(found).exists():
-        node = "" if shutil.which("node") and shutil.which("npm") else " (Node.js and npm are missing too)"
-        pytest.skip(f"Claude Code is not installed at {found}: run make test-agents{node}")
-    try:
-        version = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=60, check=False)
-    except OSError as exc:
-        pytest.skip(f"{found} does not run: {exc}")
-    if version.returncode != 0:
-        pytest.skip(f"{found} --version failed: {version.stderr.strip()[:300]}")
-    return found
-
-
-def written(dialect: str, name: str, arguments: dict[str, str]) -> str:
-    """A call as the model family writes it."""
-    if dialect == "qwen3_coder":
-        params = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in arguments.items())
-        return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
-    return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
+    return installed("claude", "TOOLBRIDGE_CLAUDE", "Claude Code")
 
 
 def model(dialect: str, task: str, steps: list[Callable[[list[str]], Call]],

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -31,12 +30,13 @@ from typing import Any
 
 import pytest
 
+from tests.agents.installed import installed
+from tests.harness import written
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
 
 pytestmark = pytest.mark.agents
 
-ROOT = Path(__file__).resolve().parents[2]
 KEY = "toolbridge-test-key"
 CUSTOM = "qwen3-coder"  # a name Codex does not know
 KNOWN = "gpt-5.5"  # a name of Codex's bundled catalog
@@ -49,19 +49,8 @@ Call = tuple[str, dict[str, str]]  # (tool name, arguments)
 
 def codex() -> str:
     """The installed ``codex`` command, or skip saying what is missing."""
-    found = os.environ.get("TOOLBRIDGE_CODEX") or str(ROOT / ".agents" / "node_modules" / ".bin" / "codex")
-    if not Path(found).exists():
-        node = "" if shutil.which("node") and shutil.which("npm") else " (Node.js and npm are missing too)"
-        pytest.skip(f"Codex CLI is not installed at {found}: run make test-agents{node}")
-    if not shutil.which("node"):
-        pytest.skip("Node.js is not installed: the codex command is a Node script")
-    try:
-        version = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=60, check=False)
-    except OSError as exc:
-        pytest.skip(f"{found} does not run: {exc}")
-    if version.returncode != 0:
-        pytest.skip(f"{found} --version failed (is its platform binary installed?): {version.stderr.strip()[:300]}")
-    return found
+    return installed("codex", "TOOLBRIDGE_CODEX", "Codex CLI", node=True,
+                     hint=" (is its platform binary installed?)")
 
 
 def catalog_entry(slug: str) -> dict[str, Any]:
@@ -97,14 +86,6 @@ def repository(path: Path, files: dict[str, str]) -> Path:
     for command in ("init -q .", "add -A", "commit -q --allow-empty -m start"):
         subprocess.run(["git", *command.split()], cwd=path, env=env, check=True, capture_output=True)
     return path
-
-
-def written(dialect: str, name: str, arguments: dict[str, str]) -> str:
-    """A call as the model family writes it."""
-    if dialect == "qwen3_coder":
-        params = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in arguments.items())
-        return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
-    return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
 
 
 def text(content: Any) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.harness import written
 from toolbridge.gateway.fronts.dropped import Dropped
 from toolbridge.gateway.fronts.responses import request as responses_request
 from toolbridge.gateway.fronts.responses.request import responses_turn
@@ -83,17 +84,6 @@ def apply_patch(grammar: str = "own") -> dict[str, Any]:
         return tool
     return {"type": "custom", "name": "apply_patch", "description": "Edit files with a patch.",
             "format": {"type": "grammar", "syntax": "lark", "definition": GRAMMAR}}
-
-
-def written(dialect: str, name: str, arguments: dict[str, Any], ascii_only: bool = True) -> str:
-    """A call as a model writes it in ``dialect``. In qwen3_coder one newline each side of a
-    value belongs to the markup: a value ending in a newline is followed by another."""
-    if dialect == "hermes":
-        return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=ascii_only) + \
-            "\n</tool_call>"
-    params = "".join(f"<parameter={k}>\n{v if isinstance(v, str) else json.dumps(v)}\n</parameter>\n"
-                     for k, v in arguments.items())
-    return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
 
 
 def native(name: str, arguments: dict[str, Any], call_id: str = NATIVE_ID) -> dict[str, Any]:
