@@ -27,8 +27,9 @@ PATCH = ('*** Begin Patch\n*** Update File: src/a "b".py\n@@ def f():\n-    retu
 GRAMMAR = """start: begin_patch hunk+ end_patch
 begin_patch: "*** Begin Patch" LF
 end_patch: "*** End Patch" LF?
-hunk: add_hunk | update_hunk
+hunk: add_hunk | delete_hunk | update_hunk
 add_hunk: "*** Add File: " filename LF add_line+
+delete_hunk: "*** Delete File: " filename LF
 update_hunk: "*** Update File: " filename LF change?
 filename: /(.+)/
 add_line: "+" /(.*)/ LF -> line

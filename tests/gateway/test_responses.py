@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.harness import written
+from tests.test_freeform import GRAMMAR  # a Codex-like apply_patch grammar, used when the capture is absent
 from toolbridge.gateway.fronts.dropped import Dropped
 from toolbridge.gateway.fronts.responses import request as responses_request
 from toolbridge.gateway.fronts.responses.request import responses_turn
@@ -41,21 +42,6 @@ NATIVE_ID = "functions.get_weather:0"  # an upstream's own id, repeated every tu
 DIALECTS = ("hermes", "qwen3_coder")
 KINDS = (*DIALECTS, "native")  # how the upstream gives its calls: as text in a dialect, or native
 CAPTURES = Path(__file__).resolve().parents[3] / "shared" / "captures"
-# The grammar of a Codex-like apply_patch tool, used when the capture is absent.
-GRAMMAR = """start: begin_patch hunk+ end_patch
-begin_patch: "*** Begin Patch" LF
-end_patch: "*** End Patch" LF?
-hunk: add_hunk | delete_hunk | update_hunk
-add_hunk: "*** Add File: " filename LF add_line+
-delete_hunk: "*** Delete File: " filename LF
-update_hunk: "*** Update File: " filename LF change?
-filename: /(.+)/
-add_line: "+" /(.*)/ LF -> line
-change: (change_context | change_line)+
-change_context: ("@@" | "@@ " /(.+)/) LF
-change_line: ("+" | "-" | " ") /(.*)/ LF
-%import common.LF
-"""
 PATCHES = {
     "add": "*** Begin Patch\n*** Add File: hello.txt\n+Hello, world!\n*** End Patch\n",
     "tricky": ('*** Begin Patch\n*** Update File: src/app "v2".py\n@@ def main():\n'
