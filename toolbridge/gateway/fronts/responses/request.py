@@ -16,6 +16,7 @@ can do are dropped, each logged once per process (README: the Responses front).
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -295,15 +296,17 @@ def _tools(tools: Any) -> tuple[list[dict[str, Any]] | None, dict[str, Format], 
 
 def _offered(entries: list[tuple[str | None, str, dict[str, Any]]]) -> tuple[
         list[dict[str, Any]] | None, dict[str, Format], dict[str, tuple[str, str]]]:
-    names = [t.get("name") for _, _, t in entries]
+    names = Counter(t.get("name") for _, _, t in entries)
     out, freeforms, namespaces = [], {}, {}
+    seen: set[str] = set()  # the names offered so far, as the model sees them
     for space, where, tool in entries:
         name = tool.get("name")
         if not isinstance(name, str) or not name:
             raise RequestError(f"{where}.name: a tool name is required", param=f"{where}.name")
-        shown = name if space is None or names.count(name) == 1 else f"{space}__{name}"
-        if shown in freeforms or any(t["function"]["name"] == shown for t in out):
+        shown = name if space is None or names[name] == 1 else f"{space}__{name}"
+        if shown in seen:
             raise RequestError(f"{where}.name: {shown!r} is offered twice", param=f"{where}.name")
+        seen.add(shown)
         if space is not None:
             namespaces[shown] = (space, name)
         description = tool.get("description") if isinstance(tool.get("description"), str) else None
