@@ -98,6 +98,9 @@ def _float(literal: str) -> float:
 
 
 _INF = float("inf")
+# Made once: json.loads with hooks makes a decoder at every call, which costs more than a
+# small value's decoding.
+_DECODER = json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=_constant)
 
 
 def loads(text: str) -> Any:
@@ -105,6 +108,6 @@ def loads(text: str) -> Any:
     if too_deep(text):
         raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     try:
-        return json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+        return _DECODER.decode(text)
     except RecursionError as exc:  # not reachable within MAX_DEPTH; kept as a guard
         raise ValueError("nested too deep") from exc

@@ -182,9 +182,12 @@ _VALIDATORS = SharedCache(1024)
 _QUICK = SharedCache(1024)
 
 
+_KEY_TEXT = json.JSONEncoder(sort_keys=True, default=str)  # made once: json.dumps makes one a call
+
+
 def _schema_key(schema: dict[str, Any]) -> str:
     """What a schema's shared checks are kept under: its text, keys sorted."""
-    return json.dumps(schema, sort_keys=True, default=str)
+    return _KEY_TEXT.encode(schema)
 
 
 def _quick_check(schema: dict[str, Any]) -> Any:

@@ -336,6 +336,20 @@ CASES = [
         '<tool_call>\n{"name": 42, "arguments": {}}\n</tool_call>',
         report={"calls": 0},
     ),
+    Case(
+        "form-feed-is-not-json-whitespace",
+        '<tool_call>\n{"name"\x0c: "get_weather", "arguments": {}}\n</tool_call>',
+        [],
+        '<tool_call>\n{"name"\x0c: "get_weather", "arguments": {}}\n</tool_call>',
+        report={"calls": 0},
+    ),
+    Case(
+        "head-with-escapes-cut-anywhere",
+        '<tool_call>\n{"name": "get_\\u0077eather", "arguments": {"city": "a\\"b"}}\n</tool_call>',
+        [("get_weather", {"city": 'a"b'})],
+        None,
+        tools=WEATHER,
+    ),
 ]
 
 test_whole, test_per_character, test_random_chunkings = make_table_tests("hermes", CASES)

@@ -15,6 +15,7 @@ import enum
 import json
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from ...limits import deeper_than
@@ -35,6 +36,8 @@ def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
     pass it through unchanged (strict JSON, no integer too long for Python, not nested deeper
     than the limit); None otherwise, and the scanner reads it. One C-level decode: the whole
     answer's fast path, which gives what reading it piece by piece gives."""
+    if buf.rfind("}", pos) < 0:
+        return None  # not complete: spares the decoder's exception while a call streams
     try:
         value, end = _STRICT.raw_decode(buf, pos)
     except (ValueError, RecursionError):
@@ -44,8 +47,31 @@ def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
     return end, value
 
 
-# The head of an envelope as models write it: the name first, then the arguments' key.
-_HEAD = re.compile(r'\{\s*"name"\s*:\s*("(?:[^"\\]++|\\.)*+")\s*,\s*"(arguments|parameters)"\s*:\s*(?=\{)()')
+_WS = r"[ \t\n\r]*"  # JSON's whitespace, as the scanner skips it (``\s`` would admit more)
+_STRING = r'"(?:[^"\\]++|\\.)*+"'
+_CONTENT = r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})'  # a string's valid content
+_HOLD = 512  # the longest head held back while it is being written
+
+
+def _prefixes(atoms: list[str], rest: str = "") -> str:
+    """A pattern matching any prefix of ``atoms`` matched one after another, then ``rest``:
+    each atom is matched whole, except ``_STRING``, a JSON string that may be cut anywhere."""
+    for atom in reversed(atoms):
+        tail = f"(?:{rest})?" if rest else ""
+        rest = rf'"{_CONTENT}*+(?:\\(?:u[0-9a-fA-F]{{0,3}})?\Z|"{tail})?' if atom is _STRING else atom + tail
+    return rest
+
+
+@lru_cache(maxsize=64)
+def _head_patterns(args_keys: tuple[str, ...]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The head of an envelope as models write it, the name first, then the arguments' key (up
+    to the arguments' ``{``); and every proper beginning of one, while it is being written."""
+    keys = "|".join(map(re.escape, args_keys))
+    head = re.compile(rf'\{{{_WS}"name"{_WS}:{_WS}({_STRING}){_WS},{_WS}"({keys})"{_WS}:{_WS}(?=\{{)()')
+    after_key = _prefixes(['"', _WS, ":", _WS])
+    key = "(?:" + "|".join(_prefixes([re.escape(c) for c in k], after_key) for k in args_keys) + ")"
+    start = _prefixes([r"\{", _WS, '"', "n", "a", "m", "e", '"', _WS, ":", _WS, _STRING, _WS, ",", _WS, '"'], key)
+    return head, re.compile(start)
 
 
 class _S(enum.Enum):
@@ -123,7 +149,7 @@ class JsonEnvelopeBody:
                         return pos, outcome
                     continue
                 if self._state is _S.LEAD and buf[pos] == "{" and not self._sink.lenient:
-                    whole = self._whole(buf, pos)
+                    whole = self._head(buf, pos, final)
                     if whole is not None:
                         pos, outcome = whole
                         if outcome is not None:
@@ -137,33 +163,26 @@ class JsonEnvelopeBody:
             if outcome is not None:
                 return pos, outcome
 
-    def _whole(self, buf: str, pos: int) -> tuple[int, Outcome | None] | None:
-        """The whole answer's fast path: an envelope already complete in ``buf``, written as
-        models write it (``{"name": "...", "arguments": {...}}``, strict JSON within the limits),
-        read with one C-level decode and handed on as reading it piece by piece would (the
-        arguments as one fragment, the model's own text). None: read it piece by piece."""
+    def _head(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None] | None:
+        """An envelope written as models write it (``{"name": "...", "arguments": {``) is read
+        by its head, matched whole: held back while it is being written (it emits nothing
+        before its arguments start), then the arguments are read as after reading the head
+        piece by piece. None: read it piece by piece."""
         if self._name_keys != ("name",) or self._held_args or self._keys_seen:
             return None
-        head = _HEAD.match(buf, pos)
-        if head is None or head.group(2) not in self._args_keys:
-            return None
-        whole = complete_object(buf, head.end())
-        if whole is None:
-            return None
-        args_end, arguments = whole
-        close = skip_ws(buf, args_end)
-        if close >= len(buf) or buf[close] != "}":
+        head_pattern, start_pattern = _head_patterns(self._args_keys)
+        head = head_pattern.match(buf, pos)
+        if head is None:
+            if not final and len(buf) - pos <= _HOLD and start_pattern.fullmatch(buf, pos):
+                return pos, Outcome.MORE  # the head is still being written
             return None
         try:
             name = _STRICT.decode(head.group(1))
         except ValueError:
             return None
-        self._keys_seen, self._args_seen = 2, True
-        outcome = self._begin(name)
-        if outcome is not None:
-            return head.start(3), outcome
-        self._sink.args(buf[head.end():args_end], arguments)
-        return close + 1, self._finish()
+        self._key, self._keys_seen, self._pending_name = head.group(2), 2, name
+        self._start(_S.VALUE)
+        return head.end(), None  # the arguments are read next (at C speed when already whole)
 
     # ---------------------------------------------------------------- envelope punctuation
 
