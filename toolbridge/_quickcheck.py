@@ -51,7 +51,22 @@ def quick_check(schema: Any, root: bool = True) -> Check | None:
         if check is None:
             return None
         checks.append(check)
-    return lambda instance: all(check(instance) for check in checks)
+    return _all_of(tuple(checks))
+
+
+def _all_of(checks: tuple[Check, ...]) -> Check:
+    """One check that passes when each of ``checks`` does (a plain loop: a generator made at
+    every call cost as much as the checks themselves)."""
+    if len(checks) == 1:
+        return checks[0]
+
+    def check(instance: Any) -> bool:
+        for one in checks:
+            if not one(instance):
+                return False
+        return True
+
+    return check
 
 
 def _type_check(declared: Any) -> Check | None:
@@ -68,14 +83,23 @@ def _properties_check(props: Any) -> Check | None:
     subs = {name: quick_check(sub, False) for name, sub in props.items()}
     if any(sub is None for sub in subs.values()):
         return None
-    return lambda instance: type(instance) is not dict or all(
-        sub(instance[name]) for name, sub in subs.items() if name in instance)  # type: ignore[misc]
+    members = tuple(subs.items())
+
+    def check(instance: Any) -> bool:
+        if type(instance) is not dict:
+            return True
+        for name, sub in members:
+            if name in instance and not sub(instance[name]):  # type: ignore[misc]
+                return False
+        return True
+
+    return check
 
 
 def _required_check(names: Any) -> Check | None:
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         return None
-    return lambda instance: type(instance) is not dict or all(n in instance for n in names)
+    return lambda instance: type(instance) is not dict or all(map(instance.__contains__, names))
 
 
 def _additional_check(allowed: Any) -> Check | None:
@@ -87,14 +111,14 @@ def _closed_object(schema: dict[str, Any]) -> Check | None:
     props = schema.get("properties", {})
     if not isinstance(props, dict) or "patternProperties" in schema:
         return None
-    return lambda instance: type(instance) is not dict or all(k in props for k in instance)
+    return lambda instance: type(instance) is not dict or all(map(props.__contains__, instance))
 
 
 def _items_check(items: Any) -> Check | None:
     sub = quick_check(items, False)
     if sub is None:
         return None
-    return lambda instance: type(instance) is not list or all(sub(v) for v in instance)
+    return lambda instance: type(instance) is not list or all(map(sub, instance))
 
 
 def _enum_check(values: Any) -> Check | None:
