@@ -27,6 +27,7 @@ LAYERS = [
     ("openai",),
     ("parsing",),
     ("render",),
+    ("constrain",),
     ("gateway",),
     ("bench",),
     ("cli",),

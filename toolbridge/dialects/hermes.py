@@ -25,6 +25,7 @@ import json
 
 from ..syntax.bodies.json import JsonEnvelopeBody, NameJsonBody
 from ..syntax.dialect import Body, Calls, CallSink, Dialect, register
+from ..syntax.shape import Shape
 
 SAMPLE = (
     "<think>\nThe user wants the weather.\n</think>\n\n"
@@ -77,5 +78,7 @@ HERMES = register(
         render=render,
         end_tokens=("<|im_end|>", "<|endoftext|>", "<|im_start|>"),
         sample=SAMPLE,
+        shape=Shape(calls=('<tool_call>\n{"name": "{NAME}", "arguments": {ARGS}}\n</tool_call>',),
+                    separator="\n", trigger="<tool_call>"),
     )
 )

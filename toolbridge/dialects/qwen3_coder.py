@@ -27,6 +27,7 @@ from functools import partial
 
 from ..syntax.bodies.xml import XmlBody, XmlTags, render_xml
 from ..syntax.dialect import Dialect, register
+from ..syntax.shape import Shape
 
 SAMPLE = (
     "<tool_call>\n<function=write_file>\n<parameter=path>\n/tmp/a.txt\n</parameter>\n"
@@ -44,6 +45,9 @@ QWEN3_CODER = register(
         render=partial(render_xml, TAGS),
         end_tokens=("<|im_end|>", "<|endoftext|>", "<|im_start|>"),
         sample=SAMPLE,
+        shape=Shape(calls=("<tool_call>\n<function={NAME}>\n{ARGS}</function>\n</tool_call>",),
+                    args="<parameter={KEY}>\n{VALUE}\n</parameter>\n", separator="\n",
+                    trigger="<tool_call>"),
     )
 )
 

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from ..errors import DialectError
+from .shape import Shape
 
 UNCLOSED_AT_END = "call not closed at end of output"
 """What a body reports when it completes a call whose close marker never came."""
@@ -128,6 +129,8 @@ class Dialect:
     # Writes an assistant turn's calls in this dialect (round trips, the injected protocol).
     render: Renderer | None = field(default=None, repr=False)
     sample: str = field(default="", repr=False)
+    # How its calls are written, for constrained decoding (None: it cannot be constrained).
+    shape: Shape | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not self.call_start:

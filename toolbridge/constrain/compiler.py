@@ -1,0 +1,328 @@
+"""A request's tools, in a dialect's own call format, as one grammar.
+
+``compile_tools`` reads the dialect's ``Shape`` and the offered tools and builds a ``Constraint``:
+the grammar of a whole answer, which it writes as GBNF (llama.cpp, also lazy with its triggers),
+Lark (llguidance), an xgrammar structural tag (vLLM, SGLang) or, for dialects whose call is a
+plain JSON object, a JSON schema (Ollama). An answer is, in order:
+
+1. the reasoning block, unconstrained (optional; or already open when the prompt opened it);
+2. under ``tool_choice`` ``auto``: free text in which no call trigger occurs, then optionally the
+   calls; under ``required`` or a named function: the calls alone;
+3. the calls: one, or with parallel calls one or more, joined by the dialect's separator inside
+   its section markers, each a tool's call with arguments following its schema.
+
+With a JSON ``response_format`` the answer is either the calls or the final JSON, so that
+neither constraint makes the other impossible.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..dialects import get_dialect
+from ..errors import ConfigError
+from ..syntax.dialect import Dialect
+from ..syntax.shape import Args, Shape
+from .grammar import EMPTY, Alt, Grammar, Json, Lit, Node, Rep, Seq, Text, alt, chars, opt, seq, until
+from .schema import WS, Values
+
+REASONING = ("auto", "open", "off")
+
+
+@dataclass(frozen=True)
+class Tool:
+    """An offered tool as the compiler needs it."""
+
+    name: str
+    schema: dict[str, Any]
+    strict: bool = True
+    freeform: bool = False  # a custom tool: its input is text
+
+
+@dataclass(frozen=True)
+class CallForm:
+    """One way to write one tool's call: ``head`` (literal), ``body`` (the rest up to the
+    literal ``tail``)."""
+
+    tool: str
+    head: str
+    body: Node
+    tail: str
+
+    @property
+    def node(self) -> Node:
+        return seq(Lit(self.head), self.body, Lit(self.tail))
+
+
+@dataclass
+class Constraint:
+    """A compiled constraint: the grammar of a whole answer, and the parts the writers of each
+    target need."""
+
+    dialect: Dialect
+    tools: tuple[Tool, ...]
+    forms: tuple[CallForm, ...]
+    grammar: Grammar
+    mode: str  # "auto" | "required" | "one"
+    parallel: bool
+    reasoning: Node
+    triggers: tuple[str, ...]
+    final: Node | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def calls(self, skip: str = "") -> Node:
+        """The calls node; ``skip``: a trigger already read, cut from its front."""
+        shape = self.shape
+        one = alt(*(f.node for f in self.forms))
+        more = Rep(seq(Lit(shape.separator), one)) if self.parallel else EMPTY
+        whole = seq(Lit(shape.section[0]), one, more, Lit(shape.section[1]))
+        cut = _strip(whole, skip)
+        if cut is None:
+            raise ConfigError(f"the trigger {skip!r} does not start every call")  # a bad shape
+        return cut
+
+    @property
+    def shape(self) -> Shape:
+        assert self.dialect.shape is not None
+        return self.dialect.shape
+
+    def root(self) -> Node:
+        """The grammar of a whole answer."""
+        if self.final is not None:
+            return seq(self.reasoning, WS, alt(self.calls(), self.final))
+        if self.mode != "auto":
+            return seq(self.reasoning, WS, self.calls())
+        if self.shape.answer is not None:
+            head, _, tail = self.shape.answer.partition("{TEXT}")
+            return seq(self.reasoning, alt(seq(Lit(head), Text((tail,), tail) if tail else Text(())),
+                                           self.calls()))
+        first = self.dialect.reasoning[0] if self.reasoning != EMPTY and self.dialect.reasoning else ""
+        if not self.triggers:
+            return seq(self.reasoning, alt(Text((), not_first=first), self.calls()))
+        routes = [seq(Text(self.triggers, t, first), self.calls(skip=t)) for t in self.triggers]
+        return seq(self.reasoning, alt(Text(self.triggers, not_first=first), *routes))
+
+    def whole(self) -> Grammar:
+        """The grammar with ``root()`` as its root."""
+        return Grammar(self.grammar.rules, self.root())
+
+    def lazy(self) -> Grammar:
+        """The grammar from a trigger on (what a lazy engine applies once a trigger is seen)."""
+        return Grammar(self.grammar.rules, self.calls())
+
+
+def _strip(node: Node, prefix: str) -> Node | None:
+    """``node`` with the literal ``prefix`` read off its front (None: it cannot start so)."""
+    if not prefix:
+        return node
+    if isinstance(node, Lit):
+        if node.text.startswith(prefix):
+            return Lit(node.text[len(prefix):])
+        return None
+    if isinstance(node, Alt):
+        kept = [n for n in (_strip(i, prefix) for i in node.items) if n is not None]
+        return alt(*kept) if kept else None
+    if isinstance(node, Seq) and node.items:
+        first = node.items[0]
+        if isinstance(first, Lit) and len(first.text) < len(prefix):
+            if not prefix.startswith(first.text):
+                return None
+            return _strip(seq(*node.items[1:]), prefix[len(first.text):])
+        cut = _strip(first, prefix)
+        return None if cut is None else seq(cut, *node.items[1:])
+    return None
+
+
+def tools_of(tools: list[dict[str, Any]], strict: bool | None = None) -> tuple[Tool, ...]:
+    """The request's tools (Chat Completions or Responses shapes; ``function`` and ``custom``)."""
+    found: list[Tool] = []
+    for tool in tools or []:
+        if not isinstance(tool, dict):
+            continue
+        kind = tool.get("type", "function")
+        spec = tool.get(kind) if isinstance(tool.get(kind), dict) else tool
+        name = spec.get("name")
+        if not isinstance(name, str) or not name:
+            continue
+        if kind == "custom":
+            found.append(Tool(name, {"type": "object", "properties": {"input": {"type": "string"}},
+                                     "required": ["input"]}, True, True))
+        elif kind == "function":
+            params = spec.get("parameters")
+            own = spec.get("strict")
+            found.append(Tool(name, params if isinstance(params, dict) else {"type": "object"},
+                              bool(own) if strict is None and own is not None else strict is not False))
+    return tuple(found)
+
+
+def compile_tools(dialect: str | Dialect, tools: list[dict[str, Any]], *, tool_choice: Any = "auto",
+                  parallel_tool_calls: bool = True, strict: bool | None = None,
+                  reasoning: str = "auto", response_format: Any = None) -> Constraint:
+    """Compile the offered tools into ``dialect``'s call format.
+
+    Args:
+        tool_choice: ``auto``, ``required``, ``none`` or a named function (either API's shape).
+        strict: True: every object's properties are only those declared; False: as each schema
+            says; None: each tool's own ``strict`` (default True).
+        reasoning: ``auto`` (an optional reasoning block first), ``open`` (the prompt opened it:
+            the answer starts inside it) or ``off``.
+        response_format: the request's ``response_format`` (``json_object`` or ``json_schema``).
+
+    Raises:
+        ConfigError: the dialect declares no shape, no tool is left to call, or an argument is
+            not one of the allowed values.
+    """
+    dialect = get_dialect(dialect)
+    if dialect.shape is None:
+        raise ConfigError(f"dialect {dialect.name!r} cannot be constrained: its call format is "
+                          "not declared for grammars (see the README's constraint table)")
+    if reasoning not in REASONING:
+        raise ConfigError(f"reasoning must be one of {', '.join(REASONING)}, not {reasoning!r}")
+    offered = tools_of(tools, strict)
+    mode, offered = _choice(tool_choice, offered)
+    final = _final(response_format)
+    if not offered and final is None:
+        raise ConfigError("nothing to constrain: no tool may be called and no JSON format is asked")
+    grammar = Grammar()
+    forms = tuple(f for t in offered for f in _forms(grammar, dialect.shape, t))
+    return Constraint(dialect, offered, forms, grammar, mode, parallel_tool_calls and mode != "one",
+                      _reasoning(dialect, reasoning), _triggers(dialect.shape), final)
+
+
+def _choice(choice: Any, offered: tuple[Tool, ...]) -> tuple[str, tuple[Tool, ...]]:
+    if choice in (None, "auto"):
+        return "auto", offered
+    if choice == "required":
+        return "required", offered
+    if choice == "none":
+        return "auto", ()
+    if isinstance(choice, dict):
+        spec = choice.get("function") if isinstance(choice.get("function"), dict) else choice
+        name = spec.get("name")
+        chosen = tuple(t for t in offered if t.name == name)
+        if not chosen:
+            raise ConfigError(f"tool_choice names {name!r}, which is not among the tools")
+        return "one", chosen
+    raise ConfigError(f"tool_choice {choice!r} cannot be constrained")
+
+
+def _final(response_format: Any) -> Node | None:
+    if not isinstance(response_format, dict):
+        return None
+    kind = response_format.get("type")
+    if kind == "json_object":
+        return Json(json.dumps({"type": "object"}))
+    if kind == "json_schema":
+        spec = response_format.get("json_schema") or {}
+        schema = spec.get("schema", True) if isinstance(spec, dict) else True
+        return Json(json.dumps(_strict(schema) if spec.get("strict") else schema, ensure_ascii=False))
+    return None
+
+
+def _reasoning(dialect: Dialect, reasoning: str) -> Node:
+    if dialect.reasoning is None or reasoning == "off":
+        return EMPTY
+    start, end = dialect.reasoning
+    if reasoning == "open":
+        return until(end)
+    return opt(seq(Lit(start), until(end)))
+
+
+def _forms(grammar: Grammar, shape: Shape, tool: Tool) -> list[CallForm]:
+    args = _args(grammar, shape, tool)
+    forms = []
+    for template in shape.calls:
+        pieces: list[Node] = []
+        for i, part in enumerate(_holes(template)):
+            pieces.append({"{NAME}": Lit(tool.name), "{ARGS}": args,
+                           "{INDEX}": Rep(chars("0-9"), 1, 3)}.get(part, Lit(part)))
+        node = seq(*pieces)
+        items = list(node.items) if hasattr(node, "items") else [node]
+        head = items.pop(0).text if items and isinstance(items[0], Lit) else ""
+        tail = items.pop().text if items and isinstance(items[-1], Lit) else ""
+        forms.append(CallForm(tool.name, head, seq(*items), tail))
+    return forms
+
+
+def _holes(template: str) -> list[str]:
+    out, i = [], 0
+    while i < len(template):
+        j = min((template.find(h, i) for h in ("{NAME}", "{ARGS}", "{INDEX}", "{KEY}", "{VALUE}")
+                 if template.find(h, i) >= 0), default=-1)
+        if j < 0:
+            out.append(template[i:])
+            break
+        if j > i:
+            out.append(template[i:j])
+        end = template.index("}", j) + 1
+        out.append(template[j:end])
+        i = end
+    return out
+
+
+def _args(grammar: Grammar, shape: Shape, tool: Tool) -> Node:
+    schema = _strict(tool.schema) if tool.strict else tool.schema
+    if shape.args is Args.JSON:
+        return Json(json.dumps(schema, ensure_ascii=False))
+    if shape.args is Args.PYTHON:
+        return Values(grammar, python=True, root=schema).kwargs(schema)
+    return _params(grammar, shape.args, schema)
+
+
+def _params(grammar: Grammar, template: str, schema: dict[str, Any]) -> Node:
+    """Arguments as repeated parameter templates: strings raw, anything else as JSON."""
+    before, _, after = template.partition("{VALUE}")
+    stripped = after.lstrip()
+    close = stripped[: stripped.index(">") + 1] if stripped.startswith("<") and ">" in stripped else stripped
+    rest = stripped[len(close):]
+    props = schema.get("properties")
+    if not isinstance(props, dict) or not props:
+        key_head, _, key_tail = before.partition("{KEY}")
+        name = Rep(chars((key_tail or "\n")[0] + "\n", True), 1, None)
+        return Rep(seq(Lit(key_head), name, Lit(key_tail), until(close), Lit(rest)))
+    required = set(schema.get("required") or ())
+    values = Values(grammar, root=schema)
+    parts = []
+    for key, sub in props.items():
+        if _takes_text(sub):
+            value = seq(until(close), Lit(rest))
+        else:
+            value = seq(values.value(sub), Lit(after))
+        member = seq(Lit(before.replace("{KEY}", key)), value)
+        parts.append(member if key in required else opt(member))
+    return seq(*parts)
+
+
+def _takes_text(schema: Any) -> bool:
+    """Whether a raw-text value may be any text: the schema allows strings and is not an enum."""
+    if not isinstance(schema, dict) or "enum" in schema or "const" in schema:
+        return not isinstance(schema, dict)
+    kind = schema.get("type")
+    if kind is None:
+        return not any(k in schema for k in ("properties", "items"))
+    return kind == "string" or (isinstance(kind, list) and "string" in kind)
+
+
+def _triggers(shape: Shape) -> tuple[str, ...]:
+    """What starts the calls: the shape's trigger, or each template's text before its first hole
+    (after the section's opener); none where the calls are the whole answer."""
+    if shape.trigger == "":
+        return ()
+    if shape.trigger is not None:
+        return (shape.trigger,)
+    found = sorted({shape.section[0] + _holes(t)[0] for t in shape.calls}, key=len)
+    return tuple(t for i, t in enumerate(found) if t and not any(t.startswith(s) for s in found[:i]))
+
+
+def _strict(schema: Any) -> Any:
+    """A schema whose objects with properties allow no others (OpenAI's strict mode)."""
+    if isinstance(schema, list):
+        return [_strict(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _strict(v) for k, v in schema.items()}
+    if isinstance(schema.get("properties"), dict) and "additionalProperties" not in schema:
+        out["additionalProperties"] = False
+    return out
