@@ -23,7 +23,7 @@ from typing import Any
 
 from ..dialects import get_dialect
 from ..errors import ConfigError
-from ..syntax.dialect import Dialect
+from ..syntax.dialect import Dialect, raw_value
 from ..syntax.shape import Args, Shape
 from .grammar import EMPTY, Alt, Grammar, Json, Lit, Node, Rep, Seq, Text, alt, chars, opt, seq, until
 from .schema import WS, Values
@@ -288,6 +288,9 @@ def _params(grammar: Grammar, template: str, schema: dict[str, Any]) -> Node:
     for key, sub in props.items():
         if _takes_text(sub):
             value = seq(until(close), Lit(rest))
+        elif isinstance(sub, dict) and ("enum" in sub or "const" in sub):
+            allowed = sub["enum"] if "enum" in sub else [sub["const"]]
+            value = seq(alt(*(Lit(raw_value(v)) for v in allowed)), Lit(after))
         else:
             value = seq(values.value(sub), Lit(after))
         member = seq(Lit(before.replace("{KEY}", key)), value)
