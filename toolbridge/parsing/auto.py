@@ -127,9 +127,9 @@ class _Trial:
 
     __slots__ = ("_make", "_parser", "dialect", "events", "verdict", "reach", "settled", "read")
 
-    def __init__(self, dialect: Dialect, make: Callable[[], DialectParser], verdict: bool | None = None) -> None:
+    def __init__(self, dialect: Dialect, make: Callable[[Dialect], DialectParser], verdict: bool | None = None) -> None:
         self.dialect = dialect
-        self._make = make  # the parser is made when the trial first reads (most never do)
+        self._make = make  # the parser is made when the trial first reads
         self._parser: DialectParser | None = None
         self.events: list[Event] = []
         self.verdict = verdict  # True: the block is this dialect's; False: it is not
@@ -140,7 +140,7 @@ class _Trial:
     @property
     def parser(self) -> DialectParser:
         if self._parser is None:
-            self._parser = self._make()
+            self._parser = self._make(self.dialect)
             # Until judged, the parser stops at a refused first block: nothing after it is wanted.
             self._parser.halt_on_reject = self.verdict is None
         return self._parser
@@ -224,6 +224,8 @@ class AutoParser:
         self.dialect: Dialect | None = None
         self._parser: DialectParser | None = None
         self._trials: list[_Trial] = []
+        self._waiting: tuple[Dialect, ...] = ()  # claimants whose trials are not made yet, in order
+        self._mid = (False, False)  # where the block began: (in reasoning, mid-answer)
         self._marker = ""  # the marker the trials read from (where ``_pending`` starts)
         self._pending: list[str] = []  # the text the trials have read, while they decide
         self._buf = ""
@@ -341,27 +343,26 @@ class AutoParser:
     def _start_trials(self, claims: tuple[Dialect, ...], marker: str, buf: str, start: int,
                       final: bool) -> int | None:
         """Give the block at ``start`` to each claimant; where to scan on when none takes it."""
-        in_reasoning = self._phase is Phase.REASONING
-        mid_answer = self._phase is Phase.CONTENT
-        tools, options = self._tools, self._options
-
-        def maker(d: Dialect) -> Callable[[], DialectParser]:
-            def make() -> DialectParser:
-                parser = DialectParser(d, tools, in_reasoning=in_reasoning, **options)
-                if mid_answer:
-                    parser.phase = Phase.CONTENT  # mid-answer: a bare opener is not one here
-                return parser
-            return make
-
-        self._trials = []
-        for d in claims:
-            # A family's own reasoning marker is its evidence by itself: what follows it is
-            # judged as the family's parser judges it, not as part of this block.
-            own = marker not in d.call_start and marker in (d.reasoning or ())
-            self._trials.append(_Trial(d, maker(d), True if own else None))
+        self._mid = (self._phase is Phase.REASONING, self._phase is Phase.CONTENT)
         self._marker, self._pending, self._block_at = marker, [], self._base + start
+        # A trial is made when the one before it refuses the block (most are never made).
+        self._trials, self._waiting = [self._trial(claims[0])], claims[1:]
         refused = self._feed_trials(buf, start, final)
         return None if refused is None else start + len(marker)
+
+    def _trial(self, dialect: Dialect) -> _Trial:
+        # A family's own reasoning marker is its evidence by itself: what follows it is judged
+        # as the family's parser judges it, not as part of this block.
+        marker = self._marker
+        own = marker not in dialect.call_start and marker in (dialect.reasoning or ())
+        return _Trial(dialect, self._make_parser, True if own else None)
+
+    def _make_parser(self, dialect: Dialect) -> DialectParser:
+        in_reasoning, mid_answer = self._mid
+        parser = DialectParser(dialect, self._tools, in_reasoning=in_reasoning, **self._options)
+        if mid_answer:
+            parser.phase = Phase.CONTENT  # mid-answer: a bare opener is not one here
+        return parser
 
     def _unread(self, claims: tuple[Dialect, ...], pos: int) -> tuple[Dialect, ...]:
         """The claimants of a marker at ``pos`` that have not refused a block holding it."""
@@ -388,9 +389,15 @@ class AutoParser:
         yet refused reads: the one after it reads the pending text only once it has refused, so
         where the first candidate is the answer's dialect (the common case) it is the only one
         that reads the block."""
-        pending = self._pending
+        pending, trials = self._pending, self._trials
         pending.append(text)  # kept for later trials, and to scan again should every trial refuse
-        for trial in self._trials:
+        i = 0
+        while i < len(trials) or self._waiting:
+            if i == len(trials):
+                trials.append(self._trial(self._waiting[0]))
+                self._waiting = self._waiting[1:]
+            trial = trials[i]
+            i += 1
             if trial.verdict is False:
                 continue
             if trial.read < len(pending):
@@ -401,7 +408,7 @@ class AutoParser:
                 return []
             if trial.verdict:
                 self._parser, self.dialect = trial.parser, trial.parser.dialect
-                self._trials, self._pending = [], []
+                self._trials, self._waiting, self._pending = [], (), []
                 return trial.events
             name = trial.dialect.name
             self._reach[name] = max(self._reach.get(name, 0), self._block_at + trial.reach)

@@ -16,8 +16,7 @@ from itertools import repeat
 
 _WINDOW = 4096  # how far ``search`` looks for the markers' needles at a time
 _SHORT = 256  # texts up to this long are scanned by the alternation alone
-_PROBES = 3  # false starts ``search`` tries one by one, however close together
-_SPAN = 128  # beyond those, one per this many characters, or one regex scan goes on
+_PROBES = 3  # false starts ``search`` tries one by one before one regex scan
 
 
 @dataclass(frozen=True)
@@ -60,18 +59,19 @@ class MarkerSet:
         """The earliest marker at or after ``pos``.
 
         A short text (a delta, a held tail) is scanned by the alternation itself. In a long one,
-        every marker begins with one of a few needles (the prefix the markers of one first
-        character share), looked for with ``str.find`` (memchr speed, many times a regex's
-        scan), a window at a time so that a needle that never comes is not looked for to the
-        end of the buffer at every call. The alternation is tried where one is found; when
-        false starts come more often than one in ``_SPAN`` characters (markup), it scans on."""
+        every marker begins with one of a few needles (``_needle``), looked for with
+        ``str.find`` (memchr speed, many times a regex's scan), a window at a time so that a
+        needle that never comes is not looked for to the end of the buffer at every call (the
+        window grows from ``_SHORT`` to ``_WINDOW``, so a marker near the cursor is not paid for
+        with a long look for the others). The alternation is tried where one is found; after
+        ``_PROBES`` false starts it scans on."""
         end = len(buf)
         if end - pos <= _SHORT:
             return self._pattern.search(buf, pos)
-        find, probes, origin = buf.find, 0, pos
+        find, probes, window = buf.find, 0, _SHORT
         needles, extra, match = self._needles, self._extra, self._pattern.match
         while pos < end:
-            stop = pos + _WINDOW
+            stop, window = pos + window, min(2 * window, _WINDOW)
             at = [find(n, pos, stop + x) for n, x in zip(needles, extra)]
             while True:
                 first = min([i for i in at if i >= 0], default=-1)
@@ -81,8 +81,8 @@ class MarkerSet:
                 if m is not None:
                     return m
                 probes += 1
-                if probes >= _PROBES and first - origin < probes * _SPAN:
-                    return self._pattern.search(buf, first + 1)  # dense with false starts
+                if probes == _PROBES:  # text dense with false starts (markup): one regex scan
+                    return self._pattern.search(buf, first + 1)
                 # Only the needles found at the false start are looked for again.
                 at = [find(n, first + 1, stop + x) if i == first else i for i, n, x in zip(at, needles, extra)]
             pos = stop
@@ -113,8 +113,13 @@ class MarkerSet:
 
 
 def _needle(markers: list[str]) -> str:
-    """What ``search`` looks for to find these markers (which share a first character): the
-    longest prefix they all share (``"```"`` for the fences, so inline code is passed over)."""
+    """What ``search`` looks for to find these markers (which share a first character): that
+    character (``str.find`` of one character is memchr, many times faster than of two or
+    three), or where it is a letter or digit, which prose is full of, the longest prefix they
+    all share."""
+    first = markers[0][0]
+    if not first.isalnum():
+        return first
     k = 1
     while all(len(m) > k and m[k] == markers[0][k] for m in markers):
         k += 1
