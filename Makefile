@@ -51,6 +51,7 @@ test-agents: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/toolbridge bench --auto --dense --gateway
 	$(BIN)/toolbridge bench --speed
+	$(BIN)/toolbridge bench --grammar
 
 # 10,000 mixed requests (4 minutes at most); fails on RSS or fd growth past its stated bounds.
 soak: $(STAMP)

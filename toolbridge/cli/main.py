@@ -1,6 +1,6 @@
 """The ``toolbridge`` command line: the argument tree and dispatch only.
 
-Each command lives in its own module (``parse``, ``render``, ``serve``, ``demo``; ``bench`` in
+Each command lives in its own module (``parse``, ``render``, ``grammar``, ``serve``, ``demo``; ``bench`` in
 ``toolbridge.bench``), which adds its own subparser; this module lists the dialects itself (a
 few lines) and turns expected failures into exit codes (``exits``): 0 success, 1 some input
 lines failed, 2 the run could not start (bad flag, file, dialect or missing extra).
@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from ..dialects import dialect_names, get_dialect
-from . import parse, render, serve
+from . import grammar, parse, render, serve
 from .exits import EXIT_INTERRUPTED, EXIT_LINES_FAILED, EXIT_OK, EXIT_USAGE
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     parse.add_parser(commands)
     render.add_parser(commands)
+    grammar.add_parser(commands)
     listing = commands.add_parser("dialects", help="list the registered dialects and aliases")
     listing.set_defaults(handler=_dialects)
     demo = commands.add_parser("demo", help="the gateway in front of a replaying upstream, with the openai SDK")
@@ -109,6 +110,10 @@ def _bench(argv: list[str]) -> int:
         from ..bench.soak import main as soak_main
 
         return int(soak_main([a for a in argv if a != "--soak"]))
+    if "--grammar" in argv:  # constraint compile time per tool count
+        from ..bench.grammar import main as grammar_main
+
+        return grammar_main([a for a in argv if a != "--grammar"])
     if "--speed" in argv:  # toolbridge against reference parsers (imports the parsers' bench)
         from ..bench.speed import main as speed_main
 

@@ -15,8 +15,18 @@ from .tag import structural_tag
 from .writers import gbnf, json_schema, lark
 
 SIZE = 256
+
+try:  # the gateway's extra: a key of 128 tools in ~60 us instead of ~800
+    import orjson
+
+    def _key(value: Any) -> bytes:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)
+except ImportError:  # pragma: no cover - the library without the serve extra
+    def _key(value: Any) -> bytes:
+        return json.dumps(value, sort_keys=True, default=str).encode()
+
 _lock = threading.Lock()
-_entries: OrderedDict[str, Any] = OrderedDict()
+_entries: OrderedDict[bytes, Any] = OrderedDict()
 
 
 def grammar_for(dialect: Dialect, tools: list[dict[str, Any]], fmt: str, *, tool_choice: Any = "auto",
@@ -27,7 +37,7 @@ def grammar_for(dialect: Dialect, tools: list[dict[str, Any]], fmt: str, *, tool
     ``triggers`` (a tuple). Raises ConfigError as ``compile_tools`` and the writers do (errors
     are not cached)."""
     options = (tool_choice, parallel_tool_calls, strict, reasoning, response_format, special, lazy)
-    key = json.dumps([dialect.name, fmt, tools, options], sort_keys=True, default=str)
+    key = _key([dialect.name, fmt, tools, options])
     with _lock:
         if key in _entries:
             _entries.move_to_end(key)

@@ -268,31 +268,35 @@ def _args(grammar: Grammar, shape: Shape, tool: Tool) -> Node:
         return Json(json.dumps(schema, ensure_ascii=False))
     if shape.args is Args.PYTHON:
         return Values(grammar, python=True, root=schema).kwargs(schema)
-    return _params(grammar, shape.args, schema)
+    return _params(grammar, shape.args, schema, shape.value_ends)
 
 
-def _params(grammar: Grammar, template: str, schema: dict[str, Any]) -> Node:
-    """Arguments as repeated parameter templates: strings raw, anything else as JSON."""
+def _params(grammar: Grammar, template: str, schema: dict[str, Any], ends: tuple[str, ...] = ()) -> Node:
+    """Arguments as repeated parameter templates: strings raw (up to the close tag, holding none
+    of ``ends``), anything else as JSON."""
     before, _, after = template.partition("{VALUE}")
     stripped = after.lstrip()
     close = stripped[: stripped.index(">") + 1] if stripped.startswith("<") and ">" in stripped else stripped
     rest = stripped[len(close):]
+    raw = Text((close, *ends), close)
     props = schema.get("properties")
     if not isinstance(props, dict) or not props:
         key_head, _, key_tail = before.partition("{KEY}")
         name = Rep(chars((key_tail or "\n")[0] + "\n", True), 1, None)
-        return Rep(seq(Lit(key_head), name, Lit(key_tail), until(close), Lit(rest)))
+        return Rep(seq(Lit(key_head), name, Lit(key_tail), raw, Lit(rest)))
     required = set(schema.get("required") or ())
     values = Values(grammar, root=schema)
     parts = []
     for key, sub in props.items():
         if _takes_text(sub):
-            value = seq(until(close), Lit(rest))
+            value = seq(raw, Lit(rest))
         elif isinstance(sub, dict) and ("enum" in sub or "const" in sub):
             allowed = sub["enum"] if "enum" in sub else [sub["const"]]
             value = seq(alt(*(Lit(raw_value(v)) for v in allowed)), Lit(after))
-        else:
+        elif "$ref" in json.dumps(sub):  # its definitions are the whole schema's
             value = seq(values.value(sub), Lit(after))
+        else:  # JSON that each engine compiles itself (a structural tag's json_schema, %json)
+            value = seq(Json(json.dumps(sub, ensure_ascii=False)), Lit(after))
         member = seq(Lit(before.replace("{KEY}", key)), value)
         parts.append(member if key in required else opt(member))
     return seq(*parts)
