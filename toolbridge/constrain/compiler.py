@@ -25,7 +25,7 @@ from ..dialects import get_dialect
 from ..errors import ConfigError
 from ..syntax.dialect import Dialect, raw_value
 from ..syntax.shape import Args, Shape
-from .grammar import EMPTY, Alt, Grammar, Json, Lit, Node, Rep, Seq, Text, alt, chars, opt, seq, until
+from .grammar import EMPTY, Alt, Embed, Grammar, Json, Lit, Node, Rep, Seq, Text, alt, chars, opt, seq, until
 from .schema import WS, Values
 
 REASONING = ("auto", "open", "off")
@@ -39,6 +39,7 @@ class Tool:
     schema: dict[str, Any]
     strict: bool = True
     freeform: bool = False  # a custom tool: its input is text
+    grammar: tuple[str, str] | None = None  # a custom tool's own (syntax, definition)
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ def tools_of(tools: list[dict[str, Any]], strict: bool | None = None) -> tuple[T
             continue
         if kind == "custom":
             found.append(Tool(name, {"type": "object", "properties": {"input": {"type": "string"}},
-                                     "required": ["input"]}, True, True))
+                                     "required": ["input"]}, True, True, _own_grammar(spec)))
         elif kind == "function":
             params = spec.get("parameters")
             own = spec.get("strict")
@@ -268,7 +269,30 @@ def _args(grammar: Grammar, shape: Shape, tool: Tool) -> Node:
         return Json(json.dumps(schema, ensure_ascii=False))
     if shape.args is Args.PYTHON:
         return Values(grammar, python=True, root=schema).kwargs(schema)
+    if tool.grammar is not None:  # raw text: the tool's own grammar can say it
+        return _custom(shape.args, tool.grammar)
     return _params(grammar, shape.args, schema, shape.value_ends)
+
+
+def _own_grammar(spec: dict[str, Any]) -> tuple[str, str] | None:
+    """A custom tool's (syntax, definition), in the Responses or the Chat Completions shape."""
+    fmt = spec.get("format") if isinstance(spec.get("format"), dict) else {}
+    own = fmt.get("grammar") if isinstance(fmt.get("grammar"), dict) else fmt
+    if fmt.get("type") != "grammar" or own.get("syntax") not in ("lark", "regex"):
+        return None
+    definition = own.get("definition")
+    return (own["syntax"], definition) if isinstance(definition, str) and definition else None
+
+
+def _custom(template: str, own: tuple[str, str]) -> Node:
+    """A freeform tool's one parameter, ``input``, as raw text following its own grammar where
+    the engine reads that grammar's syntax (any text up to the close tag elsewhere)."""
+    before, _, after = template.partition("{VALUE}")
+    stripped = after.lstrip()
+    close = stripped[: stripped.index(">") + 1] if stripped.startswith("<") and ">" in stripped else stripped
+    lead, trail = after[: len(after) - len(stripped)], stripped[len(close):]
+    embedded = Embed(own[0], own[1], lead + close, until(close))
+    return seq(Lit(before.replace("{KEY}", "input")), embedded, Lit(trail))
 
 
 def _params(grammar: Grammar, template: str, schema: dict[str, Any], ends: tuple[str, ...] = ()) -> Node:

@@ -88,7 +88,20 @@ class Json:
     schema: str
 
 
-Node = Union[Lit, Chars, Seq, Alt, Rep, Ref, Text, Json]
+@dataclass(frozen=True, slots=True)
+class Embed:
+    """Text following a freeform tool's own grammar (``syntax`` ``lark`` or ``regex``), then the
+    literal ``then``, where the engine reads that syntax (Lark: ``%lark {...}`` or a regex
+    terminal); elsewhere ``fallback``, which must say the same text and ``then`` (GBNF has
+    neither syntax)."""
+
+    syntax: str
+    definition: str
+    then: str
+    fallback: Node
+
+
+Node = Union[Lit, Chars, Seq, Alt, Rep, Ref, Text, Json, Embed]
 EMPTY = Lit("")
 
 
@@ -207,6 +220,8 @@ class _Gbnf:
             return self.reached(node.item)
         if isinstance(node, (Text, Json)):
             return [self.node(node)]
+        if isinstance(node, Embed):
+            return self.reached(node.fallback)
         return []
 
     def node(self, node: Node, top: bool = False) -> str:
@@ -226,6 +241,8 @@ class _Gbnf:
             return self.node(node.item) + _bounds(node)
         if isinstance(node, Text):
             return text_rules(self.grammar, node).name
+        if isinstance(node, Embed):
+            return self.node(node.fallback, top)
         return self.expand_json(self.grammar, node.schema).name
 
 
@@ -353,6 +370,11 @@ class _Lark:
             return self.rep(node)
         if isinstance(node, Text):
             return self.text_terminal(node)
+        if isinstance(node, Embed):
+            then = json.dumps(node.then, ensure_ascii=False)
+            if node.syntax == "regex":
+                return "/" + node.definition.replace("/", "\\/") + "/ " + then
+            return "%lark {\n" + node.definition.strip("\n") + "\n} " + then
         assert isinstance(node, Json)
         return f"%json {node.schema}"
 

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from .compiler import Constraint
-from .grammar import EMPTY, Alt, Chars, Grammar, Json, Lit, Node, Ref, Rep, Seq, Text, to_gbnf
+from .grammar import EMPTY, Alt, Chars, Embed, Grammar, Json, Lit, Node, Ref, Rep, Seq, Text, to_gbnf
 from .schema import WS, expand_json
 
 
@@ -75,6 +75,10 @@ def _format(c: Constraint, node: Node) -> dict[str, Any]:
         return {"type": "or", "elements": [_format(c, i) for i in node.items]}
     if isinstance(node, Json):
         return {"type": "json_schema", "json_schema": json.loads(node.schema)}
+    if isinstance(node, Embed):
+        own = ({"type": "regex", "pattern": node.definition} if node.syntax == "regex"
+               else {"type": "grammar", "syntax": "lark", "grammar": node.definition})
+        return {"type": "sequence", "elements": [own, _const(node.then)]}
     if isinstance(node, Text):
         others = [a for a in node.avoid if a != node.then]
         text = {"type": "any_text", "excludes": others} if others else {"type": "any_text"}
