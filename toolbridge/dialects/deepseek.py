@@ -29,6 +29,7 @@ from functools import partial
 
 from ..syntax.bodies.section import CallBody, CallSpec, SectionBody, SectionTags
 from ..syntax.dialect import Body, Calls, CallSink, Dialect, register
+from ..syntax.shape import Shape
 
 SPELLINGS = ("▁", "_", " ", "\\_")
 
@@ -95,6 +96,12 @@ _V3_SAMPLE = (
     '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{"city": "Paris"}\n```'
     "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
 )
+# The calls as the renderers write them, in the canonical spelling.
+_SECTION = (SECTION_BEGIN[0], SECTION_END[0])
+_V3_SHAPE = Shape(calls=("<｜tool▁call▁begin｜>function<｜tool▁sep｜>{NAME}\n```json\n{ARGS}\n```<｜tool▁call▁end｜>",),
+                  separator="\n", section=_SECTION, trigger=_SECTION[0])
+_V31_SHAPE = Shape(calls=("<｜tool▁call▁begin｜>{NAME}<｜tool▁sep｜>{ARGS}<｜tool▁call▁end｜>",),
+                   section=_SECTION, trigger=_SECTION[0])
 _V31_SAMPLE = (
     "<think>The user wants the weather.</think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather"
     '<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
@@ -102,20 +109,21 @@ _V31_SAMPLE = (
 
 
 def _dialect(name: str, aliases: tuple[str, ...], call: Callable[[CallSink, str], Body],
-             render: Callable[[Calls], str], sample: str, thinks: bool = True,
+             render: Callable[[Calls], str], sample: str, shape: Shape, thinks: bool = True,
              calls_in_reasoning: bool = True) -> Dialect:
     return register(Dialect(
         name=name, aliases=aliases, call_start=(*SECTION_BEGIN, *SHORT_BEGIN, *CALL_BEGIN), body=_body(call),
         reasoning=("<think>", "</think>") if thinks else None, calls_in_reasoning=calls_in_reasoning,
-        special_markers=True, end_tokens=END_TOKENS, render=render, sample=sample,
+        special_markers=True, end_tokens=END_TOKENS, render=render, sample=sample, shape=shape,
     ))
 
 
 # V3 itself does not reason, but models in its format that do (Cogito, R1-style distills) write
 # <think>...</think> as R1 does: with reasoning=True (and in_reasoning=True where the prompt opened
 # the block, so a lone </think> ends it) V3 splits it the same way.
-DEEPSEEK_V3 = _dialect("deepseek_v3", ("deepseekv3", "deepseek_v3_0324"), _v3_call, render_v3, _V3_SAMPLE)
+DEEPSEEK_V3 = _dialect("deepseek_v3", ("deepseekv3", "deepseek_v3_0324"), _v3_call, render_v3, _V3_SAMPLE,
+                       _V3_SHAPE)
 DEEPSEEK_R1 = _dialect("deepseek_r1", ("deepseekr1", "deepseek_r1_0528"), _v3_call, render_v3,
-                       "<think>\nThe user wants the weather.\n</think>\n\n" + _V3_SAMPLE)
+                       "<think>\nThe user wants the weather.\n</think>\n\n" + _V3_SAMPLE, _V3_SHAPE)
 DEEPSEEK_V31 = _dialect("deepseek_v31", ("deepseekv31", "deepseek_v3_1"), _v31_call, render_v31, _V31_SAMPLE,
-                        calls_in_reasoning=False)
+                        _V31_SHAPE, calls_in_reasoning=False)

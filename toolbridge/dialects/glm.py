@@ -19,10 +19,19 @@ from functools import partial
 
 from ..syntax.bodies.argkey import ArgKeyBody, ArgKeyTags, render_argkey
 from ..syntax.dialect import Dialect, register
+from ..syntax.shape import Shape
 
 TAGS = ArgKeyTags()
 # <tool_call>, <arg_key>... are special tokens of the GLM tokenizers; so are these.
 END_TOKENS = ("<|endoftext|>", "<|user|>", "<|observation|>", "<|assistant|>", "<|system|>")
+
+
+def shape(nl: str) -> Shape:
+    """The calls as ``render_argkey`` writes them; a value ends at the call's close tag too."""
+    return Shape(calls=(f"<tool_call>{{NAME}}{nl}{{ARGS}}</tool_call>",),
+                 args=f"<arg_key>{{KEY}}</arg_key>{nl}<arg_value>{{VALUE}}</arg_value>{nl}",
+                 value_ends=(TAGS.block_close,), separator="\n", trigger="<tool_call>")
+
 
 GLM45 = register(
     Dialect(
@@ -34,6 +43,7 @@ GLM45 = register(
         end_tokens=END_TOKENS,
         render=partial(render_argkey, TAGS, newlines=True),
         sample="<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+        shape=shape("\n"),
     )
 )
 
@@ -47,5 +57,6 @@ GLM47 = register(
         end_tokens=END_TOKENS,
         render=partial(render_argkey, TAGS, newlines=False),
         sample="<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>",
+        shape=shape(""),
     )
 )

@@ -17,6 +17,7 @@ import json
 
 from ..syntax.bodies.harmony import HarmonyBody
 from ..syntax.dialect import Calls, Dialect, register
+from ..syntax.shape import Shape
 
 
 def render(calls: Calls) -> str:
@@ -39,6 +40,13 @@ GPT_OSS = register(
         special_markers=True,
         end_tokens=("<|return|>", "<|endoftext|>"),
         render=render,
+        # What the template writes; the model's own spelling, which continues the prompt's
+        # <|start|>assistant (or follows its reasoning with a new message); both end at <|call|>.
+        shape=Shape(calls=(
+            "<|start|>assistant to=functions.{NAME}<|channel|>commentary json<|message|>{ARGS}<|call|>",
+            "<|channel|>commentary to=functions.{NAME} <|constrain|>json<|message|>{ARGS}<|call|>",
+            "<|start|>assistant<|channel|>commentary to=functions.{NAME} <|constrain|>json<|message|>{ARGS}<|call|>",
+        )),
         sample=(
             "<|channel|>analysis<|message|>The user wants the weather.<|end|><|start|>assistant"
             '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}<|call|>'

@@ -20,6 +20,7 @@ from functools import partial
 
 from ..syntax.bodies.section import CallBody, CallSpec, SectionBody, SectionTags
 from ..syntax.dialect import Body, Calls, CallSink, Dialect, register
+from ..syntax.shape import Shape
 
 SECTION_BEGIN = ("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>")
 SECTION_END = ("<|tool_calls_section_end|>", "<|tool_call_section_end|>")
@@ -64,6 +65,8 @@ KIMI_K2 = register(
         special_markers=True,
         end_tokens=("<|im_end|>", "[EOS]", "<|im_user|>", "<|im_assistant|>", "<|im_system|>", "<|im_middle|>"),
         render=render,
+        shape=Shape(calls=(f"{CALL_BEGIN}functions.{{NAME}}:{{INDEX}}{ARGS_BEGIN}{{ARGS}}{CALL_END}",),
+                    section=(SECTION_BEGIN[0], SECTION_END[0]), trigger=SECTION_BEGIN[0]),
         sample=(
             "<think>The user wants the weather.</think><|tool_calls_section_begin|><|tool_call_begin|>"
             'functions.get_weather:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|>'

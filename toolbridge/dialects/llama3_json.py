@@ -21,6 +21,7 @@ from functools import partial
 from ..syntax.bodies.array import ChooseBody, ElementSink, JsonArrayBody, ListShape
 from ..syntax.bodies.pythonic import PythonicBody
 from ..syntax.dialect import Body, Calls, CallSink, Dialect, register
+from ..syntax.shape import Shape
 
 SHAPE = ListShape(open=(), seps=";", adjacent=True, closes=(), args_keys=("parameters", "arguments"))
 
@@ -53,6 +54,7 @@ LLAMA3_JSON = register(
         special_markers=True,
         end_tokens=("<|eot_id|>", "<|eom_id|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot|>", "<|eom|>"),
         render=render,
+        shape=Shape(calls=('{"name": "{NAME}", "parameters": {ARGS}}',), separator="; ", trigger=""),
         sample='<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}',
     )
 )

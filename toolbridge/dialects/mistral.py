@@ -20,6 +20,7 @@ from functools import partial
 from ..syntax.bodies.array import ChooseBody, JsonArrayBody
 from ..syntax.bodies.named import NamedJsonBody
 from ..syntax.dialect import Calls, Dialect, register
+from ..syntax.shape import Shape
 
 HEADER = re.compile(r"\s*(?P<name>[A-Za-z_][\w.\-:/]*)\s*(?:\[CALL_ID\]\s*[\w\-]+\s*)?(?:\[ARGS\]\s*)?")
 
@@ -43,6 +44,7 @@ MISTRAL = register(
         special_markers=True,
         end_tokens=("</s>", "[INST]", "[/INST]"),
         render=render,
+        shape=Shape(calls=("[TOOL_CALLS]{NAME}[ARGS]{ARGS}",), trigger="[TOOL_CALLS]"),
         sample='[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
     )
 )

@@ -23,6 +23,7 @@ from functools import partial
 
 from ..syntax.bodies.pythonic import PythonicBody, render_pythonic
 from ..syntax.dialect import Body, CallSink, Dialect, register
+from ..syntax.shape import Args, Shape
 
 LLAMA4_START, LLAMA4_END = "<|python_start|>", "<|python_end|>"
 
@@ -43,6 +44,8 @@ PYTHONIC = register(
         end_tokens=("<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|start_header_id|>",
                     "<|eot|>", "<|eom|>", "<|header_start|>", "<|python_end|>"),
         render=render_pythonic,
+        shape=Shape(calls=("{NAME}({ARGS})",), args=Args.PYTHON, separator=", ", section=("[", "]"),
+                    trigger=""),
         sample="[get_weather(city='Paris', days=3), get_time(tz='CET')]",
     )
 )
@@ -56,6 +59,8 @@ OLMO3 = register(
         end_tokens=("<|im_end|>", "<|endoftext|>", "<|im_start|>"),
         render=partial(render_pythonic, start="<function_calls>", end="</function_calls>", sep="\n",
                        brackets=False),
+        shape=Shape(calls=("{NAME}({ARGS})",), args=Args.PYTHON, separator="\n",
+                    section=("<function_calls>", "</function_calls>"), trigger="<function_calls>"),
         sample="<function_calls>get_weather(city='Paris')\nget_time(tz='CET')</function_calls>",
     )
 )
@@ -70,6 +75,8 @@ LFM2 = register(
         special_markers=True,
         end_tokens=("<|im_end|>", "<|endoftext|>", "<|im_start|>"),
         render=partial(render_pythonic, start="<|tool_call_start|>", end="<|tool_call_end|>"),
+        shape=Shape(calls=("{NAME}({ARGS})",), args=Args.PYTHON, separator=", ",
+                    section=("<|tool_call_start|>[", "]<|tool_call_end|>"), trigger="<|tool_call_start|>"),
         sample='<|tool_call_start|>[get_weather(city="Paris")]<|tool_call_end|>',
     )
 )

@@ -47,7 +47,7 @@ QWEN3_CODER = register(
         sample=SAMPLE,
         shape=Shape(calls=("<tool_call>\n<function={NAME}>\n{ARGS}</function>\n</tool_call>",),
                     args="<parameter={KEY}>\n{VALUE}\n</parameter>\n", separator="\n",
-                    trigger="<tool_call>"),
+                    value_ends=(TAGS.parameter[0], TAGS.function_close), trigger="<tool_call>"),
     )
 )
 

@@ -25,6 +25,7 @@ from functools import partial
 
 from ..syntax.bodies.xml import XmlBody, XmlTags, render_xml
 from ..syntax.dialect import Dialect, register
+from ..syntax.shape import Shape
 
 TAGS = XmlTags(block_close="</seed:tool_call>", trim_newline=False)
 WRAPPER = ("<seed:tool_call>", "</seed:tool_call>")
@@ -41,6 +42,9 @@ SEED_OSS = register(
         special_markers=True,
         end_tokens=("<seed:eos>", "<seed:bos>"),
         render=partial(render_xml, TAGS, wrapper=WRAPPER),
+        shape=Shape(calls=(f"{WRAPPER[0]}\n<function={{NAME}}>\n{{ARGS}}</function>\n{WRAPPER[1]}",),
+                    args="<parameter={KEY}>{VALUE}</parameter>\n", separator="\n",
+                    value_ends=(TAGS.parameter[0], TAGS.function_close), trigger=WRAPPER[0]),
         sample=render_xml(TAGS, [("get_weather", {"city": "Paris", "days": 3})], WRAPPER),
     )
 )

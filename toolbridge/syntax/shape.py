@@ -12,7 +12,8 @@ Arguments are one of:
 - ``Args.PYTHON``: keyword arguments with Python literals (``city='Paris', n=3``);
 - a parameter template with ``{KEY}`` and ``{VALUE}`` holes, repeated once per argument (XML and
   key/value dialects): a string value is raw text up to what follows ``{VALUE}``, any other value
-  its JSON, as the dialect's renderer writes it.
+  its JSON, as the dialect's renderer writes it. ``value_ends`` names the other strings at which
+  the dialect's reader ends a raw value (the next parameter's tag ...): a value may not hold them.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class Shape:
 
     calls: tuple[str, ...]
     args: Args | str = Args.JSON
+    # Besides the parameter template's close tag, what ends a raw-text value when the reader
+    # meets it (a missing close tag tolerated): values avoid these too.
+    value_ends: tuple[str, ...] = ()
     separator: str = ""
     # Around all calls of one answer (Kimi's section markers, pythonic's brackets).
     section: tuple[str, str] = ("", "")
