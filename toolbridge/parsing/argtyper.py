@@ -28,6 +28,7 @@ from ..limits import loads
 from ..syntax.jsonscan import closing_quote, odd_backslashes
 from ..tools import deref, is_plain_string, repair_value
 
+_SCAN = json.JSONDecoder().scan_once  # the C scanner: one JSON value at a position
 _STRING_STOP = re.compile(r'["\\]')
 _VALUE_STOP = re.compile(r'["\\{}\[\],]')
 _WS = " \t\n\r"
@@ -82,7 +83,7 @@ class ArgumentTyper:
             _, repairs, omit = repair_value(member, schema, self._root, key, key in self._required)
             if repairs or omit:
                 return None
-        if json.dumps(value, ensure_ascii=False) != text:  # spelled otherwise: feed rewrites it
+        if not _as_written(text, len(value)):  # spelled otherwise: feed rewrites it
             return None
         self._state = DONE
         return text
@@ -250,3 +251,28 @@ class ArgumentTyper:
             self._open_member(out)
             out.append(raw if not repairs else json.dumps(typed, ensure_ascii=False))
         return pos
+
+
+def _as_written(text: str, members: int) -> bool:
+    """Whether valid JSON object ``text`` of ``members`` distinct keys is laid out as ``feed``
+    writes an object (``{``, ``", "`` between members, ``": "`` after keys, ``}``; a key
+    written twice fails). Each member is passed over by the C scanner: a text that is mostly
+    one long string costs one C-level read, where encoding the value again to compare cost two."""
+    if not members:
+        return text == "{}"
+    pos = 1
+    try:
+        for k in range(members):
+            if not text.startswith('"', pos):
+                return False
+            pos = _SCAN(text, pos)[1]
+            if not text.startswith(": ", pos):
+                return False
+            pos = _SCAN(text, pos + 2)[1]
+            sep = ", " if k < members - 1 else "}"
+            if not text.startswith(sep, pos):
+                return False
+            pos += len(sep)
+    except (StopIteration, ValueError):  # whitespace where a value was due
+        return False
+    return pos == len(text)
