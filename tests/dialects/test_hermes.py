@@ -350,6 +350,21 @@ CASES = [
         None,
         tools=WEATHER,
     ),
+    Case(
+        "key-written-twice-each-typed",
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": 5, "city": "Oslo"}}\n</tool_call>',
+        [("get_weather", {"city": "Oslo"})],
+        None,
+        tools=WEATHER,
+        report={"calls": 1, "repaired": 1},
+    ),
+    Case(
+        "nested-value-spelled-its-own-way",
+        '<tool_call>\n{"name": "get_weather", "arguments": {"days": 2, "city": {"a" :1}}}\n</tool_call>',
+        [("get_weather", {"days": 2, "city": {"a": 1}})],
+        None,
+        tools=WEATHER,
+    ),
 ]
 
 test_whole, test_per_character, test_random_chunkings = make_table_tests("hermes", CASES)

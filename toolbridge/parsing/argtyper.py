@@ -68,9 +68,10 @@ class ArgumentTyper:
         return isinstance(schema.get("properties"), dict) and bool(schema["properties"])
 
     def whole(self, text: str, value: Any) -> str | None:
-        """``text`` unchanged when it is all of the arguments (``value`` decoded), written as
-        ``feed`` writes them, and nothing in it needs typing: what ``feed`` would give, without
-        reading the text token by token. None: ``feed`` must read it."""
+        """``text`` unchanged when it is all of the arguments (``value`` decoded, by the JSON
+        body's ``complete_object``), written as ``feed`` writes them, and nothing in it needs
+        typing: what ``feed`` would give, without reading the text token by token. None:
+        ``feed`` must read it."""
         if self._state != START or not isinstance(value, dict):
             return None
         for key, member in value.items():
@@ -254,10 +255,11 @@ class ArgumentTyper:
 
 
 def _as_written(text: str, members: int) -> bool:
-    """Whether valid JSON object ``text`` of ``members`` distinct keys is laid out as ``feed``
-    writes an object (``{``, ``", "`` between members, ``": "`` after keys, ``}``; a key
-    written twice fails). Each member is passed over by the C scanner: a text that is mostly
-    one long string costs one C-level read, where encoding the value again to compare cost two."""
+    """Whether valid JSON object ``text`` of ``members`` members (no key written twice: the
+    body's ``complete_object`` refuses that) is laid out as ``feed`` writes an object (``{``,
+    ``", "`` between members, ``": "`` after keys, ``}``). The members before the last are
+    passed over by the C scanner; the last one's value runs to the closing brace, so an
+    argument that is one long string at the end is not read again."""
     if not members:
         return text == "{}"
     pos = 1
@@ -268,11 +270,12 @@ def _as_written(text: str, members: int) -> bool:
             pos = _SCAN(text, pos)[1]
             if not text.startswith(": ", pos):
                 return False
+            if k == members - 1:
+                break
             pos = _SCAN(text, pos + 2)[1]
-            sep = ", " if k < members - 1 else "}"
-            if not text.startswith(sep, pos):
+            if not text.startswith(", ", pos):
                 return False
-            pos += len(sep)
-    except (StopIteration, ValueError):  # whitespace where a value was due
+            pos += 2
+    except (StopIteration, ValueError):  # whitespace where a key or value was due
         return False
-    return pos == len(text)
+    return text[pos + 2] not in _WS and text[-2] not in _WS and text[-1] == "}"

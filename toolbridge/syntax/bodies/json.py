@@ -28,13 +28,21 @@ def _refuse(constant: str) -> None:
     raise ValueError(f"{constant} is not JSON")
 
 
-_STRICT = json.JSONDecoder(parse_constant=_refuse)  # raw control characters and NaN refused
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise ValueError("a key written twice")  # read token by token, as written
+    return value
+
+
+# Raw control characters, NaN and a key written twice in one object refused.
+_STRICT = json.JSONDecoder(parse_constant=_refuse, object_pairs_hook=_once)
 
 
 def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
     """Where the JSON object at ``buf[pos]`` ends and its value, when it is complete and the scanner would
     pass it through unchanged (strict JSON, no integer too long for Python, not nested deeper
-    than the limit); None otherwise, and the scanner reads it. One C-level decode: the whole
+    than the limit, no key written twice in one object); None otherwise, and the scanner reads it. One C-level decode: the whole
     answer's fast path, which gives what reading it piece by piece gives."""
     if buf.rfind("}", pos) < 0:
         return None  # not complete: spares the decoder's exception while a call streams
