@@ -1,0 +1,309 @@
+"""Our GBNF, judged by llama.cpp itself (its grammar parser and sampler, via llama-cpp-python).
+
+For every dialect that declares a shape: every grammar we write parses; calls rendered by the
+dialect's own renderer are accepted; a wrong-typed or missing argument, an unknown tool, broken
+markup, a second call where parallel calls are off, and prose under ``required`` are rejected;
+prose then a call is accepted under ``auto``. End to end, a tiny random-weights model sampling
+under the grammar writes a call that toolbridge parses and that validates against the schema.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (the Makefile builds it)")
+pytest.importorskip("gguf", reason="gguf is not installed: the tiny test model cannot be written")
+jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed")
+
+import toolbridge.dialects  # noqa: E402,F401  (registers the dialects)
+from toolbridge.constrain import compile_tools, gbnf  # noqa: E402
+from toolbridge.dialects import get_dialect  # noqa: E402
+from toolbridge.parsing.parser import parse  # noqa: E402
+from toolbridge.syntax.dialect import registered  # noqa: E402
+from toolbridge.syntax.shape import Args  # noqa: E402
+
+from .llamacpp import Checker, tiny_model  # noqa: E402
+
+SHAPED = sorted({d.name for d in registered().values() if d.shape is not None})
+
+
+def function(name: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "parameters": {
+        "type": "object", "properties": properties, "required": required}}}
+
+
+WEATHER = function("get_weather", {"city": {"type": "string"},
+                                   "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+                   ["city"])
+PAINT = function("paint", {
+    "color": {"type": "string", "enum": ["red", "green"]},
+    "count": {"type": "integer"},
+    "ratio": {"type": "number"},
+    "glossy": {"type": "boolean"},
+    "layers": {"type": "array", "items": {"type": "integer"}, "maxItems": 3},
+    "where": {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+              "required": ["x", "y"]},
+}, ["color", "count"])
+NOW = function("now", {}, [])
+
+TOOLSETS: dict[str, list[dict[str, Any]]] = {
+    "weather": [WEATHER],
+    "paint+weather": [PAINT, WEATHER],
+    "three": [WEATHER, PAINT, NOW],
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    """Calls (tool, arguments) written by the renderer, after ``thought`` in the dialect's
+    reasoning block where one is given."""
+
+    toolset: str
+    calls: tuple[tuple[str, dict[str, Any]], ...]
+    thought: str = ""
+
+
+VALID = [
+    Case("weather", (("get_weather", {"city": "Paris"}),)),
+    Case("weather", (("get_weather", {"city": "Zürich \"old\" <town>\n", "unit": "celsius"}),)),
+    Case("paint+weather", (("paint", {"color": "red", "count": 3}),)),
+    Case("paint+weather", (("paint", {"color": "green", "count": -12, "ratio": 0.5, "glossy": True,
+                                      "layers": [1, 2, 3], "where": {"x": 0, "y": 7}}),)),
+    Case("paint+weather", (("get_weather", {"city": "東京", "unit": "fahrenheit"}),)),
+    Case("three", (("now", {}),)),
+    Case("three", (("paint", {"color": "red", "count": 1, "glossy": False}),)),
+    Case("weather", (("get_weather", {"city": "Oslo"}),), thought="\nWhich city? Oslo.\n"),
+]
+# Second calls: accepted with parallel calls, rejected without.
+PARALLEL = [
+    Case("paint+weather", (("paint", {"color": "red", "count": 1}), ("get_weather", {"city": "Rome"}))),
+    Case("three", (("now", {}), ("now", {}), ("get_weather", {"city": "Lima", "unit": "celsius"}))),
+]
+# Rejected under every tool_choice.
+INVALID = {
+    "wrong type (integer)": Case("paint+weather", (("paint", {"color": "red", "count": "three"}),)),
+    "wrong type (boolean)": Case("paint+weather", (("paint", {"color": "red", "count": 1, "glossy": "yes"}),)),
+    "wrong type (nested)": Case("paint+weather", (("paint", {"color": "red", "count": 1,
+                                                             "where": {"x": "left", "y": 1}}),)),
+    "not in enum": Case("paint+weather", (("paint", {"color": "blue", "count": 1}),)),
+    "missing required": Case("paint+weather", (("paint", {"color": "red"}),)),
+    "too many items": Case("paint+weather", (("paint", {"color": "red", "count": 1, "layers": [1, 2, 3, 4]}),)),
+    "unknown tool": Case("weather", (("get_time", {"city": "Paris"}),)),
+    "unknown argument": Case("weather", (("get_weather", {"city": "Paris", "country": "FR"}),)),
+}
+PROSE = "Let me look that up for you.\n\n"
+
+
+def render(dialect: str, case: Case) -> str:
+    spec = get_dialect(dialect)
+    assert spec.render is not None
+    thought = ""
+    if case.thought:
+        if spec.reasoning is None:
+            pytest.skip(f"{dialect} has no reasoning block")
+        thought = spec.reasoning[0] + case.thought + spec.reasoning[1]
+    return thought + spec.render(list(case.calls))
+
+
+def triggered(dialect: str) -> bool:
+    """Whether the dialect's calls can follow prose (a trigger starts them); where not, the calls
+    are the whole answer (bare JSON, pythonic lists)."""
+    return bool(compile_tools(dialect, [WEATHER]).triggers)
+
+
+def grammar(dialect: str, toolset: str, **options: Any) -> str:
+    return gbnf(compile_tools(dialect, TOOLSETS[toolset], **options))
+
+
+# -- the checker and the model -----------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def model_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tiny_model(tmp_path_factory.mktemp("llamacpp") / "tiny.gguf")
+
+
+@pytest.fixture(scope="session")
+def checker(model_path: Path) -> Iterator[Checker]:
+    check = Checker(model_path)
+    yield check
+    check.close()
+
+
+HAND_WRITTEN = [  # (grammar, text, accepted)
+    ('root ::= "a" [0-9]+ "b"?', "a12b", True),
+    ('root ::= "a" [0-9]+ "b"?', "a1", True),
+    ('root ::= "a" [0-9]+ "b"?', "ab", False),
+    ('root ::= "a" [0-9]+ "b"?', "a1bb", False),
+    ('root ::= "a" [0-9]+ "b"?', "", False),
+    ('root ::= "a" [0-9]+ "b"?', "a", False),
+    ('root ::= x{2,3}\nx ::= "to"', "tototo", True),
+    ('root ::= x{2,3}\nx ::= "to"', "to", False),
+    ('root ::= x{2,3}\nx ::= "to"', "totototo", False),
+    ('root ::= [^<]* "<end>"', "日本 ✓ 🎉 café<end>", True),
+    ('root ::= [^<]* "<end>"', "a<b<end>", False),
+    ('root ::= "" | "x"', "", True),
+    ('root ::= "\\n\\"" [\\x00-\\x1F]', '\n"\x01', True),
+    ('root ::= "é"', "e", False),
+]
+
+
+@pytest.mark.parametrize("rules, text, accepted", HAND_WRITTEN)
+def test_checker_agrees_on_hand_written_grammars(checker: Checker, rules: str, text: str,
+                                                 accepted: bool) -> None:
+    assert checker.accepts(rules, text) is accepted
+
+
+def test_model_vocabulary_round_trips_any_text(checker: Checker) -> None:
+    text = 'héllo ✓ 日本 🎉\t\n\x00\x7f<tool_call>\n{"name": "x"}  ok'
+    assert checker.detokenize(checker.tokens(text)) == text
+
+
+@pytest.mark.parametrize("rules", [
+    'root ::= "a', "root ::= missing", 'start ::= "a"', "root ::= (", 'root ::= [a-',
+])
+def test_llamacpp_rejects_malformed_gbnf(checker: Checker, rules: str) -> None:
+    assert not checker.parses(rules)
+
+
+# -- every dialect with a shape: our grammar against llama.cpp's parser ---------------------------
+
+OPTIONS = [
+    {"tool_choice": "auto"},
+    {"tool_choice": "required"},
+    {"tool_choice": "required", "parallel_tool_calls": False},
+    {"tool_choice": "auto", "reasoning": "off"},
+    {"tool_choice": "required", "reasoning": "open"},
+    {"tool_choice": {"type": "function", "function": {"name": "get_weather"}}},
+    {"tool_choice": "auto", "response_format": {"type": "json_object"}},
+]
+
+
+@pytest.mark.parametrize("dialect", SHAPED)
+@pytest.mark.parametrize("toolset", sorted(TOOLSETS))
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: json.dumps(o, sort_keys=True))
+def test_every_grammar_parses(checker: Checker, dialect: str, toolset: str, options: dict[str, Any]) -> None:
+    constraint = compile_tools(dialect, TOOLSETS[toolset], **options)
+    assert checker.parses(gbnf(constraint)), gbnf(constraint)
+    assert checker.parses(gbnf(constraint, lazy=True)), gbnf(constraint, lazy=True)
+
+
+@pytest.mark.parametrize("dialect", SHAPED)
+@pytest.mark.parametrize("case", VALID + PARALLEL, ids=repr)
+def test_rendered_calls_are_accepted(checker: Checker, dialect: str, case: Case) -> None:
+    text = render(dialect, case)
+    for choice in ("auto", "required"):
+        assert checker.accepts(grammar(dialect, case.toolset, tool_choice=choice), text), (choice, text)
+    if not case.thought:
+        assert checker.accepts(gbnf(compile_tools(dialect, TOOLSETS[case.toolset]), lazy=True), text)
+
+
+@pytest.mark.parametrize("dialect", SHAPED)
+@pytest.mark.parametrize("case", VALID, ids=repr)
+def test_named_tool_accepts_its_own_call_only(checker: Checker, dialect: str, case: Case) -> None:
+    text = render(dialect, case)
+    for tool in TOOLSETS[case.toolset]:
+        name = tool["function"]["name"]
+        rules = grammar(dialect, case.toolset, tool_choice={"type": "function", "function": {"name": name}})
+        assert checker.accepts(rules, text) is (name == case.calls[0][0]), (name, text)
+
+
+@pytest.mark.parametrize("dialect", SHAPED)
+@pytest.mark.parametrize("case", PARALLEL, ids=repr)
+def test_second_call_rejected_without_parallel_calls(checker: Checker, dialect: str, case: Case) -> None:
+    rules = grammar(dialect, case.toolset, tool_choice="required", parallel_tool_calls=False)
+    assert not checker.accepts(rules, render(dialect, case))
+    assert checker.accepts(rules, render(dialect, Case(case.toolset, case.calls[:1])))
+
+
+@pytest.mark.parametrize("dialect", SHAPED)
+@pytest.mark.parametrize("what", sorted(INVALID))
+@pytest.mark.parametrize("choice", ["auto", "required"])
+def test_invalid_calls_are_rejected(checker: Checker, dialect: str, what: str, choice: str) -> None:
+    """Under ``auto``, a dialect whose calls have no trigger takes any other text as prose."""
+    case = INVALID[what]
+    text = render(dialect, case)
+    rules = grammar(dialect, case.toolset, tool_choice=choice)
+    assert checker.accepts(rules, text) is (choice == "auto" and not triggered(dialect)), text
+
+
+@pytest.mark.parametrize("dialect", SHAPED)
+@pytest.mark.parametrize("cut", [1, 5, 12])
+def test_broken_markup_is_rejected(checker: Checker, dialect: str, cut: int) -> None:
+    text = render(dialect, VALID[0])
+    rules = grammar(dialect, "weather", tool_choice="required")
+    assert not checker.accepts(rules, text[:-cut])
+    assert not checker.accepts(rules, text[cut:])
+
+
+@pytest.mark.parametrize("dialect", SHAPED)
+@pytest.mark.parametrize("case", VALID[:3], ids=repr)
+def test_prose_before_a_call(checker: Checker, dialect: str, case: Case) -> None:
+    """(Where the calls have no trigger, the whole answer is then prose.)"""
+    text = PROSE + render(dialect, case)
+    assert checker.accepts(grammar(dialect, case.toolset, tool_choice="auto"), text)
+    assert not checker.accepts(grammar(dialect, case.toolset, tool_choice="required"), text)
+
+
+@pytest.mark.parametrize("dialect", SHAPED)
+def test_prose_alone(checker: Checker, dialect: str) -> None:
+    assert checker.accepts(grammar(dialect, "weather", tool_choice="auto"), PROSE)
+    assert not checker.accepts(grammar(dialect, "weather", tool_choice="required"), PROSE)
+
+
+# -- end to end: random weights, sampling under our grammar ---------------------------------------
+
+E2E_SEEDS = (1, 2, 3, 4, 5)
+
+
+def e2e_tools(dialect: str) -> list[dict[str, Any]]:
+    """Tools whose every argument ends within a few tokens even when sampled at random: enums,
+    integers, booleans, arrays of those with few items; bounded strings where they are JSON (an
+    XML dialect's string is raw text up to the closing tag, which random sampling never writes)."""
+    light = {"room": {"type": "string", "enum": ["kitchen", "hall", "attic"]},
+             "level": {"type": "integer"}, "on": {"type": "boolean"},
+             "scenes": {"type": "array", "items": {"type": "string", "enum": ["day", "night"]},
+                        "maxItems": 2}}
+    if get_dialect(dialect).shape.args is Args.JSON:  # type: ignore[union-attr]
+        light["label"] = {"type": "string", "maxLength": 6}
+    return [function("set_light", light, ["room", "level"]),
+            function("get_time", {"zone": {"type": "string", "enum": ["utc", "local"]}}, ["zone"])]
+
+
+@pytest.fixture(scope="session")
+def llama(model_path: Path) -> Any:
+    import llama_cpp
+
+    return llama_cpp.Llama(model_path=str(model_path), n_ctx=1024, n_threads=2, verbose=False)
+
+
+@pytest.mark.parametrize("dialect", SHAPED)
+@pytest.mark.parametrize("choice", ["required", "get_time"])
+def test_random_weights_write_valid_calls(llama: Any, dialect: str, choice: str) -> None:
+    import llama_cpp
+
+    tools = e2e_tools(dialect)
+    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+    tool_choice = choice if choice == "required" else {"type": "function", "function": {"name": choice}}
+    constraint = compile_tools(dialect, tools, tool_choice=tool_choice, parallel_tool_calls=False,
+                               reasoning="off")
+    rules = llama_cpp.LlamaGrammar.from_string(gbnf(constraint), verbose=False)
+    texts = set()
+    for seed in E2E_SEEDS:
+        out = llama.create_completion("Call a tool.\n", grammar=rules, max_tokens=400, temperature=1.0,
+                                      seed=seed)
+        text = out["choices"][0]["text"]
+        assert out["choices"][0]["finish_reason"] == "stop", text
+        result = parse(text, dialect, tools)
+        calls = result.message.get("tool_calls") or []
+        assert len(calls) == 1, (text, result.report)
+        name = calls[0]["function"]["name"]
+        assert name == choice or choice == "required", text
+        jsonschema.validate(json.loads(calls[0]["function"]["arguments"]), schemas[name])
+        texts.add(text)
+    assert len(texts) > 1, "every seed wrote the same text: the sampler is not sampling"
