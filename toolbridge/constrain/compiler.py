@@ -223,12 +223,17 @@ def _final(response_format: Any) -> Node | None:
 
 
 def _reasoning(dialect: Dialect, reasoning: str) -> Node:
+    """The reasoning block: any text up to its end marker. Where a call marker inside reasoning
+    ends it and starts a call (``calls_in_reasoning``), the text holds no trigger, so that what
+    the grammar takes for reasoning the parser does too."""
     if dialect.reasoning is None or reasoning == "off":
         return EMPTY
     start, end = dialect.reasoning
+    triggers = _triggers(dialect.shape) if dialect.calls_in_reasoning and dialect.shape else ()
+    text = Text((end, *triggers), end)
     if reasoning == "open":
-        return until(end)
-    return opt(seq(Lit(start), until(end)))
+        return text
+    return opt(seq(Lit(start), text))
 
 
 def _forms(grammar: Grammar, shape: Shape, tool: Tool) -> list[CallForm]:
@@ -304,6 +309,8 @@ def _params(grammar: Grammar, template: str, schema: dict[str, Any], ends: tuple
     rest = stripped[len(close):]
     raw = Text((close, *ends), close)
     props = schema.get("properties")
+    if props == {} and schema.get("additionalProperties") is False:
+        return EMPTY
     if not isinstance(props, dict) or not props:
         key_head, _, key_tail = before.partition("{KEY}")
         name = Rep(chars((key_tail or "\n")[0] + "\n", True), 1, None)

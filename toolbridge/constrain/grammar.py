@@ -335,7 +335,7 @@ class _Lark:
         self.grammar = grammar
         self.special = sorted(set(special), key=len, reverse=True)
         self.terminals: list[str] = []
-        self.named: dict[Text, str] = {}
+        self.named: dict[str, str] = {}  # a text terminal's expression -> its name
 
     def text(self) -> str:
         lines = [f"start: {self.node(self.grammar.root, True)}"]
@@ -364,7 +364,11 @@ class _Lark:
             inner = " ".join(self.node(i) for i in node.items)
             return inner if top else f"({inner})"
         if isinstance(node, Alt):
-            inner = " | ".join(self.node(i) for i in node.items)
+            items = node.items
+            opens = "".join(_json_opens(i) for i in items)
+            if opens:
+                items = tuple(_split_head(i, opens) for i in items)
+            inner = " | ".join(self.node(i) for i in items)
             return inner if top else f"({inner})"
         if isinstance(node, Rep):
             return self.rep(node)
@@ -380,21 +384,27 @@ class _Lark:
 
     def text_terminal(self, node: Text) -> str:
         """A ``Text`` as one terminal: lazy, so that it ends at the first ``then``; the other
-        avoided strings are excluded from it."""
-        if node in self.named:
-            return self.named[node]
-        name = f"text_{len(self.named)}"
-        self.named[node] = name
-        others = [a for a in node.avoid if a != node.then]
-        rx = "/(?s:.*)/" if node.then is None else f"/(?s:.*){_rx(Lit(node.then))}/"
+        avoided strings are excluded from it. A special token is never part of text (it is a
+        token of its own, not bytes): avoided strings holding one need no exclusion, and a
+        ``then`` that starts with one follows the text as its token reference."""
+        then = node.then
+        if then is not None and any(then.startswith(t) for t in self.special):
+            return f"{self.text_terminal(Text(node.avoid, None, node.not_first))} {self.lit(then)}"
+        others = [a for a in node.avoid if a != then and not any(t in a for t in self.special)]
+        rx = "/(?s:.*)/" if then is None else f"/(?s:.*){_rx(Lit(then))}/"
         if others:
             rx += f" & ~/(?s:.*(?:{'|'.join(_rx(Lit(a)) for a in others)}).*)/"
         if node.not_first:
             rx += f" & ~/{_rx(Lit(node.not_first))}(?s:.*)/"
-        if node.then is None:
-            self.terminals.append(f"{name.upper()}: {rx}")
-            return name.upper()
-        self.terminals.append(f"{name}[lazy]: {rx}")
+        if rx in self.named:
+            return self.named[rx]
+        name = f"text_{len(self.named)}"
+        if then is None:
+            name = name.upper()
+            self.terminals.append(f"{name}: {rx}")
+        else:
+            self.terminals.append(f"{name}[lazy]: {rx}")
+        self.named[rx] = name
         return name
 
     def rep(self, node: Rep) -> str:
@@ -408,6 +418,33 @@ class _Lark:
         pieces = re.split("(" + "|".join(re.escape(t) for t in self.special) + ")", text)
         return " ".join(p if p in self.special else json.dumps(p, ensure_ascii=False)
                         for p in pieces if p)
+
+
+def _json_opens(node: Node) -> str:
+    """The brackets a JSON value at the start of ``node`` may open with."""
+    if isinstance(node, Json):
+        schema = json.loads(node.schema)
+        kind = schema.get("type") if isinstance(schema, dict) else None
+        return {"object": "{", "array": "["}.get(kind, "") if isinstance(kind, str) else "{["
+    if isinstance(node, Seq):
+        return _json_opens(node.items[0]) if node.items else ""
+    return "".join(_json_opens(i) for i in node.items) if isinstance(node, Alt) else ""
+
+
+def _split_head(node: Node, opens: str) -> Node:
+    """``node`` with a leading literal that opens as a JSON choice beside it does cut after its
+    bracket. Beside a final JSON answer, ``{"name": ...`` calls would keep llguidance's lexer,
+    which looks back one byte at most, inside their long literal where the JSON's ``{`` ends.
+    (Other literals stay whole: cut, they could meet the same trouble with their neighbours, a
+    ``[`` beside ``[THINK]``.)"""
+    if isinstance(node, Lit) and len(node.text) > 1 and node.text[0] in opens:
+        return Seq((Lit(node.text[0]), Lit(node.text[1:])))
+    if isinstance(node, Seq) and node.items:
+        head = _split_head(node.items[0], opens)
+        return Seq((*(head.items if isinstance(head, Seq) else (head,)), *node.items[1:]))
+    if isinstance(node, Alt):
+        return Alt(tuple(_split_head(i, opens) for i in node.items))
+    return node
 
 
 def _lark_name(name: str) -> str:

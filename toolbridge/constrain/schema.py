@@ -141,6 +141,8 @@ class Values:
     def kwargs(self, schema: Any) -> Node:
         """Python keyword arguments ``k=v, ...`` for an arguments schema (pythonic calls)."""
         props = schema.get("properties") if isinstance(schema, dict) else None
+        if props == {} and schema.get("additionalProperties") is False:
+            return EMPTY
         if not isinstance(props, dict) or not props:
             pair = seq(Rep(chars("a-zA-Z0-9_"), 1, None), Lit("="), self.any())
             return opt(seq(pair, Rep(seq(Lit(","), WS, pair))))
