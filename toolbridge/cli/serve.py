@@ -7,7 +7,8 @@ import sys
 from dataclasses import fields
 
 from ..errors import ConfigError
-from ..gateway.config import MAX_RETRIES, ON_INVALID, UPSTREAM_APIS, GatewayConfig, env_defaults
+from ..gateway.config import (CONSTRAIN, MAX_RETRIES, ON_INVALID, UPSTREAM_APIS, UPSTREAM_KINDS, GatewayConfig,
+                              env_defaults)
 from .exits import EXIT_USAGE, missing_extra
 
 
@@ -54,6 +55,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--workers", type=int, default=d.workers, help="processes sharing the port")
     p.add_argument("--log-level", default=d.log_level)
     _fallback_flags(p, d)
+    _constrain_flags(p, d)
     p.set_defaults(handler=run, **_env_or_exit(env_defaults))
 
 
@@ -123,3 +125,15 @@ def _fallback_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
     p.add_argument("--model-dir", default=d.model_dir,
                    help="model folder with the chat template (chat_template.jinja or tokenizer_config.json)")
     p.add_argument("--chat-template", default=d.chat_template, help="a Jinja chat template file")
+
+
+def _constrain_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
+    """Constrained decoding (README: Constrained decoding in the gateway)."""
+    p.add_argument("--constrain", choices=CONSTRAIN, default=d.constrain,
+                   help="send the upstream a grammar of the dialect and the offered tools: off (default), "
+                        "required (tool_choice required or a named function), strict (those and requests "
+                        "with a strict tool), always (every request with tools; under auto the calls are "
+                        "triggered, prose stays free)")
+    p.add_argument("--upstream-kind", choices=UPSTREAM_KINDS, default=d.upstream_kind,
+                   help="how the grammar is sent (default auto: detected once from the upstream's "
+                        "/v1/models and its Server header)")

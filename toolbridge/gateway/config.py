@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 
 UPSTREAM_APIS = ("chat", "completions")
 ON_INVALID = ("pass", "reject", "retry")  # gateway/validation.py
+CONSTRAIN = ("off", "required", "strict", "always")  # gateway/upstream/constraint.py
+UPSTREAM_KINDS = ("auto", "vllm", "sglang", "llamacpp", "ollama", "openai")
 MAX_RETRIES = 5  # each retry is a whole generation: a small bound keeps a request's cost bounded
 
 
@@ -55,6 +57,9 @@ class GatewayConfig:
     upstream_api: str = "chat"  # or "completions": render the prompt here
     model_dir: str = ""
     chat_template: str = ""
+    # Constrained decoding (gateway/upstream/constraint.py): which requests, and how it is sent.
+    constrain: str = "off"
+    upstream_kind: str = "auto"  # auto: detected from the upstream's /v1/models
 
     def upstream_parts(self) -> tuple[str, int, str]:
         """Host, port and base path (``/v1`` when the URL has none) of the upstream."""
@@ -92,6 +97,11 @@ class GatewayConfig:
         if self.upstream_api == "completions" and not (self.model_dir or self.chat_template):
             raise ConfigError("--upstream-api completions renders the prompt: it needs --model-dir or "
                               "--chat-template")
+        if self.constrain not in CONSTRAIN:
+            raise ConfigError(f"--constrain must be off, required, strict or always, not {self.constrain!r}")
+        if self.upstream_kind not in UPSTREAM_KINDS:
+            raise ConfigError(f"--upstream-kind must be one of {', '.join(UPSTREAM_KINDS)}, "
+                              f"not {self.upstream_kind!r}")
         fallback_dialect(self.fallback_dialect)
         self.template()
 

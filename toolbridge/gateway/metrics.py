@@ -30,6 +30,10 @@ _HELP = {
     "toolbridge_offloaded_total": ("counter", "Steps run on a worker thread, by kind (request, whole, chunk)."),
     "toolbridge_reasoning_unsealed_total": ("counter", "Reasoning items sent back whose encrypted_content "
                                             "did not verify (dropped; the turn went on without them)."),
+    "toolbridge_constraint_total": ("counter",
+                                    "Requests selected by --constrain, by outcome (applied: the upstream took "
+                                    "the grammar; fallback: it refused it and the request went again without; "
+                                    "skipped: none could be sent) and upstream kind."),
     "toolbridge_streamed_chunks_total": ("counter", "Chunks sent to clients on streams."),
     "toolbridge_open_streams": ("gauge", "Streams in progress."),
 }

@@ -133,6 +133,11 @@ class Pipeline:
             from .upstream.fallback import Router  # the renderer: only when configured
 
             self.router = Router(config, config.template())
+        self.constrainer: Any = None  # --constrain: the grammar sent upstream (off: none)
+        if config.constrain != "off":
+            from .upstream.constraint import Constrainer
+
+            self.constrainer = Constrainer(config, metrics, self.router.template if self.router else None)
 
     async def serve(self, front: Front, req: Request, resp: Response) -> Result:
         """Answer one request of ``front``'s API. Nothing but cancellation and a client gone
@@ -145,6 +150,9 @@ class Pipeline:
             return self.fail.failure(front, resp, exc)
 
     async def _serve(self, front: Front, req: Request, resp: Response) -> Result:
+        if self.constrainer is not None and not self.constrainer.detected:
+            assert self.pool is not None
+            await self.constrainer.detect(self.pool, self.base + "/models", self.upstream_headers(req, False))
         try:
             large = len(req.body) > OFFLOOP_REQUEST_BYTES
             turn, plan, path, retry = await self.cpu(large, "request", self._plan, front, req.body)
@@ -154,6 +162,8 @@ class Pipeline:
             return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
         except ConfigError as exc:
             return self.fail.refuse(front, resp, 400, str(exc))
+        if plan.constraint is not None:
+            resp.extra = (plan.constraint.header(),)
         headers = self.upstream_headers(req, plan.stream)
         model = turn.model
         # The turn is kept only to be asked again: not for the life of every stream.
@@ -163,6 +173,8 @@ class Pipeline:
         try:
             result = await self._send(front, plan, path, headers, resp, retry, tries)
             if result is None:  # the upstream refused tools: once more, with the protocol
+                if self.constrainer is not None:
+                    self.constrainer.withdraw(plan, "the upstream refused tools: the injected protocol")
                 self.router.remember(model)
                 log.info("upstream refused tools for model %r; retrying with the injected "
                          "protocol", model)
@@ -196,6 +208,8 @@ class Pipeline:
             except (ConfigError, RenderError) as exc:
                 code = "tool_fallback_required" if isinstance(exc, FallbackRequired) else None
                 raise RequestError(str(exc), code=code, param="messages") from exc
+        if self.constrainer is not None:
+            self.constrainer.apply(turn, plan, path)
         return plan, path, retry
 
     async def cpu(self, large: bool, kind: str, step: Callable[..., T], *args: Any) -> T:
@@ -222,24 +236,36 @@ class Pipeline:
         answer with a call that had to be valid and is not goes to ``_again``."""
         assert self.pool is not None
         exchange = self.pool.request("POST", self.base + path, headers, orjson.dumps(plan.body))
-        if not retry:
+        # A constrained body is kept until the upstream takes it: a rejection sends it again.
+        constrained = plan.constraint is not None and bool(plan.constraint.restore)
+        if not retry and not constrained:
             # Sent: the request's objects are not kept for the life of a stream (fewer objects
             # for the collector to scan, less memory per stream).
             plan.body.clear()
         async with exchange as up:
             if up.status != 200:
                 raw = await up.read(self.config.max_answer)
-                if retry and is_refusal(raw):
-                    return None
-                if resp.started:  # a retry's: the client's stream already began
-                    self.fail.stream_error(front, resp, f"the upstream answered {up.status} to a retry",
-                                      "upstream_error")
-                    return 200, Provenance()
-                return self.fail.pass_error(front, resp, up.status, raw), Provenance()
-            if plan.stream:
-                streamed = await self._stream(front, up, plan, resp, tries)
+                refused = constrained and self.constrainer.rejected(plan, up.status, raw)
+                if not refused:
+                    if retry and is_refusal(raw):
+                        return None
+                    if resp.started:  # a retry's: the client's stream already began
+                        self.fail.stream_error(front, resp, f"the upstream answered {up.status} to a retry",
+                                               "upstream_error")
+                        return 200, Provenance()
+                    return self.fail.pass_error(front, resp, up.status, raw), Provenance()
             else:
-                raw = await up.read(self.config.max_answer)
+                refused = False
+                if constrained:
+                    self.constrainer.accepted(plan)
+                    if not retry:
+                        plan.body.clear()
+                if plan.stream:
+                    streamed = await self._stream(front, up, plan, resp, tries)
+                else:
+                    raw = await up.read(self.config.max_answer)
+        if refused:
+            return await self._unconstrained(front, plan, path, headers, resp, retry, tries)
         if plan.stream:
             if isinstance(streamed, InvalidArguments):
                 return await self._again(front, streamed, headers, resp, tries)
@@ -255,6 +281,16 @@ class Pipeline:
             return self.fail.failure(front, resp, exc, answer=True)
         resp.send(200, [*JSON, (b"x-toolbridge-calls", provenance.header().encode())], body)
         return 200, provenance
+
+    async def _unconstrained(self, front: Front, plan: Plan, path: str, headers: list[tuple[bytes, bytes]],
+                             resp: Response, retry: bool, tries: Retries | None) -> Result | None:
+        """The upstream refused ``plan``'s grammar (its body is restored): the same request
+        again without it, read by recovery as any other."""
+        if not resp.started:
+            resp.extra = (plan.constraint.header(),)
+        result = await self._send(front, plan, path, headers, resp, retry, tries)
+        self.constrainer.settled(plan, 400 if result is None else result[0])
+        return result
 
     def _read_whole(self, front: Front, raw: bytes, plan: Plan) -> tuple[bytes, Provenance]:
         """A whole upstream answer read, repaired and written in the front's shape."""

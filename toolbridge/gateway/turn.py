@@ -83,6 +83,7 @@ class Plan:
     strict: frozenset[str] = frozenset()  # the offered tools with "strict": true
     freeforms: dict[str, Format] = field(default_factory=dict)  # the turn's freeform tools
     context: Any = None  # the front's own (what its answer repeats of the request)
+    constraint: Any = None  # upstream/constraint.Outcome: the grammar sent with the body, or why none
 
     def enforced(self, name: str) -> bool:
         """Whether a call to ``name`` must have valid arguments: under ``reject`` and ``retry``

@@ -145,7 +145,7 @@ def _check_header(name: bytes, value: bytes) -> None:
 class Response:
     """Writes the response to one request. ``send`` or ``start``/``write``/``end``."""
 
-    __slots__ = ("_chunked", "_head_only", "_keep_alive", "_proto", "encoder", "finished", "started")
+    __slots__ = ("_chunked", "_head_only", "_keep_alive", "_proto", "encoder", "extra", "finished", "started")
 
     def __init__(self, proto: _H1Protocol, req: Request) -> None:
         self._proto = proto
@@ -155,6 +155,7 @@ class Response:
         self.started = False  # the status line has been written
         self.finished = False  # the whole response has been written
         self.encoder: Any = None  # a stream's encoder (the pipeline's): for a failure's last event
+        self.extra: tuple[tuple[bytes, bytes], ...] = ()  # header fields every head of this response gets
 
     def _head(self, status: int, headers: Iterable[tuple[bytes, bytes]]) -> list[bytes]:
         if self.started:
@@ -164,7 +165,7 @@ class Response:
         self.started = True
         line = _STATUS_LINES.get(status) or b"HTTP/1.1 %d Unknown\r\n" % status
         parts = [line, _date_header()]
-        for name, value in headers:
+        for name, value in (*headers, *self.extra) if self.extra else headers:
             _check_header(name, value)
             parts += (name, b": ", value, b"\r\n")
         if not self._keep_alive:

@@ -59,6 +59,11 @@ class ReplayUpstream:
         self.detokenize = detokenize
         self.host, self._port = host, port
         self.requests: list[dict[str, Any]] = []
+        # What GET /v1/models answers (a server's listing says which server it is) and with which
+        # extra header fields (``server: llama.cpp`` ...).
+        self.models: dict[str, Any] = {"object": "list", "data": [{"id": "replay", "object": "model"}]}
+        self.models_headers: list[tuple[bytes, bytes]] = []
+        self.models_probes = 0
         self.disconnects = 0  # streams whose client went away before the end
         self.server: H1Server | None = None
 
@@ -81,7 +86,8 @@ class ReplayUpstream:
 
     async def _handle(self, req: Request, resp: Response) -> None:
         if req.path.endswith("/models"):
-            resp.send(200, JSON, json.dumps({"object": "list", "data": [{"id": "replay", "object": "model"}]}).encode())
+            self.models_probes += 1
+            resp.send(200, [*JSON, *self.models_headers], json.dumps(self.models).encode())
             return
         body = json.loads(req.body)
         self.requests.append(body)
