@@ -168,14 +168,16 @@ def _name(text: str) -> str:
 # -- GBNF ------------------------------------------------------------------------------------
 
 _GBNF_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
+# Codes are written \uXXXX: llama.cpp knows no \^ (it rejects the grammar), and xgrammar reads
+# \x with every hex digit that follows (\x01a as \x1a), where \u takes exactly four.
 _CLASS_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\", "]": "\\]", "[": "\\[",
-                  "^": "\\^", "-": "\\-"}
+                  "^": "\\u005E", "-": "\\-"}
 
 
 def _gbnf_char(c: str, table: dict[str, str]) -> str:
     if c in table:
         return table[c]
-    return f"\\x{ord(c):02X}" if ord(c) < 0x20 or ord(c) == 0x7F else c
+    return f"\\u{ord(c):04X}" if ord(c) < 0x20 or ord(c) == 0x7F else c
 
 
 def _gbnf_class(node: Chars) -> str:
