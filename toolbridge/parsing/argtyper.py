@@ -155,7 +155,8 @@ class ArgumentTyper:
         return pos
 
     def _value_start(self, text: str, pos: int, out: list[str]) -> int:
-        self._name = json.loads("".join(self._key))
+        key = "".join(self._key)
+        self._name = key[1:-1] if "\\" not in key else json.loads(key)  # (valid JSON: the scanner's)
         self._schema = self._props.get(self._name)
         schema = deref(self._schema, self._root) if isinstance(self._schema, dict) else None
         if text[pos] == '"' and (schema is None or (is_plain_string(schema) and "enum" not in schema)):

@@ -198,6 +198,13 @@ class DialectParser:
             elif self._plain_start(text):
                 self.phase = Phase.CONTENT
                 return [Text(text)]
+        elif text and self._phase is Phase.CALL:
+            # The block waits at the start of the buffer (a head being written, a close marker
+            # cut off): while the text still only waits, it is kept without reading it again.
+            wait = getattr(self._body, "wait", None)
+            if wait is not None and wait(self._buf + text):
+                self._buf += text
+                return []
         return self._run(self._buf + text if self._buf else text, final=False)
 
     def _plain_start(self, text: str) -> bool:

@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Any
 
 from ...limits import deeper_than
-from ..jsonscan import ERROR, JsonScanner
+from ..jsonscan import DONE, ERROR, JsonScanner
 from ..markers import cut_off, match_at, read_label, skip_ws
 from ..dialect import UNCLOSED_AT_END, CallSink, Outcome
 
@@ -131,12 +131,18 @@ class JsonEnvelopeBody:
         self._bare = opened_by == "{"
         self._missing = missing
         self._pending_name = ""
+        self._heads = _head_patterns(args_keys) if name_keys == ("name",) else None
+        # While the block waits at the same place for more text (a head being written, a close
+        # marker cut off), what tells whether ``buf`` from there still only waits: the parser
+        # then keeps the text without calling ``feed`` (which would hold it just the same).
+        self.wait: Callable[[str], bool] | None = None
 
     def fast(self, text: str) -> str | None:
         """The arguments fragment for ``text`` when it only continues a streamed string."""
         return text if self._streaming and self._scanner.in_plain_string(text) else None
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
+        self.wait = None
         while True:
             if self._state is _S.KEY_TEXT or self._state is _S.VALUE:
                 pos, outcome = self._scan(buf, pos, final)
@@ -176,12 +182,13 @@ class JsonEnvelopeBody:
         by its head, matched whole: held back while it is being written (it emits nothing
         before its arguments start), then the arguments are read as after reading the head
         piece by piece. None: read it piece by piece."""
-        if self._name_keys != ("name",) or self._held_args or self._keys_seen:
+        if self._heads is None or self._held_args or self._keys_seen:
             return None
-        head_pattern, start_pattern = _head_patterns(self._args_keys)
+        head_pattern, start_pattern = self._heads
         head = head_pattern.match(buf, pos)
         if head is None:
             if not final and len(buf) - pos <= _HOLD and start_pattern.fullmatch(buf, pos):
+                self.wait = self._head_waits
                 return pos, Outcome.MORE  # the head is still being written
             return None
         try:
@@ -191,6 +198,9 @@ class JsonEnvelopeBody:
         self._key, self._keys_seen, self._pending_name = head.group(2), 2, name
         self._start(_S.VALUE)
         return head.end(), None  # the arguments are read next (at C speed when already whole)
+
+    def _head_waits(self, buf: str) -> bool:
+        return len(buf) <= _HOLD and self._heads is not None and self._heads[1].fullmatch(buf) is not None
 
     # ---------------------------------------------------------------- envelope punctuation
 
@@ -235,7 +245,7 @@ class JsonEnvelopeBody:
 
     def _scan(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         scanner = self._scanner
-        if self._state is _S.VALUE and not scanner.started and self._key in self._args_keys:
+        if not self._streaming and self._state is _S.VALUE and not scanner.started and self._key in self._args_keys:
             pos = skip_ws(buf, pos)
             if pos >= len(buf):
                 return pos, self._at_end(final)
@@ -261,11 +271,12 @@ class JsonEnvelopeBody:
             self._sink.args(piece)
         else:
             self._value.append(piece)
-        if scanner.state == ERROR:
+        state = scanner.state
+        if state != DONE:
+            if state != ERROR:
+                return pos, Outcome.MORE
             why = scanner.error
             return pos, self._fail(why if why == "truncated" else "malformed JSON: " + why)
-        if not scanner.done:
-            return pos, Outcome.MORE
         for what in scanner.repairs:
             self._sink.repaired(what)
         text = "".join(self._value)
@@ -338,9 +349,15 @@ class JsonEnvelopeBody:
 
     def _tail(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         end, outcome = close_tail(self._sink, buf, pos, final, self._closes[0])
+        if outcome is Outcome.MORE and self._closes[0][0] not in " \t\n\r,{":
+            self.wait = self._close_waits
         if outcome is Outcome.DONE:
             self._closes = self._closes[1:] if buf.startswith(self._closes[0], pos) else []
         return end, outcome
+
+    def _close_waits(self, buf: str) -> bool:
+        close = self._closes[0]
+        return len(buf) < len(close) and close.startswith(buf)
 
     def _another(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         """After a call, inside the wrapper: ``,`` or ``{`` starts the next call object."""
