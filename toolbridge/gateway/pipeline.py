@@ -163,6 +163,7 @@ class Pipeline:
         except ConfigError as exc:
             return self.fail.refuse(front, resp, 400, str(exc))
         if plan.constraint is not None:
+            self.constrainer.report(plan)
             resp.extra = (plan.constraint.header(),)
         headers = self.upstream_headers(req, plan.stream)
         model = turn.model
@@ -245,17 +246,9 @@ class Pipeline:
         async with exchange as up:
             if up.status != 200:
                 raw = await up.read(self.config.max_answer)
-                refused = constrained and self.constrainer.rejected(plan, up.status, raw)
-                if not refused:
-                    if retry and is_refusal(raw):
-                        return None
-                    if resp.started:  # a retry's: the client's stream already began
-                        self.fail.stream_error(front, resp, f"the upstream answered {up.status} to a retry",
-                                               "upstream_error")
-                        return 200, Provenance()
-                    return self.fail.pass_error(front, resp, up.status, raw), Provenance()
+                if not (constrained and self.constrainer.rejected(plan, up.status, raw)):
+                    return self._failed(front, resp, up.status, raw, retry)
             else:
-                refused = False
                 if constrained:
                     self.constrainer.accepted(plan)
                     if not retry:
@@ -264,7 +257,7 @@ class Pipeline:
                     streamed = await self._stream(front, up, plan, resp, tries)
                 else:
                     raw = await up.read(self.config.max_answer)
-        if refused:
+        if up.status != 200:  # the grammar was refused: the request goes again without it
             return await self._unconstrained(front, plan, path, headers, resp, retry, tries)
         if plan.stream:
             if isinstance(streamed, InvalidArguments):
@@ -281,6 +274,15 @@ class Pipeline:
             return self.fail.failure(front, resp, exc, answer=True)
         resp.send(200, [*JSON, (b"x-toolbridge-calls", provenance.header().encode())], body)
         return 200, provenance
+
+    def _failed(self, front: Front, resp: Response, status: int, raw: bytes, retry: bool) -> Result | None:
+        """An upstream's error answer, passed on; None when it refused tools and ``retry`` is set."""
+        if retry and is_refusal(raw):
+            return None
+        if resp.started:  # a retry's: the client's stream already began
+            self.fail.stream_error(front, resp, f"the upstream answered {status} to a retry", "upstream_error")
+            return 200, Provenance()
+        return self.fail.pass_error(front, resp, status, raw), Provenance()
 
     async def _unconstrained(self, front: Front, plan: Plan, path: str, headers: list[tuple[bytes, bytes]],
                              resp: Response, retry: bool, tries: Retries | None) -> Result | None:

@@ -65,7 +65,7 @@ OWN = ("structured_outputs", "guided_json", "guided_regex", "guided_choice", "gu
        "structural_tag", "regex", "ebnf", "json_schema", "grammar", "format")
 # Words of an upstream error that is about the constraint we sent (lower-cased).
 REJECTIONS = ("grammar", "structured_output", "structural_tag", "structural tag", "response_format",
-              "json_schema", "xgrammar", "format")
+              "json_schema", "json schema", "xgrammar")
 # Statuses that say nothing about the request's body: never read as a rejection.
 NOT_THE_BODY = (401, 403, 404, 408, 429)
 WORD = 1  # llama.cpp's COMMON_GRAMMAR_TRIGGER_TYPE_WORD
@@ -149,6 +149,14 @@ class Constrainer:
             reason = self._write(plan, path, dialect, choice, tools, turn.parallel)
         if reason is not None:
             self._skip(plan, reason)
+
+    def report(self, plan: Plan) -> None:
+        """Count and log a request the mode selected but that goes without a grammar (on the
+        event loop: ``apply`` may run on a worker thread)."""
+        outcome = plan.constraint
+        if outcome is not None and outcome.outcome == "skipped" and outcome.kind:
+            self.metrics.inc("toolbridge_constraint_total", outcome="skipped", kind=outcome.kind)
+            self._say(f"request not constrained: {outcome.detail}")
 
     def _write(self, plan: Plan, path: str, dialect: Dialect, choice: Any, tools: list[dict[str, Any]],
                parallel: Any) -> str | None:
@@ -255,8 +263,6 @@ class Constrainer:
 
     def _skip(self, plan: Plan, reason: str) -> None:
         plan.constraint = Outcome("skipped", reason, self.kind or "unknown")
-        self.metrics.inc("toolbridge_constraint_total", outcome="skipped", kind=self.kind or "unknown")
-        self._say(f"request not constrained: {reason}")
 
     def _refuse(self, reason: str) -> None:
         if self.refused is None:
