@@ -205,6 +205,9 @@ class DialectParser:
             if wait is not None and wait(self._buf + text):
                 self._buf += text
                 return []
+        elif text and self._phase is not Phase.START and self._scan.waits(self._buf + text):
+            self._buf += text  # still the start of a marker: held back whole, as _in_text would
+            return []
         return self._run(self._buf + text if self._buf else text, final=False)
 
     def _plain_start(self, text: str) -> bool:

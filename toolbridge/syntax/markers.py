@@ -32,6 +32,7 @@ class MarkerSet:
     _extra: tuple[int, ...] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
     _tail: re.Pattern[str] = field(init=False, repr=False)
+    _waiting: frozenset[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         ordered = sorted(set(self.markers), key=len, reverse=True)
@@ -41,6 +42,10 @@ class MarkerSet:
         prefixes = {m[:k] for m in ordered for k in range(1, len(m))}
         object.__setattr__(self, "_pattern", re.compile(pattern))
         object.__setattr__(self, "_prefixes", frozenset(prefixes))
+        # The prefixes that hold no whole marker after their first character: such a text is
+        # held back whole, and nothing before it is emitted.
+        pattern_re = re.compile(pattern)
+        object.__setattr__(self, "_waiting", frozenset(p for p in prefixes if pattern_re.search(p, 1) is None))
         firsts = "".join(sorted({m[0] for m in ordered}))
         object.__setattr__(self, "_firsts", firsts)
         needles = tuple(_needle([m for m in ordered if m[0] == c]) for c in firsts)
@@ -96,6 +101,11 @@ class MarkerSet:
         """True when the marker found at ``start`` runs to the end of ``buf`` and a longer
         marker begins with it, so that more text could change which marker this is."""
         return len(buf) - start < self._longest and buf[start:] in self._prefixes
+
+    def waits(self, text: str) -> bool:
+        """True when ``text`` is all held back, as the start of a marker that may still come
+        (a proper prefix of one, holding no other marker after its first character)."""
+        return text in self._waiting
 
     def clear(self, text: str) -> bool:
         """True when ``text`` holds no character that can begin a marker (the common case)."""
