@@ -16,6 +16,9 @@ import pytest
 from tests.constrain.engines import Xgrammar
 from tests.gateway.test_e2e import CALLS, TOOLS
 from tests.gateway.test_fallback import model_dir, stack
+from toolbridge.cli.main import build_parser
+from toolbridge.errors import ConfigError
+from toolbridge.gateway.config import GatewayConfig, env_defaults
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
 
@@ -268,6 +271,33 @@ def test_a_json_response_format_is_compiled_with_the_tools() -> None:
     tag = body["structured_outputs"]["structural_tag"]
     assert '"summary"' in tag and "<tool_call>" in tag
     xgrammar().Grammar.from_structural_tag(tag)
+
+
+def test_a_prompt_that_opened_the_reasoning_block_starts_the_grammar_inside_it(tmp_path: Path) -> None:
+    """Where the gateway rendered the prompt and it ends inside the think block, the grammar
+    starts there: reasoning text up to its end marker, then the call."""
+    template = ("{% for m in messages %}<|{{ m.role }}|>\n{{ m.content }}\n{% endfor %}"
+                "{% if add_generation_prompt %}<|assistant|>\n<think>\n{% endif %}")
+    with stack(model(), upstream_api="completions", model_dir=model_dir(tmp_path, template),
+               tool_fallback=True, constrain="required", upstream_kind="llamacpp") as s:
+        raw(s)
+        body = s.upstream.requests[-1]
+    assert body["prompt"].endswith("<think>\n") and "grammar_lazy" not in body
+    assert _accepts(body["grammar"], "The weather tool fits.</think>\n" + CALLS["hermes"])
+    assert not _accepts(body["grammar"], CALLS["hermes"])  # the block is open: it must close first
+
+
+def test_flags_and_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert (GatewayConfig().constrain, GatewayConfig().upstream_kind) == ("off", "auto")
+    args = build_parser().parse_args(["serve", "--constrain", "strict", "--upstream-kind", "llamacpp"])
+    assert (args.constrain, args.upstream_kind) == ("strict", "llamacpp")
+    monkeypatch.setenv("TOOLBRIDGE_CONSTRAIN", "always")
+    assert build_parser().parse_args(["serve"]).constrain == "always"
+    assert env_defaults({"TOOLBRIDGE_CONSTRAIN": "required", "TOOLBRIDGE_UPSTREAM_KIND": "sglang"}) == {
+        "constrain": "required", "upstream_kind": "sglang"}
+    for bad in ({"constrain": "on"}, {"upstream_kind": "tgi"}):
+        with pytest.raises(ConfigError):
+            GatewayConfig(upstream="http://127.0.0.1:1/v1", **bad).check()  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- rejection and fallback

@@ -92,7 +92,6 @@ class Constrainer:
 
     def __init__(self, config: GatewayConfig, metrics: Metrics, template: Any = None) -> None:
         self.mode = config.constrain
-        self.completions = config.upstream_api == "completions"
         self.kind: str | None = None if config.upstream_kind == "auto" else config.upstream_kind
         self.detected = config.upstream_kind != "auto"
         self.refused: str | None = None  # why this upstream takes no grammar (after a fallback)
@@ -146,7 +145,8 @@ class Constrainer:
                       "--chat-template; pin the parser to constrain")
         if reason is None:
             assert dialect is not None and self.kind is not None
-            reason = self._write(plan, path, dialect, choice, tools, turn.parallel)
+            reason = self._write(plan, path, dialect, choice, tools, turn.parallel,
+                                 turn.options.get("response_format"))
         if reason is not None:
             self._skip(plan, reason)
 
@@ -159,11 +159,11 @@ class Constrainer:
             self._say(f"request not constrained: {outcome.detail}")
 
     def _write(self, plan: Plan, path: str, dialect: Dialect, choice: Any, tools: list[dict[str, Any]],
-               parallel: Any) -> str | None:
-        """Put the constraint into the body; the reason it cannot be, or None."""
+               parallel: Any, final: Any) -> str | None:
+        """Put the constraint into the body; the reason it cannot be, or None. ``final``: the
+        request's ``response_format`` (the completions mode's body no longer has it)."""
         body = plan.body
         own = [k for k in OWN if k in body]
-        final = body.get("response_format")
         if own or (isinstance(final, dict) and final.get("type") not in (None, "text", "json_object",
                                                                           "json_schema")):
             return f"the request brings its own constraint ({', '.join(own) or 'response_format'})"
