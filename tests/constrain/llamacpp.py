@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,11 @@ class Checker:
         import llama_cpp
 
         self.lib = llama_cpp
+        # llama.cpp logs what a lazy grammar has read so far, cut at token bounds, and
+        # llama-cpp-python's logger decodes it as strict UTF-8, which raises inside the ctypes
+        # callback: the checker's llama.cpp is silent.
+        self.quiet = llama_cpp.llama_log_callback(lambda level, text, data: None)
+        llama_cpp.llama_log_set(self.quiet, ctypes.c_void_p(0))
         llama_cpp.llama_backend_init()
         params = llama_cpp.llama_model_default_params()
         params.vocab_only = True
@@ -113,6 +119,9 @@ class Checker:
 
     def close(self) -> None:
         self.lib.llama_model_free(self.model)
+        from llama_cpp import _logger
+
+        self.lib.llama_log_set(_logger.llama_log_callback, ctypes.c_void_p(0))
 
     def tokens(self, text: str) -> list[int]:
         """``text``'s tokens (no BOS, special tokens not recognised: text is text)."""
@@ -133,9 +142,16 @@ class Checker:
             raise RuntimeError("llama_detokenize: buffer too small")
         return buf.raw[:n].decode()
 
-    def sampler(self, grammar: str, root: str = "root") -> Any:
-        """llama.cpp's grammar sampler for ``grammar`` (None where its parser rejects it)."""
-        smpl = self.lib.llama_sampler_init_grammar(self.vocab, grammar.encode(), root.encode())
+    def sampler(self, grammar: str, triggers: tuple[str, ...] = ()) -> Any:
+        """llama.cpp's grammar sampler for ``grammar`` (None where its parser rejects it); with
+        ``triggers``, lazy: unconstrained until one occurs, then constrained from its start."""
+        if not triggers:
+            smpl = self.lib.llama_sampler_init_grammar(self.vocab, grammar.encode(), b"root")
+            return smpl or None
+        patterns = (ctypes.c_char_p * len(triggers))(*(trigger_pattern(t).encode() for t in triggers))
+        no_tokens = (self.lib.llama_token * 0)()
+        smpl = self.lib.llama_sampler_init_grammar_lazy_patterns(
+            self.vocab, grammar.encode(), b"root", patterns, len(triggers), no_tokens, 0)
         return smpl or None
 
     def parses(self, grammar: str) -> bool:
@@ -152,11 +168,14 @@ class Checker:
         self.lib.llama_sampler_apply(smpl, ctypes.byref(array))
         return not math.isinf(data[0].logit)
 
-    def accepts(self, grammar: str, text: str) -> bool:
-        """Whether ``text`` is a whole sentence of ``grammar``, by llama.cpp's sampler.
+    def accepts(self, grammar: str, text: str, triggers: tuple[str, ...] = ()) -> bool:
+        """Whether ``text`` is a whole sentence of ``grammar``, by llama.cpp's sampler; with
+        ``triggers``, as llama.cpp's lazy grammar sees it (free text until a trigger).
 
-        Raises ValueError where llama.cpp's parser rejects the grammar."""
-        smpl = self.sampler(grammar)
+        A lazy grammar must accept the text that completes a trigger (within its token):
+        llama.cpp throws there, which ends the process. Raises ValueError where llama.cpp's
+        parser rejects the grammar."""
+        smpl = self.sampler(grammar, triggers)
         if smpl is None:
             raise ValueError("llama.cpp's grammar parser rejected the grammar")
         try:
@@ -167,3 +186,10 @@ class Checker:
             return self.allows(smpl, self.eos)
         finally:
             self.lib.llama_sampler_free(smpl)
+
+
+def trigger_pattern(word: str) -> str:
+    """A trigger word as the pattern llama.cpp's server makes of it: the text up to the word,
+    which is captured (the grammar applies from the capture on), and anything after it."""
+    escaped = re.sub(r"([.^$|()*+?\[\]{}\\])", r"\\\1", word)
+    return f"[\\s\\S]*?({escaped})[\\s\\S]*"

@@ -9,6 +9,7 @@ under the grammar writes a call that toolbridge parses and that validates agains
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not install
 
 import toolbridge.dialects  # noqa: E402,F401  (registers the dialects)
 from toolbridge.constrain import compile_tools, gbnf  # noqa: E402
+from toolbridge.constrain.grammar import Grammar, Lit, Node, Rep, Text, chars, seq, to_gbnf, until  # noqa: E402
+from toolbridge.constrain.schema import expand_json  # noqa: E402
 from toolbridge.dialects import get_dialect  # noqa: E402
 from toolbridge.parsing.parser import parse  # noqa: E402
 from toolbridge.syntax.dialect import registered  # noqa: E402
@@ -51,11 +54,17 @@ PAINT = function("paint", {
               "required": ["x", "y"]},
 }, ["color", "count"])
 NOW = function("now", {}, [])
+PATCH = {"type": "custom", "custom": {"name": "apply_patch", "description": "a patch", "format": {
+    "type": "grammar", "syntax": "lark", "definition": 'start: "*** Begin Patch\\n" /(.|\\n)*/ "*** End Patch"'}}}
+LOOSE = {"type": "function", "function": {"name": "anything", "strict": False, "parameters": {
+    "type": "object", "properties": {"tags": {"type": "array"}, "meta": {"type": "object"},
+                                     "any": {}, "either": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}}}}
 
 TOOLSETS: dict[str, list[dict[str, Any]]] = {
     "weather": [WEATHER],
     "paint+weather": [PAINT, WEATHER],
     "three": [WEATHER, PAINT, NOW],
+    "custom+loose": [WEATHER, PATCH, LOOSE],  # only compiled and parsed: no renderer case
 }
 
 
@@ -114,11 +123,30 @@ def render(dialect: str, case: Case) -> str:
 def triggered(dialect: str) -> bool:
     """Whether the dialect's calls can follow prose (a trigger starts them); where not, the calls
     are the whole answer (bare JSON, pythonic lists)."""
-    return bool(compile_tools(dialect, [WEATHER]).triggers)
+    return bool(written(dialect, "weather").triggers)
+
+
+@dataclass(frozen=True)
+class Written:
+    """A constraint's GBNF, whole and lazy, and its lazy triggers."""
+
+    whole: str
+    lazy: str
+    triggers: tuple[str, ...]
+
+
+def written(dialect: str, toolset: str, **options: Any) -> Written:
+    return _written(dialect, toolset, json.dumps(options, sort_keys=True))
+
+
+@functools.cache
+def _written(dialect: str, toolset: str, options: str) -> Written:
+    constraint = compile_tools(dialect, TOOLSETS[toolset], **json.loads(options))
+    return Written(gbnf(constraint), gbnf(constraint, lazy=True), constraint.triggers)
 
 
 def grammar(dialect: str, toolset: str, **options: Any) -> str:
-    return gbnf(compile_tools(dialect, TOOLSETS[toolset], **options))
+    return written(dialect, toolset, **options).whole
 
 
 # -- the checker and the model -----------------------------------------------------------------
@@ -171,6 +199,38 @@ def test_llamacpp_rejects_malformed_gbnf(checker: Checker, rules: str) -> None:
     assert not checker.parses(rules)
 
 
+# -- the GBNF writer's spelling of characters ----------------------------------------------------
+
+def node_gbnf(node: Node) -> str:
+    return to_gbnf(Grammar(root=node), expand_json)
+
+
+AWKWARD = '"\\\n\r\t\x01a\x7f^-[]|()*.é✓🎉'
+WRITTEN = [  # (node, text, accepted)
+    (Lit(AWKWARD), AWKWARD, True),
+    (Lit(AWKWARD), AWKWARD[:-1], False),
+    (Lit("\x01a"), "\x1a", False),
+    (Rep(chars("^a-c"), 1, None), "^ab^c", True),
+    (Rep(chars("^a-c"), 1, None), "d", False),
+    (Rep(chars("-^]["), 1, None), "-^][", True),
+    (Rep(chars("\\\n\x00-\x1f"), 1, None), "\\\n\x05", True),
+    (Rep(chars("^\\", True), 1, None), "ab✓", True),
+    (Rep(chars("^\\", True), 1, None), "a^", False),
+    (seq(until("^]"), Lit("!")), "x^^[]^]!", True),
+    (seq(until("^]"), Lit("!")), "^]x^]!", False),
+    (seq(Lit("<"), Rep(chars("0-9"), 2, 3), Lit(">")), "<123>", True),
+    (seq(Lit("<"), Rep(chars("0-9"), 2, 3), Lit(">")), "<1234>", False),
+    (Text(("<a>",)), "any text but the marker", True),
+    (Text(("<a>",)), "any <a> text", False),
+]
+
+
+@pytest.mark.parametrize("node, text, accepted", WRITTEN, ids=repr)
+def test_writer_spells_characters_as_llamacpp_reads_them(checker: Checker, node: Node, text: str,
+                                                         accepted: bool) -> None:
+    assert checker.accepts(node_gbnf(node), text) is accepted, node_gbnf(node)
+
+
 # -- every dialect with a shape: our grammar against llama.cpp's parser ---------------------------
 
 OPTIONS = [
@@ -181,6 +241,9 @@ OPTIONS = [
     {"tool_choice": "required", "reasoning": "open"},
     {"tool_choice": {"type": "function", "function": {"name": "get_weather"}}},
     {"tool_choice": "auto", "response_format": {"type": "json_object"}},
+    {"tool_choice": "required", "strict": False, "response_format": {"type": "json_schema", "json_schema": {
+        "name": "answer", "strict": True, "schema": {"type": "object", "properties": {
+            "answer": {"type": "string"}, "score": {"type": "number"}}, "required": ["answer"]}}}},
 ]
 
 
@@ -188,9 +251,9 @@ OPTIONS = [
 @pytest.mark.parametrize("toolset", sorted(TOOLSETS))
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: json.dumps(o, sort_keys=True))
 def test_every_grammar_parses(checker: Checker, dialect: str, toolset: str, options: dict[str, Any]) -> None:
-    constraint = compile_tools(dialect, TOOLSETS[toolset], **options)
-    assert checker.parses(gbnf(constraint)), gbnf(constraint)
-    assert checker.parses(gbnf(constraint, lazy=True)), gbnf(constraint, lazy=True)
+    rules = written(dialect, toolset, **options)
+    assert checker.parses(rules.whole), rules.whole
+    assert checker.parses(rules.lazy), rules.lazy
 
 
 @pytest.mark.parametrize("dialect", SHAPED)
@@ -200,7 +263,7 @@ def test_rendered_calls_are_accepted(checker: Checker, dialect: str, case: Case)
     for choice in ("auto", "required"):
         assert checker.accepts(grammar(dialect, case.toolset, tool_choice=choice), text), (choice, text)
     if not case.thought:
-        assert checker.accepts(gbnf(compile_tools(dialect, TOOLSETS[case.toolset]), lazy=True), text)
+        assert checker.accepts(written(dialect, case.toolset).lazy, text)
 
 
 @pytest.mark.parametrize("dialect", SHAPED)
@@ -250,6 +313,29 @@ def test_prose_before_a_call(checker: Checker, dialect: str, case: Case) -> None
     assert not checker.accepts(grammar(dialect, case.toolset, tool_choice="required"), text)
 
 
+TRIGGERED = [d for d in SHAPED if triggered(d)]
+
+
+@pytest.mark.parametrize("dialect", TRIGGERED)
+@pytest.mark.parametrize("case", VALID + PARALLEL, ids=repr)
+def test_lazy_grammar_takes_over_at_a_trigger(checker: Checker, dialect: str, case: Case) -> None:
+    """llama.cpp's own lazy mode (``grammar_lazy``): free until one of ``constraint.triggers``,
+    then the lazy grammar from the trigger on."""
+    rules, triggers = written(dialect, case.toolset).lazy, written(dialect, case.toolset).triggers
+    call = render(dialect, case)
+    assert checker.accepts(rules, call, triggers)
+    assert checker.accepts(rules, PROSE + call, triggers)
+    assert checker.accepts(rules, PROSE, triggers)
+
+
+@pytest.mark.parametrize("dialect", TRIGGERED)
+@pytest.mark.parametrize("what", sorted(INVALID))
+def test_lazy_grammar_rejects_invalid_calls(checker: Checker, dialect: str, what: str) -> None:
+    case = INVALID[what]
+    rules = written(dialect, case.toolset)
+    assert not checker.accepts(rules.lazy, PROSE + render(dialect, case), rules.triggers)
+
+
 @pytest.mark.parametrize("dialect", SHAPED)
 def test_prose_alone(checker: Checker, dialect: str) -> None:
     assert checker.accepts(grammar(dialect, "weather", tool_choice="auto"), PROSE)
@@ -279,7 +365,8 @@ def e2e_tools(dialect: str) -> list[dict[str, Any]]:
 def llama(model_path: Path) -> Any:
     import llama_cpp
 
-    return llama_cpp.Llama(model_path=str(model_path), n_ctx=1024, n_threads=2, verbose=False)
+    return llama_cpp.Llama(model_path=str(model_path), n_ctx=1024, n_threads=1, n_threads_batch=1,
+                           verbose=False)  # one thread: ggml's spinning workers stall on a busy CPU
 
 
 @pytest.mark.parametrize("dialect", SHAPED)
