@@ -219,7 +219,7 @@ class AutoParser:
         table = _table(hinted.name if hinted else None, tuple(candidates) if candidates is not None else None,
                        reasoning, in_reasoning, drop_tokens)
         self._hinted, self._claims, self._bare, self._scan = table.hinted, table.claims, table.bare, table.scan
-        self._drop = frozenset(drop_tokens)
+        self._drop = table.drop
         self._phase = Phase.REASONING if reasoning and in_reasoning else Phase.START
         self.dialect: Dialect | None = None
         self._parser: DialectParser | None = None
@@ -442,6 +442,7 @@ class _Table:
     claims: dict[str, tuple[Dialect, ...]]
     bare: list[tuple[str, tuple[Dialect, ...]]]
     scan: Any  # the MarkerSet of every claimed marker, the reasoning tags and the dropped tokens
+    drop: frozenset[str]  # the dropped tokens
 
 
 @lru_cache(maxsize=256)
@@ -452,7 +453,7 @@ def _table(hint: str | None, candidates: tuple[str, ...] | None, reasoning: bool
     hinted = hinted if hinted in ordered else None
     claims, bare = _claims(ordered, reasoning, in_reasoning, hinted)
     think = THINK if reasoning else (THINK[1],)
-    return _Table(hinted, claims, bare, marker_set(tuple(claims) + think + drop_tokens))
+    return _Table(hinted, claims, bare, marker_set(tuple(claims) + think + drop_tokens), frozenset(drop_tokens))
 
 
 # Where the answer starts, a bare JSON object is first of all Llama 3's way of calling.

@@ -90,6 +90,24 @@ class _Setup:
     openers: str  # the first characters of the bare openers (None: any answer may be a call)
 
 
+_SETUPS: dict[tuple[int, bool, tuple[str, ...]], tuple[Dialect, _Setup]] = {}
+
+
+def _setup_of(dialect: Dialect, reasoning: bool, drop_tokens: tuple[str, ...]) -> _Setup:
+    """``_setup``, found by the dialect's identity: hashing a Dialect (a frozen dataclass of a
+    dozen fields) for the cache's key cost more than the rest of a parser's construction.
+    The entry keeps its dialect, so an id is never taken for another dialect's."""
+    key = (id(dialect), reasoning, drop_tokens)
+    found = _SETUPS.get(key)
+    if found is not None and found[0] is dialect:
+        return found[1]
+    if len(_SETUPS) >= 512:
+        _SETUPS.clear()
+    setup = _setup(dialect, reasoning, drop_tokens)
+    _SETUPS[key] = (dialect, setup)
+    return setup
+
+
 @lru_cache(maxsize=512)
 def _setup(dialect: Dialect, reasoning: bool, drop_tokens: tuple[str, ...]) -> _Setup:
     think = dialect.reasoning if reasoning else None
@@ -134,7 +152,7 @@ class DialectParser:
         self.dialect = get_dialect(dialect)
         self.lenient = repair  # CallSink: bodies read JSON leniently
         self._tools = tools if isinstance(tools, Toolset) or tools is None else Toolset(tools)
-        setup = _setup(self.dialect, reasoning, tuple(drop_tokens))
+        setup = _setup_of(self.dialect, reasoning, tuple(drop_tokens))
         self._split = reasoning
         self._think, self._scans, self._drop, self._strays = setup.think, setup.scans, setup.drop, setup.strays
         self._answer = Phase.START if self.dialect.bare_start else Phase.CONTENT
@@ -146,26 +164,30 @@ class DialectParser:
         self._validate = validate and self._tools is not None
         self._hold = reject_invalid and self._tools is not None
         self._coerce = coerce and self._tools is not None
-        self._typer: ArgumentTyper | None = None
         self._call_id = call_id
-        self._buf = ""
         self._out: list[Event] = []
-        self._held: list[Event] | None = None
-        self._body: Body | None = None
         self._raw: list[str] = []
-        self._call: _Call | None = None
-        self._block_rejection = ""
-        self._keep_at: int | None = None
-        self._next_index = 0
-        self._native_ids: set[str] = set()
-        self._last_index: int | None = None
-        self._closed = False
-        self._cut = False  # close(cut=True): the output stopped at a length limit
-        self._closing = False  # the current call is being ended by the end of output
-        # Set by auto while a trial is being judged: stop reading when the first block is
-        # refused (nothing after it is wanted), so a trial's work is bounded by the block.
-        self.halt_on_reject = False
-        self.first_settled: int | None = None  # where the first block's events end, in its run
+        # The rest of the state starts as the class attributes below say (immutable values,
+        # set on the instance when they change): a parser is made per response, and most
+        # responses change few of them.
+
+    _typer: ArgumentTyper | None = None
+    _buf = ""
+    _held: list[Event] | None = None
+    _body: Body | None = None
+    _call: _Call | None = None
+    _block_rejection = ""
+    _keep_at: int | None = None
+    _next_index = 0
+    _native_ids: frozenset[str] | set[str] = frozenset()  # a set of its own once one is seen
+    _last_index: int | None = None
+    _closed = False
+    _cut = False  # close(cut=True): the output stopped at a length limit
+    _closing = False  # the current call is being ended by the end of output
+    # Set by auto while a trial is being judged: stop reading when the first block is refused
+    # (nothing after it is wanted), so a trial's work is bounded by the block.
+    halt_on_reject = False
+    first_settled: int | None = None  # where the first block's events end, in its run
 
     # ------------------------------------------------------------------ public API
 
@@ -349,6 +371,8 @@ class DialectParser:
             self._held = []
         fresh = native_id is not None and native_id not in self._native_ids
         if fresh:
+            if not isinstance(self._native_ids, set):
+                self._native_ids = set()
             self._native_ids.add(native_id)  # type: ignore[arg-type]
         self._emit(ToolCallBegin(index, native_id if fresh else self._call_id(index), name))  # type: ignore[arg-type]
         if how != "exact":
