@@ -35,7 +35,8 @@ MERGES = ("t o", "o l", "c a", "l l", "\" :", "Ġ Ġ", "a r", "n a", "Ġ t", "1 
 
 def byte_alphabet() -> list[str]:
     """GPT-2's printable stand-ins for the 256 bytes, in byte order."""
-    kept = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    kept = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1),
+            *range(ord("®"), ord("ÿ") + 1)]
     stand_in = {b: chr(b) for b in kept}
     extra = 0
     for b in range(256):
@@ -148,7 +149,8 @@ class Checker:
         if not triggers:
             smpl = self.lib.llama_sampler_init_grammar(self.vocab, grammar.encode(), b"root")
             return smpl or None
-        patterns = (ctypes.c_char_p * len(triggers))(*(trigger_pattern(t).encode() for t in triggers))
+        patterns = (ctypes.c_char_p * len(triggers))(*(trigger_pattern(t).encode()
+                                                        for t in triggers))
         no_tokens = (self.lib.llama_token * 0)()
         smpl = self.lib.llama_sampler_init_grammar_lazy_patterns(
             self.vocab, grammar.encode(), b"root", patterns, len(triggers), no_tokens, 0)

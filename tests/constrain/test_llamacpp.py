@@ -3,8 +3,10 @@
 For every dialect that declares a shape: every grammar we write parses; calls rendered by the
 dialect's own renderer are accepted; a wrong-typed or missing argument, an unknown tool, broken
 markup, a second call where parallel calls are off, and prose under ``required`` are rejected;
-prose then a call is accepted under ``auto``. End to end, a tiny random-weights model sampling
-under the grammar writes a call that toolbridge parses and that validates against the schema.
+prose then a call is accepted under ``auto``; the lazy grammar does the same in llama.cpp's own
+lazy mode with the constraint's triggers; beside a JSON ``response_format`` the answer is a call
+or that JSON. End to end, a tiny random-weights model sampling under the grammar writes calls
+that toolbridge parses and that validate against the schema.
 """
 
 from __future__ import annotations
@@ -18,20 +20,20 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (the Makefile builds it)")
+import toolbridge.dialects  # noqa: F401  (registers the dialects)
+from toolbridge.constrain import compile_tools, gbnf
+from toolbridge.constrain.grammar import Grammar, Lit, Node, Rep, Text, chars, seq, to_gbnf, until
+from toolbridge.constrain.schema import expand_json
+from toolbridge.dialects import get_dialect
+from toolbridge.parsing.parser import parse
+from toolbridge.syntax.dialect import registered
+from toolbridge.syntax.shape import Args
+
+from .llamacpp import Checker, tiny_model
+
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (`make test` builds it)")
 pytest.importorskip("gguf", reason="gguf is not installed: the tiny test model cannot be written")
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed")
-
-import toolbridge.dialects  # noqa: E402,F401  (registers the dialects)
-from toolbridge.constrain import compile_tools, gbnf  # noqa: E402
-from toolbridge.constrain.grammar import Grammar, Lit, Node, Rep, Text, chars, seq, to_gbnf, until  # noqa: E402
-from toolbridge.constrain.schema import expand_json  # noqa: E402
-from toolbridge.dialects import get_dialect  # noqa: E402
-from toolbridge.parsing.parser import parse  # noqa: E402
-from toolbridge.syntax.dialect import registered  # noqa: E402
-from toolbridge.syntax.shape import Args  # noqa: E402
-
-from .llamacpp import Checker, tiny_model  # noqa: E402
 
 SHAPED = sorted({d.name for d in registered().values() if d.shape is not None})
 
@@ -54,11 +56,13 @@ PAINT = function("paint", {
               "required": ["x", "y"]},
 }, ["color", "count"])
 NOW = function("now", {}, [])
-PATCH = {"type": "custom", "custom": {"name": "apply_patch", "description": "a patch", "format": {
-    "type": "grammar", "syntax": "lark", "definition": 'start: "*** Begin Patch\\n" /(.|\\n)*/ "*** End Patch"'}}}
+PATCH = {"type": "custom", "custom": {"name": "apply_patch", "format": {
+    "type": "grammar", "syntax": "lark",
+    "definition": 'start: "*** Begin Patch\\n" /(.|\\n)*/ "*** End Patch"'}}}
 LOOSE = {"type": "function", "function": {"name": "anything", "strict": False, "parameters": {
-    "type": "object", "properties": {"tags": {"type": "array"}, "meta": {"type": "object"},
-                                     "any": {}, "either": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}}}}
+    "type": "object", "properties": {
+        "tags": {"type": "array"}, "meta": {"type": "object"}, "any": {},
+        "either": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}}}}
 
 TOOLSETS: dict[str, list[dict[str, Any]]] = {
     "weather": [WEATHER],
@@ -91,18 +95,22 @@ VALID = [
 ]
 # Second calls: accepted with parallel calls, rejected without.
 PARALLEL = [
-    Case("paint+weather", (("paint", {"color": "red", "count": 1}), ("get_weather", {"city": "Rome"}))),
+    Case("paint+weather", (("paint", {"color": "red", "count": 1}),
+                           ("get_weather", {"city": "Rome"}))),
     Case("three", (("now", {}), ("now", {}), ("get_weather", {"city": "Lima", "unit": "celsius"}))),
 ]
 # Rejected under every tool_choice.
+def paint(**args: Any) -> Case:
+    return Case("paint+weather", (("paint", args),))
+
+
 INVALID = {
-    "wrong type (integer)": Case("paint+weather", (("paint", {"color": "red", "count": "three"}),)),
-    "wrong type (boolean)": Case("paint+weather", (("paint", {"color": "red", "count": 1, "glossy": "yes"}),)),
-    "wrong type (nested)": Case("paint+weather", (("paint", {"color": "red", "count": 1,
-                                                             "where": {"x": "left", "y": 1}}),)),
-    "not in enum": Case("paint+weather", (("paint", {"color": "blue", "count": 1}),)),
-    "missing required": Case("paint+weather", (("paint", {"color": "red"}),)),
-    "too many items": Case("paint+weather", (("paint", {"color": "red", "count": 1, "layers": [1, 2, 3, 4]}),)),
+    "wrong type (integer)": paint(color="red", count="three"),
+    "wrong type (boolean)": paint(color="red", count=1, glossy="yes"),
+    "wrong type (nested)": paint(color="red", count=1, where={"x": "left", "y": 1}),
+    "not in enum": paint(color="blue", count=1),
+    "missing required": paint(color="red"),
+    "too many items": paint(color="red", count=1, layers=[1, 2, 3, 4]),
     "unknown tool": Case("weather", (("get_time", {"city": "Paris"}),)),
     "unknown argument": Case("weather", (("get_weather", {"city": "Paris", "country": "FR"}),)),
 }
@@ -241,16 +249,18 @@ OPTIONS = [
     {"tool_choice": "required", "reasoning": "open"},
     {"tool_choice": {"type": "function", "function": {"name": "get_weather"}}},
     {"tool_choice": "auto", "response_format": {"type": "json_object"}},
-    {"tool_choice": "required", "strict": False, "response_format": {"type": "json_schema", "json_schema": {
-        "name": "answer", "strict": True, "schema": {"type": "object", "properties": {
-            "answer": {"type": "string"}, "score": {"type": "number"}}, "required": ["answer"]}}}},
+    {"tool_choice": "required", "strict": False, "response_format": {
+        "type": "json_schema", "json_schema": {"name": "answer", "strict": True, "schema": {
+            "type": "object", "required": ["answer"],
+            "properties": {"answer": {"type": "string"}, "score": {"type": "number"}}}}}},
 ]
 
 
 @pytest.mark.parametrize("dialect", SHAPED)
 @pytest.mark.parametrize("toolset", sorted(TOOLSETS))
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: json.dumps(o, sort_keys=True))
-def test_every_grammar_parses(checker: Checker, dialect: str, toolset: str, options: dict[str, Any]) -> None:
+def test_every_grammar_parses(checker: Checker, dialect: str, toolset: str,
+                              options: dict[str, Any]) -> None:
     rules = written(dialect, toolset, **options)
     assert checker.parses(rules.whole), rules.whole
     assert checker.parses(rules.lazy), rules.lazy
@@ -261,7 +271,8 @@ def test_every_grammar_parses(checker: Checker, dialect: str, toolset: str, opti
 def test_rendered_calls_are_accepted(checker: Checker, dialect: str, case: Case) -> None:
     text = render(dialect, case)
     for choice in ("auto", "required"):
-        assert checker.accepts(grammar(dialect, case.toolset, tool_choice=choice), text), (choice, text)
+        rules = grammar(dialect, case.toolset, tool_choice=choice)
+        assert checker.accepts(rules, text), (choice, text)
     if not case.thought:
         assert checker.accepts(written(dialect, case.toolset).lazy, text)
 
@@ -272,13 +283,15 @@ def test_named_tool_accepts_its_own_call_only(checker: Checker, dialect: str, ca
     text = render(dialect, case)
     for tool in TOOLSETS[case.toolset]:
         name = tool["function"]["name"]
-        rules = grammar(dialect, case.toolset, tool_choice={"type": "function", "function": {"name": name}})
+        named = {"type": "function", "function": {"name": name}}
+        rules = grammar(dialect, case.toolset, tool_choice=named)
         assert checker.accepts(rules, text) is (name == case.calls[0][0]), (name, text)
 
 
 @pytest.mark.parametrize("dialect", SHAPED)
 @pytest.mark.parametrize("case", PARALLEL, ids=repr)
-def test_second_call_rejected_without_parallel_calls(checker: Checker, dialect: str, case: Case) -> None:
+def test_second_call_rejected_without_parallel_calls(checker: Checker, dialect: str,
+                                                     case: Case) -> None:
     rules = grammar(dialect, case.toolset, tool_choice="required", parallel_tool_calls=False)
     assert not checker.accepts(rules, render(dialect, case))
     assert checker.accepts(rules, render(dialect, Case(case.toolset, case.calls[:1])))
@@ -336,8 +349,10 @@ def test_lazy_grammar_rejects_invalid_calls(checker: Checker, dialect: str, what
     assert not checker.accepts(rules.lazy, PROSE + render(dialect, case), rules.triggers)
 
 
-ANSWER_FORMAT = {"type": "json_schema", "json_schema": {"name": "answer", "strict": True, "schema": {
-    "type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}}}
+ANSWER_SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}},
+                 "required": ["answer"]}
+ANSWER_FORMAT = {"type": "json_schema",
+                 "json_schema": {"name": "answer", "strict": True, "schema": ANSWER_SCHEMA}}
 
 
 @pytest.mark.parametrize("dialect", SHAPED)
@@ -349,7 +364,8 @@ ANSWER_FORMAT = {"type": "json_schema", "json_schema": {"name": "answer", "stric
     (PROSE, False),
     (PROSE + '{"answer": "x"}', False),
 ])
-def test_json_format_beside_tools(checker: Checker, dialect: str, text: str, accepted: bool) -> None:
+def test_json_format_beside_tools(checker: Checker, dialect: str, text: str,
+                                  accepted: bool) -> None:
     """With a JSON response_format, the answer is a call or that JSON, and nothing else."""
     rules = grammar(dialect, "weather", tool_choice="auto", response_format=ANSWER_FORMAT)
     assert checker.accepts(rules, text) is accepted
@@ -382,28 +398,36 @@ def e2e_tools(dialect: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="session")
-def llama(model_path: Path) -> Any:
+def llama(model_path: Path) -> Iterator[Any]:
     import llama_cpp
 
-    return llama_cpp.Llama(model_path=str(model_path), n_ctx=1024, n_threads=1, n_threads_batch=1,
-                           verbose=False)  # one thread: ggml's spinning workers stall on a busy CPU
+    # One thread: ggml's spinning workers stall when the CPU is busy (15 s instead of 0.2 s).
+    model = llama_cpp.Llama(model_path=str(model_path), n_ctx=1024, n_threads=1,
+                            n_threads_batch=1, verbose=False)
+    yield model
+    model.close()
+
+
+E2E_RUNS = [("required", False), ("get_time", False), ("required", True)]  # (tool_choice, parallel)
 
 
 @pytest.mark.parametrize("dialect", SHAPED)
-@pytest.mark.parametrize("choice, parallel", [("required", False), ("get_time", False), ("required", True)])
-def test_random_weights_write_valid_calls(llama: Any, dialect: str, choice: str, parallel: bool) -> None:
+@pytest.mark.parametrize("choice, parallel", E2E_RUNS)
+def test_random_weights_write_valid_calls(llama: Any, dialect: str, choice: str,
+                                          parallel: bool) -> None:
+    """Reasoning off: a random sampler never closes a thinking block."""
     import llama_cpp
 
     tools = e2e_tools(dialect)
     schemas = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
-    tool_choice = choice if choice == "required" else {"type": "function", "function": {"name": choice}}
-    constraint = compile_tools(dialect, tools, tool_choice=tool_choice, parallel_tool_calls=parallel,
-                               reasoning="off")
+    named = {"type": "function", "function": {"name": choice}}
+    constraint = compile_tools(dialect, tools, parallel_tool_calls=parallel, reasoning="off",
+                               tool_choice=choice if choice == "required" else named)
     rules = llama_cpp.LlamaGrammar.from_string(gbnf(constraint), verbose=False)
     texts = set()
     for seed in E2E_SEEDS[:3] if parallel else E2E_SEEDS:
-        out = llama.create_completion("Call a tool.\n", grammar=rules, max_tokens=600 if parallel else 400,
-                                      temperature=1.0, seed=seed)
+        out = llama.create_completion("Call a tool.\n", grammar=rules, temperature=1.0, seed=seed,
+                                      max_tokens=600 if parallel else 400)
         text, cut = out["choices"][0]["text"], out["choices"][0]["finish_reason"] == "length"
         # One call ends within max_tokens; parallel calls go on while the sampler picks another
         # (about three in four in some dialects), so there the last may be cut.
@@ -412,7 +436,8 @@ def test_random_weights_write_valid_calls(llama: Any, dialect: str, choice: str,
         calls = result.message.get("tool_calls") or []
         assert len(calls) == 1 or (parallel and calls), (text, result.report)
         cut_off = [r for r in result.report.rejected if cut and r.get("reason") == "truncated"]
-        assert not result.report.invalid and result.report.rejected == cut_off, (text, result.report)
+        assert not result.report.invalid, (text, result.report)
+        assert result.report.rejected == cut_off, (text, result.report)
         for call in calls:
             name = call["function"]["name"]
             assert name == choice or choice == "required", text
