@@ -146,25 +146,26 @@ class _Trial:
         return self._parser
 
     def feed(self, text: str, final: bool, cut: bool = False) -> None:
-        events = self.parser.feed(text)
-        self._note(len(self.events))
+        parser = self.parser
+        events = parser.feed(text)
+        self._note(parser, len(self.events))
         if final:
             before = len(self.events) + len(events)
-            events += self.parser.close(cut)
-            self._note(before)
+            events += parser.close(cut)
+            self._note(parser, before)
         self.events += events
-        if self.verdict is None:
+        if self.verdict is None and (events or self.settled is not None or parser.phase is not Phase.CALL):
+            # (Nothing new inside the block: the verdict stays open, as it was.)
             # Only the block at the marker is judged, not what follows it in the same text.
             judged = self.events[: self.settled] if self.settled is not None else self.events
-            self.verdict = _judge(judged, self.parser.phase, self.settled is not None)
-            self.parser.halt_on_reject = self.verdict is None
+            self.verdict = _judge(judged, parser.phase, self.settled is not None)
+            parser.halt_on_reject = self.verdict is None
             if self.verdict is False:
                 self.reach = next((len(ev.text) for ev in events if isinstance(ev, CallRejected)), 0)
 
-
-    def _note(self, base: int) -> None:
-        if self.settled is None and self.parser.first_settled is not None:
-            self.settled = base + self.parser.first_settled
+    def _note(self, parser: DialectParser, base: int) -> None:
+        if self.settled is None and parser.first_settled is not None:
+            self.settled = base + parser.first_settled
 
 
 def _judge(events: list[Event], phase: Phase, settled: bool) -> bool | None:
@@ -255,6 +256,10 @@ class AutoParser:
             raise ConfigError("feed() called after close()")
         if self._trials:
             return self._resume(text, final=False)
+        if self._buf and self._phase is not Phase.START and self._scan.waits(self._buf + text):
+            self._buf += text  # still the start of a marker: held back whole, as _scan_text would
+            self._fed += len(text)
+            return []
         self._base, self._fed = self._fed - len(self._buf), self._fed + len(text)
         if not self._buf and self._phase is not Phase.START and self._scan.clear(text):
             return [Text(text) if self._phase is Phase.CONTENT else Reasoning(text)] if text else []
@@ -408,6 +413,8 @@ class AutoParser:
                 return []
             if trial.verdict:
                 self._parser, self.dialect = trial.parser, trial.parser.dialect
+                # From now on feed and close are the winner's own (no call through this one).
+                self.feed, self.close = self._parser.feed, self._parser.close  # type: ignore[method-assign]
                 self._trials, self._waiting, self._pending = [], (), []
                 return trial.events
             name = trial.dialect.name

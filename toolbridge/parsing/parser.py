@@ -75,8 +75,6 @@ def parse(
     ``candidates``); the report's ``detected`` names the dialect auto recognised. ``cut``: the
     output stopped at a length limit (see ``StreamParser.close``). Raises ConfigError for an unknown dialect or bad tools.
     """
-    from ..openai import MessageBuilder
-
     parser = StreamParser(dialect, tools, **options)
     events = parser.feed(text) + parser.close(cut)
     builder = MessageBuilder(parser.dialect.name if parser.dialect else "auto")
