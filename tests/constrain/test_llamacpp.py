@@ -378,6 +378,30 @@ def test_prose_alone(checker: Checker, dialect: str) -> None:
     assert not checker.accepts(grammar(dialect, "weather", tool_choice="required"), PROSE)
 
 
+def json_args(dialect: str) -> bool:
+    return get_dialect(dialect).shape.args is Args.JSON  # type: ignore[union-attr]
+
+
+OUT_OF_RANGE = pytest.mark.xfail(
+    strict=True, raises=(AssertionError, jsonschema.exceptions.ValidationError),
+    reason="the grammar takes any JSON number; a raw-text or Python value beyond a double's "
+           "range is read as a string (XML parameters) or refused as a malformed call (pythonic)")
+
+
+@pytest.mark.parametrize("dialect", [
+    d if json_args(d) else pytest.param(d, marks=OUT_OF_RANGE) for d in SHAPED])
+def test_number_beyond_double_range(checker: Checker, dialect: str) -> None:
+    """A number the grammar accepts (JSON's syntax, any exponent: random weights write them)
+    is a number once parsed."""
+    tools = [function("scale", {"by": {"type": "number"}}, ["by"])]
+    text = get_dialect(dialect).render([("scale", {"by": 1.25})]).replace("1.25", "1e400")
+    assert checker.accepts(gbnf(compile_tools(dialect, tools, tool_choice="required")), text)
+    calls = parse(text, dialect, tools).message.get("tool_calls") or []
+    assert len(calls) == 1, text
+    schema = tools[0]["function"]["parameters"]
+    jsonschema.validate(json.loads(calls[0]["function"]["arguments"]), schema)
+
+
 # -- end to end: random weights, sampling under our grammar ---------------------------------------
 
 E2E_SEEDS = (1, 2, 3, 4, 5)
@@ -390,9 +414,12 @@ def e2e_tools(dialect: str) -> list[dict[str, Any]]:
     light = {"room": {"type": "string", "enum": ["kitchen", "hall", "attic"]},
              "level": {"type": "integer"}, "on": {"type": "boolean"},
              "scenes": {"type": "array", "items": {"type": "string", "enum": ["day", "night"]},
-                        "maxItems": 2}}
-    if get_dialect(dialect).shape.args is Args.JSON:  # type: ignore[union-attr]
+                        "maxItems": 2},
+             "at": {"type": "object", "required": ["x"],
+                    "properties": {"x": {"type": "integer"}, "y": {"type": "null"}}}}
+    if json_args(dialect):
         light["label"] = {"type": "string", "maxLength": 6}
+        light["dim"] = {"type": "number"}  # elsewhere see test_number_beyond_double_range
     return [function("set_light", light, ["room", "level"]),
             function("get_time", {"zone": {"type": "string", "enum": ["utc", "local"]}}, ["zone"])]
 
@@ -444,3 +471,38 @@ def test_random_weights_write_valid_calls(llama: Any, dialect: str, choice: str,
             jsonschema.validate(json.loads(call["function"]["arguments"]), schemas[name])
         texts.add(text)
     assert len(texts) > 1, "every seed wrote the same text: the sampler is not sampling"
+
+
+VERDICT = {"type": "object", "required": ["verdict"], "properties": {
+    "verdict": {"enum": ["yes", "no"]}, "score": {"type": "integer"}}}
+
+
+@pytest.mark.parametrize("dialect", SHAPED)
+def test_random_weights_answer_a_call_or_the_json_format(llama: Any, dialect: str) -> None:
+    """Under ``auto`` with a JSON response_format, whatever is sampled is a valid call or JSON
+    that follows the format, and both are sampled (the format does not make calls impossible)."""
+    import llama_cpp
+
+    tools = e2e_tools(dialect)
+    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+    answer_format = {"type": "json_schema",
+                     "json_schema": {"name": "verdict", "strict": True, "schema": VERDICT}}
+    constraint = compile_tools(dialect, tools, tool_choice="auto", reasoning="off",
+                               parallel_tool_calls=False, response_format=answer_format)
+    rules = llama_cpp.LlamaGrammar.from_string(gbnf(constraint), verbose=False)
+    kinds = set()
+    for seed in range(1, 17):
+        out = llama.create_completion("Answer.\n", grammar=rules, temperature=1.0, seed=seed,
+                                      max_tokens=400)
+        text = out["choices"][0]["text"]
+        assert out["choices"][0]["finish_reason"] == "stop", text
+        result = parse(text, dialect, tools)
+        calls = result.message.get("tool_calls") or []
+        assert len(calls) <= 1 and not result.report.invalid, (text, result.report)
+        for call in calls:
+            jsonschema.validate(json.loads(call["function"]["arguments"]),
+                                schemas[call["function"]["name"]])
+        if not calls:
+            jsonschema.validate(json.loads(result.message["content"]), VERDICT)
+        kinds.add("call" if calls else "json")
+    assert kinds == {"call", "json"}
