@@ -56,6 +56,8 @@ PAINT = function("paint", {
               "required": ["x", "y"]},
 }, ["color", "count"])
 NOW = function("now", {}, [])
+MOODS = ["a\"b", "ünï ✓", "x\\y", "<tag>", "two\nlines", 7, None]
+SAY = function("say", {"mood": {"enum": MOODS}, "times": {"type": "integer"}}, ["mood"])
 PATCH = {"type": "custom", "custom": {"name": "apply_patch", "format": {
     "type": "grammar", "syntax": "lark",
     "definition": 'start: "*** Begin Patch\\n" /(.|\\n)*/ "*** End Patch"'}}}
@@ -68,6 +70,7 @@ TOOLSETS: dict[str, list[dict[str, Any]]] = {
     "weather": [WEATHER],
     "paint+weather": [PAINT, WEATHER],
     "three": [WEATHER, PAINT, NOW],
+    "say": [SAY, WEATHER],
     "custom+loose": [WEATHER, PATCH, LOOSE],  # only compiled and parsed: no renderer case
 }
 
@@ -92,6 +95,7 @@ VALID = [
     Case("three", (("now", {}),)),
     Case("three", (("paint", {"color": "red", "count": 1, "glossy": False}),)),
     Case("weather", (("get_weather", {"city": "Oslo"}),), thought="\nWhich city? Oslo.\n"),
+    *(Case("say", (("say", {"mood": mood, "times": 2}),)) for mood in MOODS),
 ]
 # Second calls: accepted with parallel calls, rejected without.
 PARALLEL = [
@@ -324,6 +328,31 @@ def test_prose_before_a_call(checker: Checker, dialect: str, case: Case) -> None
     text = PROSE + render(dialect, case)
     assert checker.accepts(grammar(dialect, case.toolset, tool_choice="auto"), text)
     assert not checker.accepts(grammar(dialect, case.toolset, tool_choice="required"), text)
+
+
+REASONING = [d for d in SHAPED if get_dialect(d).reasoning is not None]
+
+
+@pytest.mark.parametrize("dialect", REASONING)
+@pytest.mark.parametrize("choice", ["auto", "required"])
+def test_reasoning_first(checker: Checker, dialect: str, choice: str) -> None:
+    """The thinking block is free and the grammar begins after its end; with
+    ``reasoning="open"`` the prompt opened it, so the answer must close it. A call in the
+    thinking is text there, unless the dialect's reader takes it for a call
+    (``calls_in_reasoning``): then the grammar refuses it, as the parser would not agree."""
+    spec = get_dialect(dialect)
+    start, end = spec.reasoning  # type: ignore[misc]
+    call = render(dialect, VALID[0])
+    plain, with_call = f"Hm, {start} nested; not yet.\n", f"Maybe {call} but not yet.\n"
+    opened = grammar(dialect, "weather", tool_choice=choice, reasoning="open")
+    assert checker.accepts(opened, plain + end + call)
+    assert checker.accepts(opened, with_call + end + call) is not spec.calls_in_reasoning
+    assert not checker.accepts(opened, call)
+    closed = grammar(dialect, "weather", tool_choice=choice)
+    assert checker.accepts(closed, start + plain + end + call)
+    assert checker.accepts(closed, start + with_call + end + call) is not spec.calls_in_reasoning
+    off = grammar(dialect, "weather", tool_choice="required", reasoning="off")
+    assert not checker.accepts(off, start + plain + end + call)
 
 
 TRIGGERED = [d for d in SHAPED if triggered(d)]
