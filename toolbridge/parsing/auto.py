@@ -217,8 +217,8 @@ class AutoParser:
         drop_tokens = tuple(drop_tokens) + _end_tokens(hinted.name if hinted else None)
         self._options = {"reasoning": reasoning, "validate": validate, "reject_invalid": reject_invalid,
                          "call_id": call_id, "drop_tokens": drop_tokens, "coerce": coerce, "repair": repair}
-        table = _table(hinted.name if hinted else None, tuple(candidates) if candidates is not None else None,
-                       reasoning, in_reasoning, drop_tokens)
+        table = _table_of(hinted.name if hinted else None, tuple(candidates) if candidates is not None else None,
+                          reasoning, in_reasoning, drop_tokens)
         self._hinted, self._claims, self._bare, self._scan = table.hinted, table.claims, table.bare, table.scan
         self._drop = table.drop
         self._phase = Phase.REASONING if reasoning and in_reasoning else Phase.START
@@ -450,6 +450,27 @@ class _Table:
     bare: list[tuple[str, tuple[Dialect, ...]]]
     scan: Any  # the MarkerSet of every claimed marker, the reasoning tags and the dropped tokens
     drop: frozenset[str]  # the dropped tokens
+
+
+_TABLES: dict[tuple[Any, ...], tuple[tuple[str, ...], _Table]] = {}
+
+
+def _table_of(hint: str | None, candidates: tuple[str, ...] | None, reasoning: bool, in_reasoning: bool,
+              drop_tokens: tuple[str, ...]) -> _Table:
+    """``_table``, found by the identity of the dropped tokens (by default every family's, some
+    80: hashing them for the cache's key, with their strings out of the CPU's caches after a
+    long answer, cost several microseconds per parser). The entry keeps its tuple."""
+    if candidates is not None:
+        return _table(hint, candidates, reasoning, in_reasoning, drop_tokens)
+    key = (hint, reasoning, in_reasoning, id(drop_tokens))
+    found = _TABLES.get(key)
+    if found is not None and found[0] is drop_tokens:
+        return found[1]
+    if len(_TABLES) >= 256:
+        _TABLES.clear()
+    table = _table(hint, None, reasoning, in_reasoning, drop_tokens)
+    _TABLES[key] = (drop_tokens, table)
+    return table
 
 
 @lru_cache(maxsize=256)

@@ -90,21 +90,22 @@ class _Setup:
     openers: str  # the first characters of the bare openers (None: any answer may be a call)
 
 
-_SETUPS: dict[tuple[int, bool, tuple[str, ...]], tuple[Dialect, _Setup]] = {}
+_SETUPS: dict[tuple[int, bool, int], tuple[Dialect, tuple[str, ...], _Setup]] = {}
 
 
 def _setup_of(dialect: Dialect, reasoning: bool, drop_tokens: tuple[str, ...]) -> _Setup:
-    """``_setup``, found by the dialect's identity: hashing a Dialect (a frozen dataclass of a
-    dozen fields) for the cache's key cost more than the rest of a parser's construction.
-    The entry keeps its dialect, so an id is never taken for another dialect's."""
-    key = (id(dialect), reasoning, drop_tokens)
+    """``_setup``, found by the identity of the dialect and of the dropped tokens: hashing a
+    Dialect (a frozen dataclass of a dozen fields) or auto's ~80 dropped tokens for the cache's
+    key cost more than the rest of a parser's construction. The entry keeps both, so an id is
+    never taken for another object's."""
+    key = (id(dialect), reasoning, id(drop_tokens))
     found = _SETUPS.get(key)
-    if found is not None and found[0] is dialect:
-        return found[1]
+    if found is not None and found[0] is dialect and found[1] is drop_tokens:
+        return found[2]
     if len(_SETUPS) >= 512:
         _SETUPS.clear()
     setup = _setup(dialect, reasoning, drop_tokens)
-    _SETUPS[key] = (dialect, setup)
+    _SETUPS[key] = (dialect, drop_tokens, setup)
     return setup
 
 

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import repeat
 
-_WINDOW = 4096  # how far ``search`` looks for the markers' needles at a time
+_WINDOW = 4096  # how far ``search`` looks for each first character's markers at a time
 _SHORT = 256  # texts up to this long are scanned by the alternation alone
-_PROBES = 3  # false starts ``search`` tries one by one before one regex scan
 
 
 @dataclass(frozen=True)
@@ -28,8 +27,7 @@ class MarkerSet:
     _prefixes: frozenset[str] = field(init=False, repr=False)
     _firsts: str = field(init=False, repr=False)
     _first_re: re.Pattern[str] = field(init=False, repr=False)
-    _needles: tuple[str, ...] = field(init=False, repr=False)
-    _extra: tuple[int, ...] = field(init=False, repr=False)
+    _groups: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
     _tail: re.Pattern[str] = field(init=False, repr=False)
     _waiting: frozenset[str] = field(init=False, repr=False)
@@ -48,9 +46,10 @@ class MarkerSet:
         object.__setattr__(self, "_waiting", frozenset(p for p in prefixes if pattern_re.search(p, 1) is None))
         firsts = "".join(sorted({m[0] for m in ordered}))
         object.__setattr__(self, "_firsts", firsts)
-        needles = tuple(_needle([m for m in ordered if m[0] == c]) for c in firsts)
-        object.__setattr__(self, "_needles", needles)
-        object.__setattr__(self, "_extra", tuple(len(n) - 1 for n in needles))
+        # One alternation per first character: it begins with that literal character, which
+        # the regex engine scans for in C, false starts included.
+        groups = tuple(re.compile(_trie_pattern([m for m in ordered if m[0] == c])) for c in firsts)
+        object.__setattr__(self, "_groups", groups)
         first_re = "[" + "".join(re.escape(c) for c in firsts) + "]" if firsts else r"(?!)"
         object.__setattr__(self, "_first_re", re.compile(first_re))
         object.__setattr__(self, "_longest", max((len(m) for m in ordered), default=0))
@@ -63,33 +62,25 @@ class MarkerSet:
     def search(self, buf: str, pos: int) -> re.Match[str] | None:
         """The earliest marker at or after ``pos``.
 
-        A short text (a delta, a held tail) is scanned by the alternation itself. In a long one,
-        every marker begins with one of a few needles (``_needle``), looked for with
-        ``str.find`` (memchr speed, many times a regex's scan), a window at a time so that a
-        needle that never comes is not looked for to the end of the buffer at every call (the
-        window grows from ``_SHORT`` to ``_WINDOW``, so a marker near the cursor is not paid for
-        with a long look for the others). The alternation is tried where one is found; after
-        ``_PROBES`` false starts it scans on."""
+        A short text (a delta, a held tail) is scanned by the alternation itself. A long one
+        is scanned by one alternation per first character (each begins with its literal
+        character, which the regex engine looks for in C, false starts such as ``3 < 4``
+        included, where one alternation of them all tests every character against a set), a
+        window at a time so that a first character that never comes is not looked for to the
+        end of the buffer at every call (the window grows from ``_SHORT`` to ``_WINDOW``)."""
         end = len(buf)
         if end - pos <= _SHORT:
             return self._pattern.search(buf, pos)
-        find, probes, window = buf.find, 0, _SHORT
-        needles, extra, match = self._needles, self._extra, self._pattern.match
+        groups, window, reach = self._groups, _SHORT, self._longest - 1
         while pos < end:
-            stop, window = pos + window, min(2 * window, _WINDOW)
-            at = [find(n, pos, stop + x) for n, x in zip(needles, extra)]
-            while True:
-                first = min([i for i in at if i >= 0], default=-1)
-                if first < 0:
-                    break
-                m = match(buf, first)
-                if m is not None:
-                    return m
-                probes += 1
-                if probes == _PROBES:  # text dense with false starts (markup): one regex scan
-                    return self._pattern.search(buf, first + 1)
-                # Only the needles found at the false start are looked for again.
-                at = [find(n, first + 1, stop + x) if i == first else i for i, n, x in zip(at, needles, extra)]
+            stop, window = pos + window, min(8 * window, _WINDOW)
+            best = None
+            for group in groups:
+                m = group.search(buf, pos, stop + reach)
+                if m is not None and m.start() < stop and (best is None or m.start() < best.start()):
+                    best = m
+            if best is not None:
+                return best
             pos = stop
         return None
 
@@ -120,20 +111,6 @@ class MarkerSet:
         first = self._first_re.search(buf, start)  # most tails hold no marker's first character
         found = self._tail.search(buf, first.start()) if first is not None else None
         return len(buf) - found.start() if found is not None else 0
-
-
-def _needle(markers: list[str]) -> str:
-    """What ``search`` looks for to find these markers (which share a first character): that
-    character (``str.find`` of one character is memchr, many times faster than of two or
-    three), or where it is a letter or digit, which prose is full of, the longest prefix they
-    all share."""
-    first = markers[0][0]
-    if not first.isalnum():
-        return first
-    k = 1
-    while all(len(m) > k and m[k] == markers[0][k] for m in markers):
-        k += 1
-    return markers[0][:k]
 
 
 def _trie_pattern(markers: list[str], every: bool = False) -> str:
