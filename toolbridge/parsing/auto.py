@@ -331,7 +331,7 @@ class AutoParser:
         """Before the answer's first non-space character a bare opener may start a call."""
         start = _SPACE.match(buf, pos).end()  # type: ignore[union-attr]  # (no copy of the rest)
         rest = len(buf) - start
-        if not final and (rest == 0 or self._scan.holdback(buf, start) == rest):
+        if not final and (rest == 0 or rest < self._scan.longest and self._scan.holdback(buf, start) == rest):
             self._buf = buf[pos:]  # nothing yet, or what may still become a marker
             return None
         if self._scan.at(buf, start) is None:
