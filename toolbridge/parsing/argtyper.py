@@ -156,7 +156,7 @@ class ArgumentTyper:
 
     def _value_start(self, text: str, pos: int, out: list[str]) -> int:
         key = "".join(self._key)
-        self._name = key[1:-1] if "\\" not in key else json.loads(key)  # (valid JSON: the scanner's)
+        self._name = key[1:-1] if "\\" not in key else json.loads(key)  # (the scanner's JSON)
         self._schema = self._props.get(self._name)
         schema = deref(self._schema, self._root) if isinstance(self._schema, dict) else None
         if text[pos] == '"' and (schema is None or (is_plain_string(schema) and "enum" not in schema)):

@@ -127,7 +127,8 @@ class _Trial:
 
     __slots__ = ("_make", "_parser", "dialect", "events", "verdict", "reach", "settled", "read")
 
-    def __init__(self, dialect: Dialect, make: Callable[[Dialect], DialectParser], verdict: bool | None = None) -> None:
+    def __init__(self, dialect: Dialect, make: Callable[[Dialect], DialectParser],
+                 verdict: bool | None = None) -> None:
         self.dialect = dialect
         self._make = make  # the parser is made when the trial first reads
         self._parser: DialectParser | None = None
@@ -154,8 +155,9 @@ class _Trial:
             events += parser.close(cut)
             self._note(parser, before)
         self.events += events
-        if self.verdict is None and (events or self.settled is not None or parser.phase is not Phase.CALL):
-            # (Nothing new inside the block: the verdict stays open, as it was.)
+        # A trial given nothing new inside its block keeps its open verdict (no need to judge).
+        changed = events or self.settled is not None or parser.phase is not Phase.CALL
+        if self.verdict is None and changed:
             # Only the block at the marker is judged, not what follows it in the same text.
             judged = self.events[: self.settled] if self.settled is not None else self.events
             self.verdict = _judge(judged, parser.phase, self.settled is not None)
@@ -217,7 +219,8 @@ class AutoParser:
         drop_tokens = tuple(drop_tokens) + _end_tokens(hinted.name if hinted else None)
         self._options = {"reasoning": reasoning, "validate": validate, "reject_invalid": reject_invalid,
                          "call_id": call_id, "drop_tokens": drop_tokens, "coerce": coerce, "repair": repair}
-        table = _table_of(hinted.name if hinted else None, tuple(candidates) if candidates is not None else None,
+        table = _table_of(hinted.name if hinted else None,
+                          tuple(candidates) if candidates is not None else None,
                           reasoning, in_reasoning, drop_tokens)
         self._hinted, self._claims, self._bare, self._scan = table.hinted, table.claims, table.bare, table.scan
         self._drop = table.drop
@@ -331,7 +334,8 @@ class AutoParser:
         """Before the answer's first non-space character a bare opener may start a call."""
         start = _SPACE.match(buf, pos).end()  # type: ignore[union-attr]  # (no copy of the rest)
         rest = len(buf) - start
-        if not final and (rest == 0 or rest < self._scan.longest and self._scan.holdback(buf, start) == rest):
+        scan = self._scan
+        if not final and (rest == 0 or rest < scan.longest and scan.holdback(buf, start) == rest):
             self._buf = buf[pos:]  # nothing yet, or what may still become a marker
             return None
         if self._scan.at(buf, start) is None:
@@ -414,7 +418,8 @@ class AutoParser:
             if trial.verdict:
                 self._parser, self.dialect = trial.parser, trial.parser.dialect
                 # From now on feed and close are the winner's own (no call through this one).
-                self.feed, self.close = self._parser.feed, self._parser.close  # type: ignore[method-assign]
+                winner = self._parser
+                self.feed, self.close = winner.feed, winner.close  # type: ignore[method-assign]
                 self._trials, self._waiting, self._pending = [], (), []
                 return trial.events
             name = trial.dialect.name
@@ -455,8 +460,8 @@ class _Table:
 _TABLES: dict[tuple[Any, ...], tuple[tuple[str, ...], _Table]] = {}
 
 
-def _table_of(hint: str | None, candidates: tuple[str, ...] | None, reasoning: bool, in_reasoning: bool,
-              drop_tokens: tuple[str, ...]) -> _Table:
+def _table_of(hint: str | None, candidates: tuple[str, ...] | None, reasoning: bool,
+              in_reasoning: bool, drop_tokens: tuple[str, ...]) -> _Table:
     """``_table``, found by the identity of the dropped tokens (by default every family's, some
     80: hashing them for the cache's key, with their strings out of the CPU's caches after a
     long answer, cost several microseconds per parser). The entry keeps its tuple."""
@@ -481,7 +486,8 @@ def _table(hint: str | None, candidates: tuple[str, ...] | None, reasoning: bool
     hinted = hinted if hinted in ordered else None
     claims, bare = _claims(ordered, reasoning, in_reasoning, hinted)
     think = THINK if reasoning else (THINK[1],)
-    return _Table(hinted, claims, bare, marker_set(tuple(claims) + think + drop_tokens), frozenset(drop_tokens))
+    scan = marker_set(tuple(claims) + think + drop_tokens)
+    return _Table(hinted, claims, bare, scan, frozenset(drop_tokens))
 
 
 # Where the answer starts, a bare JSON object is first of all Llama 3's way of calling.

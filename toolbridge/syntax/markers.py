@@ -43,7 +43,8 @@ class MarkerSet:
         # The prefixes that hold no whole marker after their first character: such a text is
         # held back whole, and nothing before it is emitted.
         pattern_re = re.compile(pattern)
-        object.__setattr__(self, "_waiting", frozenset(p for p in prefixes if pattern_re.search(p, 1) is None))
+        waiting = frozenset(p for p in prefixes if pattern_re.search(p, 1) is None)
+        object.__setattr__(self, "_waiting", waiting)
         firsts = "".join(sorted({m[0] for m in ordered}))
         object.__setattr__(self, "_firsts", firsts)
         # One alternation per first character: it begins with that literal character, which
@@ -77,7 +78,7 @@ class MarkerSet:
             best = None
             for group in groups:
                 m = group.search(buf, pos, stop + reach)
-                if m is not None and m.start() < stop and (best is None or m.start() < best.start()):
+                if m is not None and m.start() < (stop if best is None else best.start()):
                     best = m
             if best is not None:
                 return best

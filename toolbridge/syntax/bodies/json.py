@@ -40,10 +40,11 @@ _STRICT = json.JSONDecoder(parse_constant=_refuse, object_pairs_hook=_once)
 
 
 def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
-    """Where the JSON object at ``buf[pos]`` ends and its value, when it is complete and the scanner would
-    pass it through unchanged (strict JSON, no integer too long for Python, not nested deeper
-    than the limit, no key written twice in one object); None otherwise, and the scanner reads it. One C-level decode: the whole
-    answer's fast path, which gives what reading it piece by piece gives."""
+    """Where the JSON object at ``buf[pos]`` ends and its value, when it is complete and the
+    scanner would pass it through unchanged (strict JSON, no integer too long for Python, not
+    nested deeper than the limit, no key written twice in one object); None otherwise, and the
+    scanner reads it. One C-level decode: the whole answer's fast path, which gives what
+    reading it piece by piece gives."""
     if buf.rfind("}", pos) < 0:
         return None  # not complete: spares the decoder's exception while a call streams
     try:
@@ -66,7 +67,10 @@ def _prefixes(atoms: list[str], rest: str = "") -> str:
     each atom is matched whole, except ``_STRING``, a JSON string that may be cut anywhere."""
     for atom in reversed(atoms):
         tail = f"(?:{rest})?" if rest else ""
-        rest = rf'"{_CONTENT}*+(?:\\(?:u[0-9a-fA-F]{{0,3}})?\Z|"{tail})?' if atom is _STRING else atom + tail
+        if atom is _STRING:  # (a cut escape only at the very end)
+            rest = rf'"{_CONTENT}*+(?:\\(?:u[0-9a-fA-F]{{0,3}})?\Z|"{tail})?'
+        else:
+            rest = atom + tail
     return rest
 
 
@@ -75,10 +79,12 @@ def _head_patterns(args_keys: tuple[str, ...]) -> tuple[re.Pattern[str], re.Patt
     """The head of an envelope as models write it, the name first, then the arguments' key (up
     to the arguments' ``{``); and every proper beginning of one, while it is being written."""
     keys = "|".join(map(re.escape, args_keys))
-    head = re.compile(rf'\{{{_WS}"name"{_WS}:{_WS}({_STRING}){_WS},{_WS}"({keys})"{_WS}:{_WS}(?=\{{)()')
+    head = re.compile(
+        rf'\{{{_WS}"name"{_WS}:{_WS}({_STRING}){_WS},{_WS}"({keys})"{_WS}:{_WS}(?=\{{)()')
     after_key = _prefixes(['"', _WS, ":", _WS])
     key = "(?:" + "|".join(_prefixes([re.escape(c) for c in k], after_key) for k in args_keys) + ")"
-    start = _prefixes([r"\{", _WS, '"', "n", "a", "m", "e", '"', _WS, ":", _WS, _STRING, _WS, ",", _WS, '"'], key)
+    name = ['"', "n", "a", "m", "e", '"']
+    start = _prefixes([r"\{", _WS, *name, _WS, ":", _WS, _STRING, _WS, ",", _WS, '"'], key)
     return head, re.compile(start)
 
 
@@ -200,7 +206,8 @@ class JsonEnvelopeBody:
         return head.end(), None  # the arguments are read next (at C speed when already whole)
 
     def _head_waits(self, buf: str) -> bool:
-        return len(buf) <= _HOLD and self._heads is not None and self._heads[1].fullmatch(buf) is not None
+        heads = self._heads
+        return len(buf) <= _HOLD and heads is not None and heads[1].fullmatch(buf) is not None
 
     # ---------------------------------------------------------------- envelope punctuation
 
@@ -245,7 +252,8 @@ class JsonEnvelopeBody:
 
     def _scan(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         scanner = self._scanner
-        if not self._streaming and self._state is _S.VALUE and not scanner.started and self._key in self._args_keys:
+        if (not self._streaming and self._state is _S.VALUE and not scanner.started
+                and self._key in self._args_keys):
             pos = skip_ws(buf, pos)
             if pos >= len(buf):
                 return pos, self._at_end(final)

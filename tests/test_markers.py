@@ -1,0 +1,48 @@
+"""MarkerSet: its search finds what one alternation of all its markers finds, however long the
+text and however dense the false starts; what it holds back whole is what the scan would hold."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolbridge.dialects import dialect_names, get_dialect
+from toolbridge.syntax.markers import marker_set
+
+SETS = sorted({tuple(sorted({*d.call_start, *(d.reasoning or ()), *d.end_tokens} - {""}))
+               for d in map(get_dialect, dialect_names())})
+NOISE = ["x", " ", "\n", "<", "`", "[", "3 < 4", "<b>", "``", "f", "A", "é", "|", ">"]
+
+
+@st.composite
+def texts(draw: st.DrawFn) -> tuple[tuple[str, ...], str, int]:
+    markers = draw(st.sampled_from(SETS))
+    pieces = draw(st.lists(st.one_of(st.sampled_from(NOISE), st.sampled_from(markers),
+                                     st.sampled_from([m[: len(m) // 2] for m in markers])),
+                           max_size=40))
+    filler = draw(st.sampled_from([0, 300, 3000, 9000]))
+    text = "".join(pieces)
+    at = draw(st.integers(min_value=0, max_value=len(pieces)))
+    text = "".join(pieces[:at]) + "y" * filler + "".join(pieces[at:])
+    return markers, text, draw(st.integers(min_value=0, max_value=len(text)))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(case=texts())
+def test_search_is_the_alternation(case: tuple[tuple[str, ...], str, int]) -> None:
+    markers, text, pos = case
+    found = marker_set(markers)
+    got = found.search(text, pos)
+    want = found._pattern.search(text, pos)
+    assert (got and (got.start(), got.group())) == (want and (want.start(), want.group()))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(markers=st.sampled_from(SETS), data=st.data())
+def test_what_waits_is_held_whole(markers: tuple[str, ...], data: st.DataObject) -> None:
+    found = marker_set(markers)
+    marker = data.draw(st.sampled_from(markers))
+    text = marker[: data.draw(st.integers(min_value=1, max_value=max(1, len(marker) - 1)))]
+    if found.waits(text):  # no whole marker after its start, and all of it may still grow
+        assert found._pattern.search(text, 1) is None
+        assert found.holdback(text, 0) == len(text) or found.could_grow(text, 0)
