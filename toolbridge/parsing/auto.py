@@ -343,7 +343,7 @@ class AutoParser:
                 if buf.startswith(opener, start) and (claims := self._unread(claims, start)):
                     self._emit(buf[pos:start])
                     return self._start_trials(claims, opener, buf, start, final)
-                if not final and cut_off(buf, start, opener):
+                if not final and len(buf) - start <= len(opener) and cut_off(buf, start, opener):
                     self._buf = buf[pos:]
                     return None
         self._phase = Phase.CONTENT

@@ -72,6 +72,9 @@ class MarkerSet:
         end = len(buf)
         if end - pos <= _SHORT:
             return self._pattern.search(buf, pos)
+        at_cursor = self._pattern.match(buf, pos)  # (a block read from its marker on)
+        if at_cursor is not None:
+            return at_cursor
         groups, window, reach = self._groups, _SHORT, self._longest - 1
         while pos < end:
             stop, window = pos + window, min(8 * window, _WINDOW)
