@@ -63,21 +63,22 @@ class MarkerSet:
     def search(self, buf: str, pos: int) -> re.Match[str] | None:
         """The earliest marker at or after ``pos``.
 
-        A short text (a delta, a held tail) is scanned by the alternation itself. A long one
-        is scanned by one alternation per first character (each begins with its literal
+        A short text (a delta, a held tail) is scanned by the alternation itself, and so are
+        the first ``_SHORT`` characters of a long one (markers are often near the cursor).
+        Beyond, one alternation per first character scans (each begins with its literal
         character, which the regex engine looks for in C, false starts such as ``3 < 4``
         included, where one alternation of them all tests every character against a set), a
         window at a time so that a first character that never comes is not looked for to the
-        end of the buffer at every call (the window grows from ``_SHORT`` to ``_WINDOW``)."""
-        end = len(buf)
+        end of the buffer at every call (the window grows to ``_WINDOW``)."""
+        end, reach = len(buf), self._longest - 1
         if end - pos <= _SHORT:
             return self._pattern.search(buf, pos)
-        at_cursor = self._pattern.match(buf, pos)  # (a block read from its marker on)
-        if at_cursor is not None:
-            return at_cursor
-        groups, window, reach = self._groups, _SHORT, self._longest - 1
+        near = self._pattern.search(buf, pos, pos + _SHORT + reach)  # the first window, likewise
+        if near is not None and near.start() < pos + _SHORT:
+            return near  # (a marker that starts in the window ends by its end + reach)
+        groups, pos, window = self._groups, pos + _SHORT, 8 * _SHORT
         while pos < end:
-            stop, window = pos + window, min(8 * window, _WINDOW)
+            stop, window = pos + window, min(2 * window, _WINDOW)
             best = None
             for group in groups:
                 m = group.search(buf, pos, stop + reach)
