@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..events import ArgumentsDelta, CallAborted, Event, Invalid, ToolCallBegin, ToolCallEnd
+from .text import TextBuffer
 from .turn import Plan, RequestError, Turn
 
 
@@ -127,7 +128,7 @@ def _result(call: Call, calls: list[Call]) -> str:
 @dataclass
 class _Held:
     begin: ToolCallBegin
-    fragments: list[str] = field(default_factory=list)
+    fragments: TextBuffer = field(default_factory=TextBuffer)
     errors: tuple[str, ...] = ()
     end: ToolCallEnd | None = None
     arguments: str | None = None  # set once the call ended valid
@@ -201,7 +202,7 @@ class Gate:
         if not kept:  # not a JSON object: the stream's rejected text says what it was
             held.dropped = True
             return
-        arguments = "".join(held.fragments) or "{}"
+        arguments = held.fragments.text() or "{}"
         tools = self._plan.tools
         if tools is not None:
             held.errors = tools.validate(held.begin.name, json.loads(arguments))
