@@ -77,7 +77,7 @@ from .http.server import ClientDisconnected, Request, Response
 from .http.sse import SSEError
 from .metrics import Metrics
 from .repair import Provenance, repair_completion
-from .streaming import AnswerStream
+from .streaming import AnswerStream, PlainBytes
 from .turn import Plan, RequestError, Settings, Turn, drop_reasoning, plan_turn
 from .failures import JSON, Failures, Result, error_message
 from .upstream.refusal import is_refusal
@@ -358,7 +358,9 @@ class Pipeline:
         translated on a worker thread instead, while reading waits (``drain``). What ends the
         stream early is settled here, but for a call that had to be valid and is not: returned,
         the stream left open. Any other exception reaches ``serve``."""
-        feed, write = encoder.feed_sse, resp.write
+        feed, write, loads = encoder.feed_sse, resp.write, orjson.loads
+        content = getattr(encoder, "content_sse", None)  # a plain-content chunk, undecoded
+        plain = PlainBytes()
         chunks = 0
         ended: list[tuple[str, str, str | None]] = []  # the error event that ends the stream
         invalid: list[InvalidArguments] = []
@@ -367,15 +369,21 @@ class Pipeline:
         def step(event: bytes) -> bytes | None:
             """The client's bytes for one upstream event; None when it ends the stream."""
             try:
-                chunk = orjson.loads(event)
-            except orjson.JSONDecodeError:
-                ended.append(("the upstream sent an invalid chunk", "upstream_error", None))
-                return None
-            if isinstance(chunk, dict) and "error" in chunk and not chunk.get("choices"):
-                ended.append((error_message(chunk["error"]), "upstream_error", None))
-                return None
-            try:
-                return feed(chunk)  # type: ignore[no-any-return]
+                text = plain.text(event)
+                if text is not None:  # nearly every chunk: its content, read from its bytes
+                    return content(text)  # type: ignore[misc,no-any-return]
+                try:
+                    chunk = loads(event)
+                except orjson.JSONDecodeError:
+                    ended.append(("the upstream sent an invalid chunk", "upstream_error", None))
+                    return None
+                if isinstance(chunk, dict) and "error" in chunk and not chunk.get("choices"):
+                    ended.append((error_message(chunk["error"]), "upstream_error", None))
+                    return None
+                data: bytes = feed(chunk)
+                if content is not None and plain.learning and encoder.ready:
+                    plain.learn(event, chunk)
+                return data
             except InvalidArguments as exc:
                 invalid.append(exc)
                 return None

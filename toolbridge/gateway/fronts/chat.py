@@ -191,18 +191,28 @@ class StreamTranslator:
 
     def feed_sse(self, chunk: dict[str, Any]) -> bytes:
         """The client chunks for one upstream chunk, as SSE events (possibly none)."""
-        hot = self._hot
-        text = plain_content(chunk) if hot is not None else None
-        if text is not None:  # the shape of nearly every chunk: one choice, a piece of content
-            events = hot.content(text)  # type: ignore[union-attr]
-            if len(events) == 1:
-                ev = events[0]
-                if type(ev) is Text:
-                    return self._pre + b'{"content":%b}' % _dumps(ev.text) + self._tail
-                if type(ev) is ArgumentsDelta and not self._inputs:
-                    return self._pre + _arguments(ev) + self._tail
-            return self._frames(0, events)
+        if self._hot is not None:
+            text = plain_content(chunk)
+            if text is not None:  # the shape of nearly every chunk: one choice, a piece of content
+                return self.content_sse(text)
         return self._feed(chunk)
+
+    @property
+    def ready(self) -> bool:
+        """Whether ``content_sse`` may be used (once the first chunk is out)."""
+        return self._hot is not None
+
+    def content_sse(self, text: str) -> bytes:
+        """``feed_sse`` of a chunk that is only a piece of content (``plain_content``), once
+        ``ready``."""
+        events = self._hot.content(text)
+        if len(events) == 1:
+            ev = events[0]
+            if type(ev) is Text:
+                return self._pre + b'{"content":%b}' % _dumps(ev.text) + self._tail
+            if type(ev) is ArgumentsDelta and not self._inputs:
+                return self._pre + _arguments(ev) + self._tail
+        return self._frames(0, events)
 
     def finish_sse(self) -> bytes:
         """The closing chunks: what the parsers still held, each choice's finish, the usage."""

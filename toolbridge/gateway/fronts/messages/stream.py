@@ -96,23 +96,33 @@ class MessagesStream:
     def provenance(self) -> Any:
         return self._answer.provenance
 
+    @property
+    def ready(self) -> bool:
+        """Whether ``content_sse`` may be used (once the first chunk is out)."""
+        return self._started and self._answer.hot is not None
+
+    def content_sse(self, text: str) -> bytes:
+        """``feed_sse`` of a chunk that is only a piece of content (``plain_content``), once
+        ``ready``."""
+        self._quiet = False
+        events = self._answer.hot.content(text)  # type: ignore[union-attr]
+        if len(events) == 1:
+            ev = events[0]
+            if type(ev) is Text and self._kind == "text" and ev.text:
+                self._chars += len(ev.text)
+                return self._text_pre + _dumps(ev.text) + b"}}\n\n"
+            if type(ev) is ArgumentsDelta:
+                return self._arguments(ev)
+        return self._events(events)
+
     def feed_sse(self, chunk: dict[str, Any]) -> bytes:
         """The client events for one upstream chunk (possibly none)."""
         self._quiet = False
         head = b"" if self._started else self._start(chunk.get("model"))
         choices = chunk.get("choices")
-        hot = self._answer.hot
-        text = plain_content(chunk) if hot is not None else None
+        text = plain_content(chunk) if self._answer.hot is not None else None
         if text is not None:  # the shape of nearly every chunk: a piece of content
-            events = hot.content(text)  # type: ignore[union-attr]
-            if len(events) == 1:
-                ev = events[0]
-                if type(ev) is Text and self._kind == "text" and ev.text:
-                    self._chars += len(ev.text)
-                    return head + self._text_pre + _dumps(ev.text) + b"}}\n\n"
-                if type(ev) is ArgumentsDelta:
-                    return head + self._arguments(ev)
-            return head + self._events(events)
+            return head + self.content_sse(text)
         out = [head]
         for ch in choices if type(choices) is list else ():
             if type(ch) is dict and not ch.get("index") and ch.get("finish_reason"):

@@ -33,6 +33,7 @@ from ....events import ArgumentsDelta, CallAborted, Event, Reasoning, Text, Tool
 from ....freeform import InputDeltas
 from ..ids import new_id
 from ...streaming import AnswerStream, Field, Finish, plain_content
+from ...text import TextBuffer
 from .items import (
     call_item,
     message_item,
@@ -53,7 +54,7 @@ class _Item:
 
     def __init__(self, index: int, kind: str, item: dict[str, Any], name: str = "") -> None:
         self.index, self.kind, self.item, self.name = index, kind, item, name
-        self.pieces: list[str] = []
+        self.pieces = TextBuffer()  # the item's text or arguments so far
         self.inputs = InputDeltas() if kind == "custom_tool_call" else None
         self.closed = False
         self.pre = b""  # a function call's arguments delta event, up to the delta
@@ -84,20 +85,29 @@ class ResponsesStream:
     def feed_sse(self, chunk: dict[str, Any]) -> bytes:
         """The client events for one upstream chunk (possibly none)."""
         head = b"" if self._started else self._start(chunk.get("model"))
-        hot = self._answer.hot
-        text = plain_content(chunk) if hot is not None else None
+        text = plain_content(chunk) if self._answer.hot is not None else None
         if text is not None:  # the shape of nearly every chunk: a piece of content
-            events = hot.content(text)  # type: ignore[union-attr]
-            if len(events) == 1:
-                ev = events[0]
-                if type(ev) is Text and self._open is not None and self._open.kind == "message" and ev.text:
-                    self._open.pieces.append(ev.text)
-                    self._seq += 1
-                    return head + self._text_pre + b'%b,"sequence_number":%d}\n\n' % (_dumps(ev.text), self._seq - 1)
-                if type(ev) is ArgumentsDelta:
-                    return head + self._arguments(ev)
-            return head + self._events(events)
+            return head + self.content_sse(text)
         return head + self._events(self._answer.feed_first(chunk))
+
+    @property
+    def ready(self) -> bool:
+        """Whether ``content_sse`` may be used (once the first chunk is out)."""
+        return self._started and self._answer.hot is not None
+
+    def content_sse(self, text: str) -> bytes:
+        """``feed_sse`` of a chunk that is only a piece of content (``plain_content``), once
+        ``ready``."""
+        events = self._answer.hot.content(text)  # type: ignore[union-attr]
+        if len(events) == 1:
+            ev = events[0]
+            if type(ev) is Text and self._open is not None and self._open.kind == "message" and ev.text:
+                self._open.pieces.append(ev.text)
+                self._seq += 1
+                return self._text_pre + b'%b,"sequence_number":%d}\n\n' % (_dumps(ev.text), self._seq - 1)
+            if type(ev) is ArgumentsDelta:
+                return self._arguments(ev)
+        return self._events(events)
 
     def finish_sse(self) -> bytes:
         """What the parsers still held, every item's end, and the response's last event."""
@@ -204,7 +214,7 @@ class ResponsesStream:
         if item is None:
             return b""
         item.closed = True
-        text = "".join(item.pieces)
+        text = item.pieces.text()
         ids = {"item_id": item.item["id"], "output_index": item.index, "content_index": 0}
         if item.kind == "message":
             item.item = message_item(text, item.item["id"])
@@ -255,7 +265,7 @@ class ResponsesStream:
 
     def _close_call(self, call: _Item, status: str, arguments: str | None = None) -> bytes:
         call.closed = True
-        arguments = "".join(call.pieces) if arguments is None else arguments
+        arguments = call.pieces.text() if arguments is None else arguments
         old = call.item
         item = call_item(self._context, "", call.name, arguments, status, call_id=old["call_id"])
         item["id"] = old["id"]
