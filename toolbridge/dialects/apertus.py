@@ -20,6 +20,7 @@ from ..syntax.bodies.json import close_tail
 from ..syntax.jsonscan import ERROR, JsonScanner
 from ..syntax.markers import skip_ws
 from ..syntax.dialect import UNCLOSED_AT_END, Calls, CallSink, Dialect, Outcome, register
+from ..syntax.shape import Shape
 
 OPEN, CLOSE = "<|tools_prefix|>", "<|tools_suffix|>"
 # Expected punctuation per state, and the state it leads to.
@@ -133,6 +134,8 @@ APERTUS = register(
         special_markers=True,
         end_tokens=("<|assistant_end|>", "<|user_start|>", "<|system_start|>"),
         render=render,
+        shape=Shape(calls=('{"{NAME}": {ARGS}}',), separator=", ", section=(OPEN + "[", "]" + CLOSE),
+                    trigger=OPEN),
         sample=f'{OPEN}[{{"get_weather": {{"city": "Bern"}}}}]{CLOSE}',
     )
 )

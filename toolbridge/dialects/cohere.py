@@ -29,6 +29,7 @@ from functools import partial
 
 from ..syntax.bodies.array import JsonArrayBody, ListShape
 from ..syntax.dialect import Body, Calls, CallSink, Dialect, register
+from ..syntax.shape import Shape
 
 ACTION = ("<|START_ACTION|>", "<|END_ACTION|>")
 R7B_SHAPE = ListShape(closes=("]", ACTION[1]), name_keys=("tool_call_id", "tool_name"), args_keys=("parameters",))
@@ -67,6 +68,8 @@ COMMAND_R7B = register(
         special_markers=True,
         end_tokens=(*WRAPPERS, *TURN),
         render=render_r7b,
+        shape=Shape(calls=('{"tool_call_id": "{INDEX}", "tool_name": "{NAME}", "parameters": {ARGS}}',),
+                    separator=",\n    ", section=(ACTION[0] + "[\n    ", "\n]" + ACTION[1]), trigger=ACTION[0]),
         sample='<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Oslo"}}\n]<|END_ACTION|>',
     )
 )

@@ -23,6 +23,7 @@ from functools import partial
 
 from ..syntax.bodies.json import JsonEnvelopeBody
 from ..syntax.dialect import Calls, Dialect, register
+from ..syntax.shape import Shape
 
 
 def render(calls: Calls) -> str:
@@ -41,6 +42,8 @@ ERNIE45 = register(
         body=partial(JsonEnvelopeBody, close="</tool_call>"),
         end_tokens=("</s>",),
         render=render,
+        shape=Shape(calls=('<tool_call>\n{"name": "{NAME}", "arguments": {ARGS}}\n</tool_call>\n',),
+                    trigger="<tool_call>"),
         sample=render([("get_weather", {"city": "Beijing"})]),
     )
 )

@@ -22,6 +22,7 @@ from typing import Any
 from ..syntax.bodies.json import JsonEnvelopeBody
 from ..syntax.markers import match_at, skip_ws
 from ..syntax.dialect import Calls, CallSink, Dialect, Outcome, register
+from ..syntax.shape import Shape
 
 ROLE = "<|message_sep|>\n\nfunction call<|role_sep|>"  # GigaChat 3: a message of its own
 MARK = "<|function_call|>"  # GigaChat 3.1: inside the assistant message
@@ -87,6 +88,8 @@ GIGACHAT3 = register(
         special_markers=True,
         end_tokens=ENDS,
         render=render,
+        shape=Shape(calls=(ROLE + '\n{"name": "{NAME}", "arguments": {ARGS}}' + ENDS[0] + "\n\n",
+                           MARK + '{"name": "{NAME}", "arguments": {ARGS}}')),
         sample=SAMPLE,
     )
 )

@@ -25,11 +25,13 @@ from functools import partial
 from ..syntax.bodies.array import JsonArrayBody, ListShape, render_list
 from ..syntax.bodies.json import JsonEnvelopeBody
 from ..syntax.dialect import Calls, Dialect, register
+from ..syntax.shape import Shape
 
 END_TOKENS = ("<|end_of_text|>", "<|start_of_role|>", "<|end_of_role|>")
 ONE_OBJECT = ListShape(open=(), seps="", closes=())
 CALL_START = ("<|tool_call|>", "<tool_call>")
 RESPONSE = ("<response>", "</response>")
+OBJECT = '{"name": "{NAME}", "arguments": {ARGS}}'
 
 
 def render_20b(calls: Calls) -> str:
@@ -52,6 +54,7 @@ GRANITE = register(
         special_markers=True,
         end_tokens=END_TOKENS,
         render=partial(render_list, before="<|tool_call|>["),
+        shape=Shape(calls=(OBJECT,), separator=", ", section=("<|tool_call|>[", "]"), trigger="<|tool_call|>"),
         sample='<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
     )
 )
@@ -65,6 +68,7 @@ GRANITE_20B_FC = register(
         reasoning=None,
         end_tokens=("<|endoftext|>",),
         render=render_20b,
+        shape=Shape(calls=("<function_call> " + OBJECT,), separator="\n", trigger="<function_call>"),
         sample='<function_call> {"name": "get_weather", "arguments": {"city": "Paris"}}',
     )
 )
@@ -78,6 +82,7 @@ GRANITE4 = register(
         special_markers=True,
         end_tokens=END_TOKENS,
         render=render_4,
+        shape=Shape(calls=("<tool_call>\n" + OBJECT + "\n</tool_call>",), separator="\n", trigger="<tool_call>"),
         sample='<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
     )
 )

@@ -19,6 +19,7 @@ from functools import partial
 
 from ..syntax.bodies.array import ChooseBody, JsonArrayBody, ListShape, render_list
 from ..syntax.dialect import Body, CallSink, Dialect, register
+from ..syntax.shape import Shape
 from .hunyuan_v3 import CALL, CallsBody
 
 A13B = ListShape(closes=("]", "</tool_calls>"))
@@ -38,6 +39,8 @@ HUNYUAN = register(
         body=body,
         end_tokens=("<|eos|>", "<|extra_0|>"),
         render=partial(render_list, before="<tool_calls>[", after="]</tool_calls>"),
+        shape=Shape(calls=('{"name": "{NAME}", "arguments": {ARGS}}',), separator=", ",
+                    section=("<tool_calls>[", "]</tool_calls>"), trigger="<tool_calls>"),
         sample='<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>',
     )
 )

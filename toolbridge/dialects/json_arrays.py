@@ -18,6 +18,7 @@ from functools import partial
 from ..syntax.bodies.array import ARRAY, JsonArrayBody, ListShape
 from ..syntax.bodies.array import render_list as render
 from ..syntax.dialect import Body, CallSink, Dialect, register
+from ..syntax.shape import Shape
 
 FENCED = ListShape(closes=("]", "```"))
 XLAM_SHAPES = {
@@ -28,6 +29,7 @@ XLAM_SHAPES = {
     "```": FENCED,
     "</think>": ARRAY,
 }
+SHAPE = Shape(calls=('{"name": "{NAME}", "arguments": {ARGS}}',), separator=", ", section=("[", "]"), trigger="")
 DEDICATED = ("[", "[TOOL_CALLS]", "<tool_call>")  # openers that only ever start calls
 
 
@@ -58,6 +60,7 @@ JSON_ARRAY = register(
         body=partial(JsonArrayBody, shape=FENCED, lenient=True),
         reasoning=None,
         render=render,
+        shape=SHAPE,
         sample='[{"name": "get_weather", "parameters": {"city": "Paris"}}]',
     )
 )

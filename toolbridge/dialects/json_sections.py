@@ -22,9 +22,11 @@ from functools import partial
 
 from ..syntax.bodies.array import JsonArrayBody, ListShape, render_list
 from ..syntax.dialect import Dialect, register
+from ..syntax.shape import Shape
 
 NEMOTRON = ListShape(closes=("]", "</TOOLCALL>"))
 JAMBA = ListShape(closes=("]", "</tool_calls>"))
+OBJECT = '{"name": "{NAME}", "arguments": {ARGS}}'
 MINIMAX_M1 = ListShape(open=(), seps="", adjacent=True, closes=("</tool_calls>",), skip_bad=True)
 
 NEMOTRON_V2 = register(
@@ -36,6 +38,8 @@ NEMOTRON_V2 = register(
         special_markers=True,
         end_tokens=("<SPECIAL_11>", "<SPECIAL_12>"),
         render=partial(render_list, before="<TOOLCALL>[", after="]</TOOLCALL>"),
+        shape=Shape(calls=(OBJECT,), separator=", ", section=("<TOOLCALL>[", "]</TOOLCALL>"),
+                    trigger="<TOOLCALL>"),
         sample='<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</TOOLCALL>',
     )
 )
@@ -48,6 +52,8 @@ JAMBA_DIALECT = register(
         body=partial(JsonArrayBody, shape=JAMBA),
         reasoning=None,
         render=partial(render_list, before="<tool_calls>[", after="]</tool_calls>"),
+        shape=Shape(calls=(OBJECT,), separator=", ", section=("<tool_calls>[", "]</tool_calls>"),
+                    trigger="<tool_calls>"),
         sample='<tool_calls>[{"name": "get_weather", "arguments": {"city": "Paris"}}]</tool_calls>',
     )
 )
@@ -61,6 +67,8 @@ MINIMAX_M1_DIALECT = register(
         calls_in_reasoning=False,
         end_tokens=("<end_of_sentence>", "<beginning_of_sentence>"),
         render=partial(render_list, before="<tool_calls>\n", after="\n</tool_calls>", sep="\n"),
+        shape=Shape(calls=(OBJECT,), separator="\n", section=("<tool_calls>\n", "\n</tool_calls>"),
+                    trigger="<tool_calls>"),
         sample='<tool_calls>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_calls>',
     )
 )

@@ -20,6 +20,7 @@ from functools import partial
 from ..syntax.bodies.argkey import ArgKeyBody, ArgKeyTags
 from ..syntax.bodies.json import JsonEnvelopeBody
 from ..syntax.dialect import Calls, Dialect, register
+from ..syntax.shape import Shape
 
 LONGCAT_TAGS = ArgKeyTags(
     key=("<longcat_arg_key>", "</longcat_arg_key>"),
@@ -42,6 +43,8 @@ INTERNLM = register(
         special_markers=True,
         end_tokens=("<|im_end|>", "<|im_start|>"),
         render=partial(tagged, "<|action_start|><|plugin|>\n", "<|action_end|>"),
+        shape=Shape(calls=('<|action_start|><|plugin|>\n{"name": "{NAME}", "arguments": {ARGS}}<|action_end|>',),
+                    trigger="<|action_start|>"),
         sample='<|action_start|><|plugin|>\n{"name": "get_weather", "parameters": {"city": "Paris"}}<|action_end|>',
     )
 )
@@ -53,6 +56,8 @@ LONGCAT = register(
         call_start=("<longcat_tool_call>",),
         body=partial(ArgKeyBody, tags=LONGCAT_TAGS),
         render=partial(tagged, "<longcat_tool_call>", "</longcat_tool_call>"),
+        shape=Shape(calls=('<longcat_tool_call>{"name": "{NAME}", "arguments": {ARGS}}</longcat_tool_call>',),
+                    trigger="<longcat_tool_call>"),
         sample='<longcat_tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</longcat_tool_call>',
     )
 )

@@ -18,8 +18,10 @@ from functools import partial
 
 from ..syntax.bodies.array import JsonArrayBody, ListShape
 from ..syntax.dialect import Calls, Dialect, register
+from ..syntax.shape import Shape
 
 SHAPE = ListShape(open="")  # the opener "functools[" already holds the bracket
+OBJECT = '{"name": "{NAME}", "arguments": {ARGS}}'
 
 
 def _objects(calls: Calls) -> str:
@@ -45,6 +47,7 @@ PHI4_MINI = register(
         reasoning=None,
         end_tokens=("<|end|>", "<|endoftext|>"),
         render=render_phi4,
+        shape=Shape(calls=(OBJECT,), separator=", ", section=("functools[", "]"), trigger="functools["),
         sample='functools[{"name": "get_weather", "arguments": {"city": "Tokyo"}}]',
     )
 )
@@ -58,6 +61,7 @@ FIREFUNCTION_V2 = register(
         reasoning=None,
         end_tokens=("<|eot_id|>", "<|eom_id|>"),
         render=render_firefunction,
+        shape=Shape(calls=(OBJECT,), separator=", ", section=(" functools[", "]"), trigger=" functools["),
         sample=' functools[{"name": "get_weather", "arguments": {"city": "Tokyo"}}]',
     )
 )

@@ -20,6 +20,7 @@ from functools import partial
 
 from ..syntax.bodies.argkey import ArgKeyBody, ArgKeyTags, render_argkey
 from ..syntax.dialect import Dialect, register
+from ..syntax.shape import Shape
 
 TAGS = ArgKeyTags(orphan_keys=True)
 
@@ -30,6 +31,9 @@ POOLSIDE_V1 = register(
         call_start=("<tool_call>",),
         body=partial(ArgKeyBody, tags=TAGS),
         render=partial(render_argkey, TAGS, newlines=True),
+        shape=Shape(calls=(f"<tool_call>{{NAME}}\n{{ARGS}}{TAGS.block_close}",),
+                    args=f"{TAGS.key[0]}{{KEY}}{TAGS.key[1]}\n{TAGS.value[0]}{{VALUE}}{TAGS.value[1]}\n",
+                    value_ends=(TAGS.block_close,), separator="\n", trigger="<tool_call>"),
         sample="<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
     )
 )

@@ -23,6 +23,7 @@ from functools import partial
 
 from ..syntax.bodies.json import JsonEnvelopeBody
 from ..syntax.dialect import Calls, Dialect, register
+from ..syntax.shape import Shape
 
 
 def render(calls: Calls) -> str:
@@ -42,6 +43,8 @@ REKA = register(
         calls_in_reasoning=False,
         end_tokens=("<sep>",),
         render=render,
+        shape=Shape(calls=('<tool_call>\n{"name": "{NAME}", "arguments": {ARGS}}\n</tool_call>',), separator="\n",
+                    trigger="<tool_call>"),
         sample=render([("get_time", {"city": "Paris"})]),
     )
 )
