@@ -78,7 +78,7 @@ from .http.sse import SSEError
 from .metrics import Metrics
 from .repair import Provenance, repair_completion
 from .streaming import AnswerStream, PlainBytes
-from .turn import Plan, RequestError, Settings, Turn, drop_reasoning, plan_turn
+from .turn import Plan, RequestError, Settings, Turn, drop_reasoning, plan_turn, shallow_body
 from .failures import JSON, Failures, Result, error_message
 from .upstream.refusal import is_refusal
 from .validation import InvalidArguments, Retries
@@ -197,11 +197,12 @@ class Pipeline:
         turn = front.turn(orjson.loads(body))
         if self.config.drop_reasoning_history:
             drop_reasoning(turn.messages)
-        return turn, *self._route(turn)
+        return turn, *self._route(turn, shallow_body(body))
 
-    def _route(self, turn: Turn) -> tuple[Plan, str, bool]:
-        """``turn`` planned: its plan, upstream path and whether a refusal of tools is retried."""
-        plan = plan_turn(turn, self.settings)
+    def _route(self, turn: Turn, shallow: bool = False) -> tuple[Plan, str, bool]:
+        """``turn`` planned: its plan, upstream path and whether a refusal of tools is retried
+        (``shallow``: see ``plan_turn``)."""
+        plan = plan_turn(turn, self.settings, shallow)
         path, retry = "/chat/completions", False
         if self.router is not None:
             try:

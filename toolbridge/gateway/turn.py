@@ -137,9 +137,12 @@ class Turn:
         return out
 
 
-def plan_turn(turn: Turn, settings: Settings) -> Plan:
-    """Check a turn's tool fields and plan it; raises RequestError (400) naming the field."""
-    check_nesting(turn)
+def plan_turn(turn: Turn, settings: Settings, shallow: bool = False) -> Plan:
+    """Check a turn's tool fields and plan it; raises RequestError (400) naming the field.
+    ``shallow``: the turn is known to nest well within ``MAX_NESTING`` (``shallow_body``), so
+    its nesting is not walked."""
+    if not shallow:
+        check_nesting(turn)
     offered = _toolset(turn.tools, turn.freeforms)
     mode, named = _tool_choice(turn.tool_choice, offered)
     parallel = True if turn.parallel is None else turn.parallel
@@ -185,6 +188,17 @@ def drop_reasoning(messages: list[Any]) -> None:
         if isinstance(message, dict) and message.get("role") == "assistant":
             for key in REASONING_FIELDS:
                 message.pop(key, None)
+
+
+# Levels a front's translation may add above the body's own nesting (a tool's schema under
+# ``function.parameters``, a block's content under a message): a few; this many is generous.
+NESTING_SLACK = 16
+
+
+def shallow_body(body: bytes) -> bool:
+    """Whether a request ``body`` has too few brackets to nest, translated by any front, beyond
+    ``MAX_NESTING`` (each level opens one): a count at C speed, instead of walking the turn."""
+    return body.count(b"[") + body.count(b"{") <= MAX_NESTING - NESTING_SLACK
 
 
 def check_nesting(turn: Turn, limit: int = MAX_NESTING) -> None:
