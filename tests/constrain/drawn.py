@@ -64,7 +64,8 @@ def value_markers(dialect: str | Dialect) -> list[str]:
 def strings(dialect: Dialect) -> st.SearchStrategy[str]:
     """Strings for the dialect's arguments."""
     ends = raw_close(dialect)
-    pieces = st.one_of(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+    # No NUL, and no DEL: llguidance's JSON strings refuse a raw DEL, which JSON allows.
+    pieces = st.one_of(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\x7f"),
                                max_size=6),
                        st.sampled_from(PIECES + tuple(value_markers(dialect))))
     text = st.lists(pieces, max_size=4).map("".join)
@@ -93,16 +94,22 @@ def objects(values: st.SearchStrategy[Any], least: int = 0) -> st.SearchStrategy
     return st.lists(member, min_size=least, max_size=4, unique_by=lambda m: m[0]).map(build)
 
 
-SCHEMAS = st.recursive(
-    LEAVES,
-    lambda inner: st.one_of(objects(inner), inner.map(lambda s: {"type": "array", "items": s})),
-    max_leaves=6,
-)
+def _nested(leaves: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.recursive(
+        leaves, lambda inner: st.one_of(objects(inner), inner.map(lambda s: {"type": "array", "items": s})),
+        max_leaves=6)
 
 
-def tools() -> st.SearchStrategy[list[dict[str, Any]]]:
-    """One to three tools with distinct names, each an object schema of random properties."""
-    tool = st.tuples(IDENT, objects(SCHEMAS))
+SCHEMAS = _nested(LEAVES)
+# Arguments whose JSON holds no free string, beside top-level strings: for raw-text dialects,
+# whose readers end a value at a close tag even inside a JSON string of a typed value.
+NO_JSON_STRINGS = st.one_of(st.just({"type": "string"}),
+                            _nested(LEAVES.filter(lambda s: s.get("type") != "string")))
+
+
+def tools(properties: st.SearchStrategy[dict[str, Any]] = SCHEMAS) -> st.SearchStrategy[list[dict[str, Any]]]:
+    """One to three tools with distinct names, each an object schema of random ``properties``."""
+    tool = st.tuples(IDENT, objects(properties))
     return st.lists(tool, min_size=1, max_size=3, unique_by=lambda t: t[0]).map(
         lambda found: [{"type": "function", "function": {"name": n, "parameters": p}} for n, p in found])
 

@@ -41,7 +41,7 @@ class Xgrammar:
         return self.compiler.compile_grammar(self.xgr.Grammar.from_structural_tag(text))
 
     def tag(self, tag: dict[str, Any]) -> Any:
-        return self._tags(json.dumps(tag, sort_keys=True, ensure_ascii=False))
+        return self._tags(json.dumps(tag, ensure_ascii=False))  # key order matters: properties are written in order
 
     def matcher(self, compiled: Any) -> Any:
         return self.xgr.GrammarMatcher(compiled)
@@ -66,10 +66,12 @@ class Llguidance:
         self._split = re.compile("(" + "|".join(map(re.escape, self.special)) + ")") if self.special else None
 
     def _grammar(self, text: str) -> Any:
+        """A matcher of the Lark ``text`` (made once: making one costs milliseconds), which
+        ``accepts`` resets for each text."""
         grammar = self.ll.LLMatcher.grammar_from_lark(text)
         failed, warnings = self.ll.LLMatcher.validate_grammar_with_warnings(grammar, self.tokenizer)
         assert not failed, warnings
-        return grammar
+        return self.ll.LLMatcher(self.tokenizer, grammar)
 
     def tokens(self, text: str) -> list[int]:
         """The text's tokens: its special markers as their tokens, the rest as bytes."""
@@ -80,8 +82,8 @@ class Llguidance:
             out += [self.ids[part]] if part in self.ids else list(part.encode())
         return out
 
-    def accepts(self, grammar: Any, text: str) -> bool:
-        matcher = self.ll.LLMatcher(self.tokenizer, grammar)
+    def accepts(self, matcher: Any, text: str) -> bool:
+        matcher.reset()
         tokens = self.tokens(text)
         return matcher.try_consume_tokens(tokens) == len(tokens) and matcher.is_accepting()
 

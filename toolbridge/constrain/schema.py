@@ -29,8 +29,10 @@ _NUMBER = seq(_INTEGER, opt(seq(Lit("."), Rep(chars("0-9"), 1, None))),
               opt(seq(chars("eE"), opt(chars("-+")), Rep(chars("0-9"), 1, None))))
 _JSON_CHAR = alt(chars('"\\\\\x00-\x1f', True),
                  seq(Lit("\\"), alt(chars('"\\\\/bfnrt'), seq(Lit("u"), Rep(_HEX, 4, 4)))))
+# \U names a code point: at most 0010FFFF (Python refuses a larger one).
 _PY_ESCAPE = seq(Lit("\\"), alt(chars("\\\\'\"nrt0abfv"), seq(Lit("x"), Rep(_HEX, 2, 2)),
-                                seq(Lit("u"), Rep(_HEX, 4, 4)), seq(Lit("U"), Rep(_HEX, 8, 8))))
+                                seq(Lit("u"), Rep(_HEX, 4, 4)),
+                                seq(Lit("U00"), alt(seq(Lit("0"), Rep(_HEX, 5, 5)), seq(Lit("10"), Rep(_HEX, 4, 4))))))
 
 
 def _key(schema: Any, python: bool) -> str:
@@ -110,7 +112,8 @@ class Values:
             body = Rep(_JSON_CHAR, least, most)
             return seq(Lit('"'), body, Lit('"')) if (least, most) != (0, None) else \
                 self.grammar.define("json-string", seq(Lit('"'), body, Lit('"')))
-        quoted = [seq(Lit(q), Rep(alt(chars(q + "\\\\\n", True), _PY_ESCAPE), least, most), Lit(q))
+        # A raw line break (CR too) or NUL ends Python source's string literal or the source.
+        quoted = [seq(Lit(q), Rep(alt(chars(q + "\\\\\n\r\x00", True), _PY_ESCAPE), least, most), Lit(q))
                   for q in ("'", '"')]
         return alt(*quoted) if (least, most) != (0, None) else self.grammar.define("py-string", alt(*quoted))
 
