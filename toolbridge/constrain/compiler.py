@@ -25,7 +25,7 @@ from ..dialects import get_dialect
 from ..errors import ConfigError
 from ..syntax.dialect import Dialect, raw_value
 from ..syntax.shape import Args, Shape
-from .grammar import EMPTY, Alt, Embed, Grammar, Json, Lit, Node, Rep, Seq, Text, alt, chars, opt, seq, until
+from .grammar import EMPTY, Alt, Chars, Embed, Grammar, Json, Lit, Node, Rep, Seq, Text, alt, chars, opt, seq, until
 from .schema import WS, Values
 
 REASONING = ("auto", "open", "off")
@@ -101,9 +101,18 @@ class Constraint:
                                            self.calls()))
         first = self.dialect.reasoning[0] if self.reasoning != EMPTY and self.dialect.reasoning else ""
         if not self.triggers:
-            return seq(self.reasoning, alt(Text((), not_first=first), self.calls()))
+            return seq(self.reasoning, alt(self.prose(first), self.calls()))
         routes = [seq(Text(self.triggers, t, first), self.calls(skip=t)) for t in self.triggers]
         return seq(self.reasoning, alt(Text(self.triggers, not_first=first), *routes))
+
+    def prose(self, not_first: str = "") -> Node:
+        """Free text where the calls are the whole answer: it does not start (after blanks) as
+        a call does, since a reader takes such an answer for calls (a bare ``[`` or ``{``), and
+        a malformed call must not pass as prose."""
+        opens = {(self.shape.section[0] + f.head)[:1] for f in self.forms} - {""}
+        blanks = " \t\n\r"
+        other = Chars(tuple((c, c) for c in sorted(opens | set(blanks))), True)
+        return seq(Rep(chars(blanks)), opt(seq(other, Text((), not_first=not_first))))
 
     def whole(self) -> Grammar:
         """The grammar with ``root()`` as its root."""
