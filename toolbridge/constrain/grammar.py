@@ -353,7 +353,10 @@ class _Lark:
             return True
         if isinstance(node, (Seq, Alt)):
             return all(self.regexable(i) for i in node.items)
-        return isinstance(node, Rep) and self.regexable(node.item)
+        # A repetition of whole literals (calls of tools without parameters) stays a Lark
+        # repetition: as one regex it would run on into what follows when that starts as the
+        # next repetition does, and the lexer does not give back what it took.
+        return isinstance(node, Rep) and self.regexable(node.item) and _character_level(node.item)
 
     def node(self, node: Node, top: bool = False) -> str:
         if isinstance(node, Lit) and node.text and not self.regexable(node):
@@ -447,6 +450,17 @@ def _split_head(node: Node, opens: str) -> Node:
     if isinstance(node, Alt):
         return Alt(tuple(_split_head(i, opens) for i in node.items))
     return node
+
+
+def _character_level(node: Node) -> bool:
+    """Whether a node reads a character or an escape at a time (no literal word in it)."""
+    if isinstance(node, Lit):
+        return len(node.text) <= 2
+    if isinstance(node, (Seq, Alt)):
+        return all(_character_level(i) for i in node.items)
+    if isinstance(node, Rep):
+        return _character_level(node.item)
+    return isinstance(node, Chars)
 
 
 def _lark_name(name: str) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from ..syntax.bodies.argkey import ArgKeyBody, ArgKeyTags
 from ..syntax.markers import match_at, skip_ws
 from ..syntax.dialect import UNCLOSED_AT_END, Calls, CallSink, Dialect, Outcome, raw_value, register
+from ..syntax.shape import Shape
 
 TAGS = ArgKeyTags()
 WRAPPER = ("<tool_calls>", "</tool_calls>")
@@ -132,6 +133,9 @@ HUNYUAN_V3 = register(
         body=CallsBody,
         special_markers=True,  # <tool_sep> and its siblings are tokenizer specials
         render=render,
+        shape=Shape(calls=(f"{CALL}{{NAME}}{SEP}\n{{ARGS}}{TAGS.block_close}\n",),
+                    args=f"{TAGS.key[0]}{{KEY}}{TAGS.key[1]}\n{TAGS.value[0]}{{VALUE}}{TAGS.value[1]}\n",
+                    value_ends=(TAGS.block_close,), section=(WRAPPER[0] + "\n", WRAPPER[1]), trigger=WRAPPER[0]),
         sample=SAMPLE,
     )
 )

@@ -24,6 +24,7 @@ from functools import partial
 
 from ..syntax.bodies.attrxml import AttrTags, AttrXmlBody
 from ..syntax.dialect import Calls, Dialect, raw_value, register
+from ..syntax.shape import Shape
 
 TAGS = AttrTags(block_close=("</minimax:tool_call>",))
 
@@ -54,6 +55,9 @@ MINIMAX_M2 = register(
         # MiniMax's role markers: "]~b]ai" opens a turn, "[e~[" ends one, "]~!b[" begins the text.
         end_tokens=("[e~[", "]~b]", "]~!b["),
         render=render,
+        shape=Shape(calls=('<invoke name="{NAME}">\n{ARGS}</invoke>\n',), args='<parameter name="{KEY}">{VALUE}</parameter>\n',
+                    value_ends=('<parameter name=', '</invoke>'), section=("<minimax:tool_call>\n", "</minimax:tool_call>"),
+                    trigger="<minimax:tool_call>"),
         sample=SAMPLE,
     )
 )

@@ -18,6 +18,7 @@ from functools import partial
 
 from ..syntax.bodies.attrxml import AttrTags, AttrXmlBody
 from ..syntax.dialect import Calls, Dialect, raw_value, register
+from ..syntax.shape import Shape
 
 BARS = (("｜", "｜"), ("|", "|"))
 
@@ -56,6 +57,11 @@ STEP3 = register(
         special_markers=True,
         end_tokens=("<|EOT|>",),
         render=render,
+        shape=Shape(calls=('<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="{NAME}">{ARGS}'
+                           '</steptml:invoke><｜tool_call_end｜>',),
+                    args='<steptml:parameter name="{KEY}">{VALUE}</steptml:parameter>',
+                    value_ends=('<steptml:parameter name=', '</steptml:invoke>'),
+                    section=('<｜tool_calls_begin｜>', '<｜tool_calls_end｜>'), trigger='<｜tool_calls_begin｜>'),
         sample=render([("get_weather", {"city": "Paris"})]),
     )
 )
