@@ -424,7 +424,7 @@ def test_numbers_a_double_holds(checker: Checker, dialect: str) -> None:
     tools = [function("scale", {"by": {"type": "number"}}, ["by"])]
     rules = gbnf(compile_tools(dialect, tools, tool_choice="required"))
     written = get_dialect(dialect).render([("scale", {"by": 1.25})])
-    for number in ("1e99", "-12345678901234567.5", "2.5E-7"):
+    for number in ("1e99", "-12345678901234567.5", "2.5E-7", "6.5e+175", "1.5e308", "-5e-324"):
         text = written.replace("1.25", number)
         assert checker.accepts(rules, text), text
         calls = parse(text, dialect, tools).message.get("tool_calls") or []

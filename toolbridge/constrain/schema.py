@@ -7,7 +7,7 @@ Covered: ``type`` (one or a list), ``enum``, ``const``, ``properties`` with ``re
 be recursive. An object with ``properties`` is written with its declared properties only, in their
 declared order, the optional ones optional (what constrained decoding engines do: any order would
 make the grammar grow with the factorial of the count). Numbers are those a 64-bit integer or
-a double holds (up to 18 digits, exponents below 100). Numeric bounds, ``pattern`` and
+a double holds (up to 18 digits, exponents up to 308). Numeric bounds, ``pattern`` and
 ``format`` are not expressed: the arguments' validation still checks them.
 
 Whitespace between tokens is at most ``WS_MOST`` blanks, so that a sampler cannot wander in it.
@@ -24,12 +24,16 @@ from .grammar import EMPTY, Grammar, Lit, Node, Ref, Rep, alt, chars, opt, seq
 WS_MOST = 8
 WS = Rep(chars(" \t\n"), 0, WS_MOST)
 _HEX = chars("0-9a-fA-F")
-# Numbers a 64-bit integer or a double holds (18 digits, exponents below 100): JSON's syntax
+# Numbers a 64-bit integer or a double holds (18 digits, exponents up to 308; a negative one
+# up to 999, which at worst reads as 0.0): JSON's syntax
 # allows any, but a reader of raw text or Python literals cannot type 1e400 as a number, and a
 # sampler left free writes such exponents readily.
 _INTEGER = seq(opt(Lit("-")), alt(Lit("0"), seq(chars("1-9"), Rep(chars("0-9"), 0, 17))))
-_NUMBER = seq(_INTEGER, opt(seq(Lit("."), Rep(chars("0-9"), 1, 18))),
-              opt(seq(chars("eE"), opt(chars("-+")), Rep(chars("0-9"), 1, 2))))
+_NUMBER = seq(_INTEGER, opt(seq(Lit("."), Rep(chars("0-9"), 1, 32))),
+              opt(seq(chars("eE"), alt(
+                  seq(Lit("-"), Rep(chars("0-9"), 1, 3)),  # small numbers at worst become 0.0
+                  seq(opt(Lit("+")), alt(Rep(chars("0-9"), 1, 2), seq(chars("12"), Rep(chars("0-9"), 2, 2)),
+                                         seq(Lit("30"), chars("0-8"))))))))
 _JSON_CHAR = alt(chars('"\\\\\x00-\x1f', True),
                  seq(Lit("\\"), alt(chars('"\\\\/bfnrt'), seq(Lit("u"), Rep(_HEX, 4, 4)))))
 # \U names a code point: at most 0010FFFF (Python refuses a larger one).
