@@ -22,7 +22,8 @@ import pytest
 
 import toolbridge.dialects  # noqa: F401  (registers the dialects)
 from toolbridge.constrain import compile_tools, gbnf
-from toolbridge.constrain.grammar import Grammar, Lit, Node, Rep, Text, chars, seq, to_gbnf, until
+from toolbridge.constrain.gbnf import to_gbnf
+from toolbridge.constrain.grammar import Grammar, Lit, Node, Rep, Text, chars, seq, until
 from toolbridge.constrain.schema import expand_json
 from toolbridge.dialects import get_dialect
 from toolbridge.parsing.parser import parse

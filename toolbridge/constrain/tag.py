@@ -14,7 +14,8 @@ import json
 from typing import Any
 
 from .compiler import Constraint
-from .grammar import EMPTY, Alt, Chars, Embed, Grammar, Json, Lit, Node, Ref, Rep, Seq, Text, to_gbnf
+from .gbnf import to_gbnf
+from .grammar import EMPTY, Alt, Chars, Embed, Grammar, Json, Lit, Node, Ref, Rep, Seq, Text
 from .schema import WS, expand_json
 
 

@@ -10,7 +10,8 @@ from ..errors import ConfigError
 from ..syntax.dialect import Dialect
 from ..syntax.shape import Args
 from .compiler import Constraint
-from .grammar import to_gbnf, to_lark
+from .gbnf import to_gbnf
+from .lark import to_lark
 from .schema import expand_json
 from .tag import structural_tag
 
