@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent / "toolbridge"
 
 # The layers, bottom first. A module may import its own layer and those below it.
 LAYERS = [
-    ("errors", "events", "limits"),
+    ("errors", "events", "limits", "pieces"),
     ("_quickcheck", "freeform", "tools"),
     ("syntax",),
     ("dialects",),

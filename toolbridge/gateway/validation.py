@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..events import ArgumentsDelta, CallAborted, Event, Invalid, ToolCallBegin, ToolCallEnd
-from .text import TextBuffer
+from ..pieces import TextBuffer
 from .turn import Plan, RequestError, Turn
 
 

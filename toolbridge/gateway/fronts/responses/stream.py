@@ -33,7 +33,7 @@ from ....events import ArgumentsDelta, CallAborted, Event, Reasoning, Text, Tool
 from ....freeform import InputDeltas
 from ..ids import new_id
 from ...streaming import AnswerStream, Field, Finish, plain_content
-from ...text import TextBuffer
+from ....pieces import TextBuffer
 from .items import (
     call_item,
     message_item,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from toolbridge.gateway.text import BLOCK, TextBuffer
+from toolbridge.pieces import BLOCK, TextBuffer
 
 
 @given(st.lists(st.text(max_size=6), max_size=3 * BLOCK + 5))
