@@ -23,6 +23,7 @@ from typing import Any
 
 from ..dialects import get_dialect
 from ..errors import ConfigError
+from ..freeform import Format
 from ..syntax.dialect import Dialect, raw_value
 from ..syntax.shape import Args, Shape
 from .grammar import EMPTY, Alt, Chars, Embed, Grammar, Json, Lit, Node, Rep, Seq, Text, alt, chars, opt, seq, until
@@ -39,7 +40,7 @@ class Tool:
     schema: dict[str, Any]
     strict: bool = True
     freeform: bool = False  # a custom tool: its input is text
-    grammar: tuple[str, str] | None = None  # a custom tool's own (syntax, definition)
+    grammar: Format | None = None  # a custom tool's own grammar
 
 
 @dataclass(frozen=True)
@@ -145,8 +146,15 @@ def _strip(node: Node, prefix: str) -> Node | None:
     return None
 
 
+def _own_grammar(spec: dict[str, Any], name: str) -> Format | None:
+    """A custom tool's own grammar (either API's shape), read as the gateway reads it."""
+    fmt = Format.of(spec.get("format"), f"tool {name!r}: format")
+    return None if fmt.syntax == "text" else fmt
+
+
 def tools_of(tools: list[dict[str, Any]], strict: bool | None = None) -> tuple[Tool, ...]:
-    """The request's tools (Chat Completions or Responses shapes; ``function`` and ``custom``)."""
+    """The request's tools (Chat Completions or Responses shapes; ``function`` and ``custom``).
+    ConfigError where a custom tool's format is malformed, as the gateway refuses it."""
     found: list[Tool] = []
     for tool in tools or []:
         if not isinstance(tool, dict):
@@ -158,7 +166,7 @@ def tools_of(tools: list[dict[str, Any]], strict: bool | None = None) -> tuple[T
             continue
         if kind == "custom":
             found.append(Tool(name, {"type": "object", "properties": {"input": {"type": "string"}},
-                                     "required": ["input"]}, True, True, _own_grammar(spec)))
+                                     "required": ["input"]}, True, True, _own_grammar(spec, name)))
         elif kind == "function":
             params = spec.get("parameters")
             own = spec.get("strict")
@@ -181,8 +189,8 @@ def compile_tools(dialect: str | Dialect, tools: list[dict[str, Any]], *, tool_c
         response_format: the request's ``response_format`` (``json_object`` or ``json_schema``).
 
     Raises:
-        ConfigError: the dialect declares no shape, no tool is left to call, or an argument is
-            not one of the allowed values.
+        ConfigError: the dialect declares no shape, no tool is left to call, an argument is
+            not one of the allowed values, or a custom tool's format is malformed.
     """
     dialect = get_dialect(dialect)
     if dialect.shape is None:
@@ -249,12 +257,9 @@ def _forms(grammar: Grammar, shape: Shape, tool: Tool) -> list[CallForm]:
     args = _args(grammar, shape, tool)
     forms = []
     for template in shape.calls:
-        pieces: list[Node] = []
-        for i, part in enumerate(_holes(template)):
-            pieces.append({"{NAME}": Lit(tool.name), "{ARGS}": args,
-                           "{INDEX}": Rep(chars("0-9"), 1, 3)}.get(part, Lit(part)))
-        node = seq(*pieces)
-        items = list(node.items) if hasattr(node, "items") else [node]
+        holes = {"{NAME}": Lit(tool.name), "{ARGS}": args, "{INDEX}": Rep(chars("0-9"), 1, 3)}
+        node = seq(*(holes.get(part, Lit(part)) for part in _holes(template)))
+        items = list(node.items) if isinstance(node, Seq) else [node]
         head = items.pop(0).text if items and isinstance(items[0], Lit) else ""
         tail = items.pop().text if items and isinstance(items[-1], Lit) else ""
         forms.append(CallForm(tool.name, head, seq(*items), tail))
@@ -288,34 +293,28 @@ def _args(grammar: Grammar, shape: Shape, tool: Tool) -> Node:
     return _params(grammar, shape.args, schema, shape.value_ends)
 
 
-def _own_grammar(spec: dict[str, Any]) -> tuple[str, str] | None:
-    """A custom tool's (syntax, definition), in the Responses or the Chat Completions shape."""
-    fmt = spec.get("format") if isinstance(spec.get("format"), dict) else {}
-    own = fmt.get("grammar") if isinstance(fmt.get("grammar"), dict) else fmt
-    if fmt.get("type") != "grammar" or own.get("syntax") not in ("lark", "regex"):
-        return None
-    definition = own.get("definition")
-    return (own["syntax"], definition) if isinstance(definition, str) and definition else None
-
-
-def _custom(template: str, own: tuple[str, str]) -> Node:
-    """A freeform tool's one parameter, ``input``, as raw text following its own grammar where
-    the engine reads that grammar's syntax (any text up to the close tag elsewhere)."""
+def _value_end(template: str) -> tuple[str, str, str, str]:
+    """A parameter template read around its value: (what comes before it, the blanks after it,
+    the close tag that ends a raw value, what follows that tag)."""
     before, _, after = template.partition("{VALUE}")
     stripped = after.lstrip()
     close = stripped[: stripped.index(">") + 1] if stripped.startswith("<") and ">" in stripped else stripped
-    lead, trail = after[: len(after) - len(stripped)], stripped[len(close):]
-    embedded = Embed(own[0], own[1], lead + close, until(close))
+    return before, after[: len(after) - len(stripped)], close, stripped[len(close):]
+
+
+def _custom(template: str, own: Format) -> Node:
+    """A freeform tool's one parameter, ``input``, as raw text following its own grammar where
+    the engine reads that grammar's syntax (any text up to the close tag elsewhere)."""
+    before, lead, close, trail = _value_end(template)
+    embedded = Embed(own.syntax, own.definition, lead + close, until(close))
     return seq(Lit(before.replace("{KEY}", "input")), embedded, Lit(trail))
 
 
 def _params(grammar: Grammar, template: str, schema: dict[str, Any], ends: tuple[str, ...] = ()) -> Node:
     """Arguments as repeated parameter templates: strings raw (up to the close tag, holding none
     of ``ends``), anything else as JSON."""
-    before, _, after = template.partition("{VALUE}")
-    stripped = after.lstrip()
-    close = stripped[: stripped.index(">") + 1] if stripped.startswith("<") and ">" in stripped else stripped
-    rest = stripped[len(close):]
+    before, _, close, rest = _value_end(template)
+    after = template.partition("{VALUE}")[2]
     raw = Text((close, *ends), close)
     props = schema.get("properties")
     if props == {} and schema.get("additionalProperties") is False:
