@@ -11,8 +11,7 @@ from typing import Any
 
 from ..syntax.dialect import Dialect
 from .compiler import compile_tools
-from .tag import structural_tag
-from .writers import gbnf, json_schema, lark
+from .writers import build
 
 SIZE = 256
 
@@ -45,16 +44,7 @@ def grammar_for(dialect: Dialect, tools: list[dict[str, Any]], fmt: str, *, tool
     constraint = compile_tools(dialect, tools, tool_choice=tool_choice,
                                parallel_tool_calls=parallel_tool_calls, strict=strict,
                                reasoning=reasoning, response_format=response_format)
-    if fmt == "gbnf":
-        value: Any = gbnf(constraint, lazy)
-    elif fmt == "lark":
-        value = lark(constraint, special)
-    elif fmt == "structural-tag":
-        value = structural_tag(constraint)
-    elif fmt == "json-schema":
-        value = json_schema(constraint)
-    else:
-        value = constraint.triggers
+    value = build(constraint, fmt, special, lazy)
     with _lock:
         _entries[key] = value
         while len(_entries) > SIZE:

@@ -83,14 +83,25 @@ def _schema_of(body: Any) -> Any:
     return json.loads(body.schema)
 
 
-def write(constraint: Constraint, fmt: str, special: bool = False) -> str:
-    """The constraint as text in ``fmt`` (one of FORMATS)."""
+def build(constraint: Constraint, fmt: str, special: bool = False, lazy: bool = False) -> Any:
+    """The constraint in ``fmt`` (one of FORMATS, or ``triggers``): text for ``gbnf`` and
+    ``lark``, a dict for ``structural-tag`` and ``json-schema``, a tuple for ``triggers``."""
     if fmt == "gbnf":
-        return gbnf(constraint)
+        return gbnf(constraint, lazy)
     if fmt == "lark":
         return lark(constraint, special)
     if fmt == "structural-tag":
-        return json.dumps(structural_tag(constraint), indent=2, ensure_ascii=False) + "\n"
+        return structural_tag(constraint)
     if fmt == "json-schema":
-        return json.dumps(json_schema(constraint), indent=2, ensure_ascii=False) + "\n"
+        return json_schema(constraint)
+    if fmt == "triggers":
+        return constraint.triggers
     raise ConfigError(f"unknown grammar format {fmt!r}; known: {', '.join(FORMATS)}")
+
+
+def write(constraint: Constraint, fmt: str, special: bool = False) -> str:
+    """The constraint as text in ``fmt`` (one of FORMATS)."""
+    value = build(constraint, fmt, special)
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
