@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import ToolBridgeError
 from .exits import EXIT_OK, EXIT_USAGE
+from .render import read_json, tools_file
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -52,13 +53,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(handler=run)
 
 
-def _read(path: str) -> Any:
-    if path == "-":
-        return json.loads(sys.stdin.read())
-    with open(path, encoding="utf-8") as file:
-        return json.load(file)
-
-
 def _choice(text: str) -> Any:
     if text in ("auto", "required", "none"):
         return text
@@ -69,18 +63,10 @@ def run(args: argparse.Namespace) -> int:
     """Run ``toolbridge grammar``; return the exit code."""
     from ..constrain import compile_tools, gbnf, write
 
-    try:
-        tools = _read(args.tools)
-        tools = tools.get("tools") if isinstance(tools, dict) else tools
-        response_format = _read(args.response_format) if args.response_format else None
-    except (OSError, ValueError) as exc:
-        print(f"toolbridge: cannot read {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if not isinstance(tools, list):
-        print("toolbridge: --tools must hold a JSON list of tools", file=sys.stderr)
-        return EXIT_USAGE
     strict = {"tools": None, "on": True, "off": False}[args.strict]
     try:
+        tools = tools_file(args.tools)
+        response_format = read_json(args.response_format, "response format") if args.response_format else None
         constraint = compile_tools(args.dialect, tools, tool_choice=_choice(args.tool_choice),
                                    parallel_tool_calls=args.parallel, strict=strict,
                                    reasoning=args.reasoning, response_format=response_format)

@@ -64,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_OK
         if args.messages is None:
             raise ToolBridgeError("MESSAGES.json is required (unless --probe)")
-        request = _request(_read_json(args.messages, "messages"))
-        tools = _tools(args.tools) if args.tools else request.get("tools")
+        request = _request(read_json(args.messages, "messages"))
+        tools = tools_file(args.tools) if args.tools else request.get("tools")
         prompt = build_prompt(
             template, request["messages"], tools,
             tool_fallback=args.tool_fallback, dialect=args.fallback_dialect,
@@ -90,8 +90,9 @@ def _request(value: Any) -> dict[str, Any]:
                           "a 'messages' array")
 
 
-def _tools(path: str) -> Any:
-    value = _read_json(path, "tools")
+def tools_file(path: str) -> Any:
+    """The OpenAI tools list a JSON file holds (or its object's 'tools'); '-' is stdin."""
+    value = read_json(path, "tools")
     if isinstance(value, dict) and "tools" in value:
         value = value["tools"]
     if not isinstance(value, list):
@@ -112,7 +113,8 @@ def _variables(pairs: list[str]) -> dict[str, Any]:
     return out
 
 
-def _read_json(path: str, what: str) -> Any:
+def read_json(path: str, what: str) -> Any:
+    """A JSON file's value ('-': stdin); ToolBridgeError naming ``what`` when it cannot be read."""
     try:
         if path == "-":
             return json.loads(sys.stdin.read())
