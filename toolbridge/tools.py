@@ -20,7 +20,7 @@ import marshal
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import freeform
 from ._quickcheck import quick_check
@@ -33,8 +33,7 @@ _LOOSE = re.compile(r"[-_]+")
 _NO_SCHEMA: dict[str, Any] = {}
 
 
-@dataclass(frozen=True)
-class Resolution:
+class Resolution(NamedTuple):
     """What a written name resolved to: ``name`` (None when unknown or ambiguous) and how."""
 
     name: str | None

@@ -80,12 +80,16 @@ def random_call_id(index: int = 0) -> str:
     return "call_%024x" % _IDS.getrandbits(96)
 
 
+_NO_BLOCK = TextBuffer()  # the parser's ``_raw`` outside a block (never appended to)
+
+
 @dataclass(frozen=True)
 class _Setup:
     """What a parser of one dialect with given options looks for (shared, made once)."""
 
     think: tuple[str, str] | None
-    scans: dict[Phase, Any]
+    content: Any  # the markers searched for outside reasoning (a MarkerSet)
+    reasoning: Any  # and inside it
     drop: frozenset[str]
     strays: frozenset[str]
     openers: str  # the first characters of the bare openers (None: any answer may be a call)
@@ -122,15 +126,10 @@ def _setup(dialect: Dialect, reasoning: bool, drop_tokens: tuple[str, ...]) -> _
     # The family's own end-of-turn and end-of-sentence tokens never reach the client.
     drop_tokens = drop_tokens + dialect.own_end_tokens
     content = marker_set(starts + ((think[0],) if think else ()) + drop_tokens + strays)
-    scans = {
-        Phase.START: content,
-        Phase.CONTENT: content,
-        Phase.REASONING: marker_set((starts if dialect.calls_in_reasoning else ())
-                                    + ((think[1],) if think else ()) + drop_tokens),
-        Phase.CALL: content,
-    }
+    reasoning_scan = marker_set((starts if dialect.calls_in_reasoning else ())
+                                + ((think[1],) if think else ()) + drop_tokens)
     openers = None if "" in dialect.bare_start else "".join({o[0] for o in dialect.bare_start})
-    return _Setup(think, scans, frozenset(drop_tokens), frozenset(strays), openers)  # type: ignore[arg-type]
+    return _Setup(think, content, reasoning_scan, frozenset(drop_tokens), frozenset(strays), openers)  # type: ignore[arg-type]
 
 
 class DialectParser:
@@ -156,7 +155,8 @@ class DialectParser:
         self._tools = tools if isinstance(tools, Toolset) or tools is None else Toolset(tools)
         setup = _setup_of(self.dialect, reasoning, tuple(drop_tokens))
         self._split = reasoning
-        self._think, self._scans, self._drop, self._strays = setup.think, setup.scans, setup.drop, setup.strays
+        self._think, self._drop, self._strays = setup.think, setup.drop, setup.strays
+        self._scans = setup.content, setup.reasoning
         self._answer = Phase.START if self.dialect.bare_start else Phase.CONTENT
         self._openers = setup.openers
         if in_reasoning is None:
@@ -168,12 +168,12 @@ class DialectParser:
         self._coerce = coerce and self._tools is not None
         self._call_id = call_id
         self._out: list[Event] = []
-        self._raw = TextBuffer()  # the open block's text (a 33k call: some 8,000 deltas)
         # The rest of the state starts as the class attributes below say (immutable values,
         # set on the instance when they change): a parser is made per response, and most
         # responses change few of them.
 
     _typer: ArgumentTyper | None = None
+    _raw = _NO_BLOCK  # the open block's text (a 33k call: some 8,000 deltas)
     _buf = ""
     _held: list[Event] | None = None
     _body: Body | None = None
@@ -201,7 +201,9 @@ class DialectParser:
     @phase.setter
     def phase(self, phase: Phase) -> None:
         self._phase = phase
-        self._scan = self._scans[phase]  # the markers of the phase, kept at hand for speed
+        # The markers of the phase, kept at hand for speed (not by a dict of phases: hashing an
+        # enum member is a Python-level call).
+        self._scan = self._scans[phase is Phase.REASONING]
 
     def feed(self, text: str) -> list[Event]:
         """Consume the next piece of output; return the events it completes."""
@@ -252,6 +254,8 @@ class DialectParser:
         if self._closed:
             return []
         self._closed, self._cut = True, cut
+        if not self._buf and self._phase is not Phase.CALL:
+            return []  # nothing held: nothing to flush (an open call must still be settled)
         return self._run(self._buf, final=True)
 
     # ------------------------------------------------------------------ phases
@@ -260,8 +264,12 @@ class DialectParser:
         self._out = []
         pos, more = 0, True
         while more:
-            step = self._in_call if self._phase is Phase.CALL else self._in_text
-            pos, more = step(buf, pos, final)
+            if self._phase is Phase.CALL:
+                pos, more = self._in_call(buf, pos, final)
+            elif pos < len(buf):
+                pos, more = self._in_text(buf, pos, final)
+            else:
+                break  # (text read to its end emits nothing more)
         self._buf = buf[pos:]
         return self._out
 
@@ -336,7 +344,7 @@ class DialectParser:
             self.first_settled = len(self._out)  # the first block's events end here (in this run)
             if reason and self.halt_on_reject:
                 return end, False  # a trial's verdict: refused (a winner never stops here)
-        self._body, self._raw, self._block_rejection = None, TextBuffer(), ""
+        self._body, self._raw, self._block_rejection = None, _NO_BLOCK, ""
         return end, True
 
     def _fail_block(self, reason: str) -> None:

@@ -59,6 +59,8 @@ def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
 _WS = r"[ \t\n\r]*"  # JSON's whitespace, as the scanner skips it (``\s`` would admit more)
 _STRING = r'"(?:[^"\\]++|\\.)*+"'
 _CONTENT = r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})'  # a string's valid content
+_PLAIN_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')  # a JSON string without escapes
+_END_OF_OBJECT = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*")  # an object's closing brace, spaced
 _HOLD = 512  # the longest head held back while it is being written
 
 
@@ -123,7 +125,7 @@ class JsonEnvelopeBody:
         self._name_keys = name_keys
         self._args_keys = args_keys
         self._state = _S.LEAD
-        self._scanner = JsonScanner(self._sink.lenient)
+        self._scanner: JsonScanner | None = None  # made when a key or value is read piece by piece
         self._key = ""
         self._keys_seen = 0
         self._begun = False
@@ -145,7 +147,8 @@ class JsonEnvelopeBody:
 
     def fast(self, text: str) -> str | None:
         """The arguments fragment for ``text`` when it only continues a streamed string."""
-        return text if self._streaming and self._scanner.in_plain_string(text) else None
+        scanner = self._scanner
+        return text if self._streaming and scanner is not None and scanner.in_plain_string(text) else None
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         self.wait = None
@@ -197,10 +200,14 @@ class JsonEnvelopeBody:
                 self.wait = self._head_waits
                 return pos, Outcome.MORE  # the head is still being written
             return None
-        try:
-            name = _STRICT.decode(head.group(1))
-        except ValueError:
-            return None
+        written = head.group(1)
+        if _PLAIN_STRING.fullmatch(written):
+            name = written[1:-1]  # no escape to decode (the common name)
+        else:
+            try:
+                name = _STRICT.decode(written)
+            except ValueError:
+                return None
         self._key, self._keys_seen, self._pending_name = head.group(2), 2, name
         self._start(_S.VALUE)
         return head.end(), None  # the arguments are read next (at C speed when already whole)
@@ -227,8 +234,9 @@ class JsonEnvelopeBody:
             if ch != '"' and not (ch == "'" and self._sink.lenient):
                 return self._fail("expected a key in the call object")
             self._start(_S.KEY_TEXT)
-            self._scanner.feed(ch, 0)
-            self._scanner.take()
+            self._scanner = scanner = JsonScanner(self._sink.lenient)
+            scanner.feed(ch, 0)
+            scanner.take()
             self._value = ['"']
         elif state is _S.COLON:
             if ch != ":":
@@ -244,7 +252,7 @@ class JsonEnvelopeBody:
 
     def _start(self, state: _S) -> None:
         self._state = state
-        self._scanner = JsonScanner(self._sink.lenient)
+        self._scanner = None
         self._value = []
         self._streaming = False
 
@@ -252,7 +260,7 @@ class JsonEnvelopeBody:
 
     def _scan(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         scanner = self._scanner
-        if (not self._streaming and self._state is _S.VALUE and not scanner.started
+        if (not self._streaming and self._state is _S.VALUE and (scanner is None or not scanner.started)
                 and self._key in self._args_keys):
             pos = skip_ws(buf, pos)
             if pos >= len(buf):
@@ -271,8 +279,10 @@ class JsonEnvelopeBody:
                 if whole is not None:  # already whole: read at C speed, sent as one fragment
                     end, value = whole
                     self._sink.args(buf[pos:end], value)
-                    self._state, self._args_seen = _S.NEXT, True
-                    return end, None
+                    self._state, self._args_seen, self._streaming = _S.NEXT, True, False
+                    return self._closed(buf, end)
+        if scanner is None:
+            self._scanner = scanner = JsonScanner(self._sink.lenient)
         pos = scanner.feed(buf, pos, final)
         piece = scanner.take()
         if self._streaming:
@@ -302,6 +312,23 @@ class JsonEnvelopeBody:
             if not self._streaming:
                 return pos, self._accept_held_args(text)
         return pos, None
+
+    def _closed(self, buf: str, pos: int) -> tuple[int, Outcome | None]:
+        """After arguments read whole: the envelope's ``}`` and the close marker, when they are
+        there too, read at once (what reading them one by one gives); else None, and the
+        envelope is read on from ``pos``."""
+        closes = self._closes
+        after = _END_OF_OBJECT.match(buf, pos)
+        if after is None or len(closes) != 1 or not closes[0] or closes[0][0] in ",{":
+            return pos, None
+        end = after.end()
+        if not buf.startswith(closes[0], end):
+            return pos, None
+        outcome = self._finish()
+        if outcome is not None:
+            return end, outcome
+        self._closes = []
+        return end + len(closes[0]), Outcome.DONE
 
     def _accept_name(self, text: str) -> Outcome | None:
         name = json.loads(text)
@@ -378,7 +405,7 @@ class JsonEnvelopeBody:
         self._sink.keep(pos)  # a failure of the next object returns only its own text
         if pos != start:
             self._sink.repaired("several call objects in one wrapper")
-        self._state, self._scanner, self._key, self._keys_seen = _S.LEAD, JsonScanner(self._sink.lenient), "", 0
+        self._state, self._scanner, self._key, self._keys_seen = _S.LEAD, None, "", 0
         self._begun, self._held_args, self._pending_name, self._args_seen = False, "", "", False
         return start, None
 
