@@ -78,6 +78,9 @@ class ArgumentTyper:
             schema = self._props.get(key)
             if not isinstance(schema, dict):
                 continue
+            if (type(member) is str and schema.get("type") == "string" and "enum" not in schema
+                    and "$ref" not in schema):
+                continue  # a string where a plain string is declared (the common member)
             resolved = deref(schema, self._root)
             if type(member) is str and is_plain_string(resolved) and "enum" not in resolved:
                 continue

@@ -69,7 +69,9 @@ class MarkerSet:
         character, which the regex engine looks for in C, false starts such as ``3 < 4``
         included, where one alternation of them all tests every character against a set), a
         window at a time so that a first character that never comes is not looked for to the
-        end of the buffer at every call (the window grows to ``_WINDOW``)."""
+        end of the buffer at every call (the window grows to ``_WINDOW``). Each starts where
+        a plain ``find`` (memchr, many times faster than the regex engine's own scan) sees its
+        first character, and not at all when the window holds none."""
         end, reach = len(buf), self._longest - 1
         if end - pos <= _SHORT:
             return self._pattern.search(buf, pos)
@@ -80,8 +82,11 @@ class MarkerSet:
         while pos < end:
             stop, window = pos + window, min(2 * window, _WINDOW)
             best = None
-            for group in groups:
-                m = group.search(buf, pos, stop + reach)
+            for first, group in zip(self._firsts, groups):
+                at = buf.find(first, pos, stop)
+                if at < 0:
+                    continue
+                m = group.search(buf, at, stop + reach)
                 if m is not None and m.start() < (stop if best is None else best.start()):
                     best = m
             if best is not None:
