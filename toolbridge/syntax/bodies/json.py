@@ -62,6 +62,7 @@ _CONTENT = r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})'  # a string'
 _PLAIN_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')  # a JSON string without escapes
 _END_OF_OBJECT = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*")  # an object's closing brace, spaced
 _HOLD = 512  # the longest head held back while it is being written
+HOLD_BLOCK = 128  # the longest call block held back whole while it is being written
 
 
 def _prefixes(atoms: list[str], rest: str = "") -> str:
@@ -152,6 +153,9 @@ class JsonEnvelopeBody:
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         self.wait = None
+        if self._state is _S.LEAD and not final and self._holds(buf, pos):
+            self.wait = self._block_waits
+            return pos, Outcome.MORE
         while True:
             if self._state is _S.KEY_TEXT or self._state is _S.VALUE:
                 pos, outcome = self._scan(buf, pos, final)
@@ -211,6 +215,19 @@ class JsonEnvelopeBody:
         self._key, self._keys_seen, self._pending_name = head.group(2), 2, name
         self._start(_S.VALUE)
         return head.end(), None  # the arguments are read next (at C speed when already whole)
+
+    def _holds(self, buf: str, pos: int) -> bool:
+        """Whether a short block after a dedicated call marker is still being written: it is
+        held, unread, until its close marker comes (then read whole, at C speed) or it grows
+        past ``HOLD_BLOCK`` characters (then read and streamed as it comes). A short call
+        reaches the client a few tokens later, whole; reading it piece by piece costs several
+        times more."""
+        close = self._closes[0]
+        return (self._heads is not None and not self._lenient and bool(close)
+                and len(buf) - pos <= HOLD_BLOCK and buf.find(close, pos) < 0)
+
+    def _block_waits(self, buf: str) -> bool:
+        return len(buf) <= HOLD_BLOCK and self._closes[0] not in buf
 
     def _head_waits(self, buf: str) -> bool:
         heads = self._heads
