@@ -125,7 +125,7 @@ def candidate_dialects(model: str | None = None, names: Iterable[str] | None = N
 class _Trial:
     """One candidate dialect reading a block from its marker on."""
 
-    __slots__ = ("_make", "_parser", "dialect", "events", "verdict", "reach", "settled", "read")
+    __slots__ = ("_make", "_parser", "dialect", "events", "keeps", "verdict", "reach", "settled", "read")
 
     def __init__(self, dialect: Dialect, make: Callable[[Dialect], DialectParser],
                  verdict: bool | None = None) -> None:
@@ -142,6 +142,7 @@ class _Trial:
     def parser(self) -> DialectParser:
         if self._parser is None:
             self._parser = self._make(self.dialect)
+            self.keeps = self._parser.keeps  # (bound once: called for every held delta)
             # Until judged, the parser stops at a refused first block: nothing after it is wanted.
             self._parser.halt_on_reject = self.verdict is None
         return self._parser
@@ -228,6 +229,7 @@ class AutoParser:
         self.dialect: Dialect | None = None
         self._parser: DialectParser | None = None
         self._trials: list[_Trial] = []
+        self._lead: _Trial | None = None  # the undecided trial, the first not refused
         self._waiting: tuple[Dialect, ...] = ()  # claimants whose trials are not made yet, in order
         self._mid = (False, False)  # where the block began: (in reasoning, mid-answer)
         self._marker = ""  # the marker the trials read from (where ``_pending`` starts)
@@ -258,6 +260,13 @@ class AutoParser:
         if self._closed:
             raise ConfigError("feed() called after close()")
         if self._trials:
+            lead = self._lead
+            if lead is not None and lead.keeps(text):
+                # The trial that decides holds its block unread: the text only waits with it.
+                self._pending.append(text)
+                lead.read += 1
+                self._fed += len(text)
+                return []
             return self._resume(text, final=False)
         if self._buf and self._phase is not Phase.START and self._scan.waits(self._buf + text):
             self._buf += text  # still the start of a marker: held back whole, as _scan_text would
@@ -399,6 +408,7 @@ class AutoParser:
         where the first candidate is the answer's dialect (the common case) it is the only one
         that reads the block."""
         pending, trials = self._pending, self._trials
+        self._lead = None
         pending.append(text)  # kept for later trials, and to scan again should every trial refuse
         i = 0
         while i < len(trials) or self._waiting:
@@ -414,6 +424,7 @@ class AutoParser:
                 trial.read = len(pending)
                 trial.feed(unread, final, self._cut)
             if trial.verdict is None:
+                self._lead = trial  # the trial that decides: it has read all that is pending
                 return []
             if trial.verdict:
                 self._parser, self.dialect = trial.parser, trial.parser.dialect

@@ -225,16 +225,24 @@ class DialectParser:
                 self.phase = Phase.CONTENT
                 return [Text(text)]
         elif text and self._phase is Phase.CALL:
-            # The block waits at the start of the buffer (a head being written, a close marker
-            # cut off): while the text still only waits, it is kept without reading it again.
-            wait = getattr(self._body, "wait", None)
-            if wait is not None and wait(self._buf + text):
-                self._buf += text
+            if self.keeps(text):
                 return []
         elif text and self._phase is not Phase.START and self._scan.waits(self._buf + text):
             self._buf += text  # still the start of a marker: held back whole, as _in_text would
             return []
         return self._run(self._buf + text if self._buf else text, final=False)
+
+    def keeps(self, text: str) -> bool:
+        """Whether ``text`` only extends a call block that waits, unread, at the start of the
+        buffer (a short block, a head or a close marker still being written): then the text is
+        kept without reading it again, and ``feed(text)`` would have returned no events."""
+        if self._phase is not Phase.CALL or not self._buf or not text:
+            return False
+        wait = getattr(self._body, "wait", None)
+        if wait is None or not wait(self._buf + text):
+            return False
+        self._buf += text
+        return True
 
     def _plain_start(self, text: str) -> bool:
         """Whether ``text``, where the answer starts, is plain content: it starts with no bare
