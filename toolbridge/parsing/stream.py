@@ -225,7 +225,12 @@ class DialectParser:
                 self.phase = Phase.CONTENT
                 return [Text(text)]
         elif text and self._phase is Phase.CALL:
-            if self.keeps(text):
+            # The block waits at the start of the buffer (a short block, a head or a close
+            # marker being written): while the text still only waits, it is kept unread (as
+            # ``keeps`` does; written out here, where every held delta passes).
+            wait = getattr(self._body, "wait", None)
+            if wait is not None and wait(self._buf + text):
+                self._buf += text
                 return []
         elif text and self._phase is not Phase.START and self._scan.waits(self._buf + text):
             self._buf += text  # still the start of a marker: held back whole, as _in_text would
