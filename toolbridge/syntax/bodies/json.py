@@ -6,7 +6,9 @@ is bounded by JSON structure, not by searching for the close marker (a literal `
 inside a string is string content). The arguments object streams as slices of the model's own
 text once the name has been accepted; when the model writes the arguments before the name, or
 as a JSON string, they are held and sent whole when the name is known. Several objects in one
-wrapper (``<tool_call>{...}, {...}</tool_call>``, or one per line) are several calls.
+wrapper (``<tool_call>{...}, {...}</tool_call>``, or one per line) are several calls. A short
+block after a dedicated call marker is held unread until its close marker comes (then read whole)
+or it passes ``HOLD_BLOCK`` characters (then read and streamed from its start).
 """
 
 from __future__ import annotations
