@@ -32,6 +32,7 @@ _SCAN = json.JSONDecoder().scan_once  # the C scanner: one JSON value at a posit
 _STRING_STOP = re.compile(r'["\\]')
 _VALUE_STOP = re.compile(r'["\\{}\[\],]')
 _WS = " \t\n\r"
+_JSON_TYPE = {str: "string", int: "integer", float: "number", bool: "boolean"}  # by exact type
 
 # States.
 START, MEMBER, KEY, COLON, VALUE, STREAM, HELD, NEXT, DONE = range(9)
@@ -78,9 +79,10 @@ class ArgumentTyper:
             schema = self._props.get(key)
             if not isinstance(schema, dict):
                 continue
-            if (type(member) is str and schema.get("type") == "string" and "enum" not in schema
-                    and "$ref" not in schema):
-                continue  # a string where a plain string is declared (the common member)
+            declared = schema.get("type")
+            if (declared is not None and declared == _JSON_TYPE.get(type(member)) and "$ref" not in schema
+                    and (declared != "string" or "enum" not in schema)):
+                continue  # the one type declared, already (the common member): nothing to type
             resolved = deref(schema, self._root)
             if type(member) is str and is_plain_string(resolved) and "enum" not in resolved:
                 continue

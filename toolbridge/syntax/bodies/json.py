@@ -118,7 +118,6 @@ class JsonEnvelopeBody:
         inner: dict[str, str] | None = None,
         lenient: bool = False,
     ) -> None:
-        self.reason = ""
         self._sink = sink
         self._closes = [close]  # still to be read after the object, in order
         self._inner = inner or {}  # one more wrapper that may sit inside this one
@@ -127,26 +126,30 @@ class JsonEnvelopeBody:
         self._lenient = lenient
         self._name_keys = name_keys
         self._args_keys = args_keys
-        self._state = _S.LEAD
-        self._scanner: JsonScanner | None = None  # made when a key or value is read piece by piece
-        self._key = ""
-        self._keys_seen = 0
-        self._begun = False
-        self._held_args = ""  # arguments written before the name, sent once it is accepted
         self._value: list[str] = []
-        self._streaming = False
-        self._args_seen = False
         # The call begins when its arguments start, not at its name, so that an envelope
         # broken between the two never begins a call; a bare object (no wrapper) is a call only
         # if it has arguments at all.
         self._bare = opened_by == "{"
         self._missing = missing
-        self._pending_name = ""
         self._heads = _head_patterns(args_keys) if name_keys == ("name",) else None
-        # While the block waits at the same place for more text (a head being written, a close
-        # marker cut off), what tells whether ``buf`` from there still only waits: the parser
-        # then keeps the text without calling ``feed`` (which would hold it just the same).
-        self.wait: Callable[[str], bool] | None = None
+        # The rest of the state starts as the class attributes below say (immutable values,
+        # set on the instance when they change): a body is made per call block.
+
+    reason = ""
+    _state = _S.LEAD
+    _scanner: JsonScanner | None = None  # made when a key or value is read piece by piece
+    _key = ""
+    _keys_seen = 0
+    _begun = False
+    _held_args = ""  # arguments written before the name, sent once it is accepted
+    _streaming = False
+    _args_seen = False
+    _pending_name = ""
+    # While the block waits at the same place for more text (a short block, a head being
+    # written, a close marker cut off), what tells whether ``buf`` from there still only waits:
+    # the parser then keeps the text without calling ``feed`` (which would hold it just the same).
+    wait: Callable[[str], bool] | None = None
 
     def fast(self, text: str) -> str | None:
         """The arguments fragment for ``text`` when it only continues a streamed string."""
