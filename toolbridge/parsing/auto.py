@@ -255,18 +255,18 @@ class AutoParser:
 
     def feed(self, text: str) -> list[Event]:
         """Consume the next piece of output; return the events it completes."""
+        lead = self._lead
+        if lead is not None and lead.keeps(text):
+            # The trial that decides holds its block unread: the text only waits with it.
+            self._pending.append(text)
+            lead.read += 1
+            self._fed += len(text)
+            return []
         if self._parser is not None:
             return self._parser.feed(text)
         if self._closed:
             raise ConfigError("feed() called after close()")
         if self._trials:
-            lead = self._lead
-            if lead is not None and lead.keeps(text):
-                # The trial that decides holds its block unread: the text only waits with it.
-                self._pending.append(text)
-                lead.read += 1
-                self._fed += len(text)
-                return []
             return self._resume(text, final=False)
         if self._buf and self._phase is not Phase.START and self._scan.waits(self._buf + text):
             self._buf += text  # still the start of a marker: held back whole, as _scan_text would
