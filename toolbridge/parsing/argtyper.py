@@ -69,27 +69,10 @@ class ArgumentTyper:
         return isinstance(schema.get("properties"), dict) and bool(schema["properties"])
 
     def whole(self, text: str, value: Any) -> str | None:
-        """``text`` unchanged when it is all of the arguments (``value`` decoded, by the JSON
-        body's ``complete_object``), written as ``feed`` writes them, and nothing in it needs
-        typing: what ``feed`` would give, without reading the text token by token. None:
-        ``feed`` must read it."""
-        if self._state != START or not isinstance(value, dict):
-            return None
-        for key, member in value.items():
-            schema = self._props.get(key)
-            if not isinstance(schema, dict):
-                continue
-            declared = schema.get("type")
-            if (declared is not None and declared == _JSON_TYPE.get(type(member)) and "$ref" not in schema
-                    and (declared != "string" or "enum" not in schema)):
-                continue  # the one type declared, already (the common member): nothing to type
-            resolved = deref(schema, self._root)
-            if type(member) is str and is_plain_string(resolved) and "enum" not in resolved:
-                continue
-            _, repairs, omit = repair_value(member, schema, self._root, key, key in self._required)
-            if repairs or omit:
-                return None
-        if not _as_written(text, len(value)):  # spelled otherwise: feed rewrites it
+        """``text`` unchanged when it is all of the arguments, before any piece was fed, and
+        ``already_typed`` says so: what ``feed`` would give, without reading the text token by
+        token. None: ``feed`` must read it."""
+        if self._state != START or not already_typed(self._root, text, value):
             return None
         self._state = DONE
         return text
@@ -258,6 +241,39 @@ class ArgumentTyper:
             self._open_member(out)
             out.append(raw if not repairs else json.dumps(typed, ensure_ascii=False))
         return pos
+
+
+def already_typed(schema: dict[str, Any], text: str, value: Any) -> bool:
+    """Whether whole arguments ``text`` (``value`` decoded, by the JSON body's
+    ``complete_object``) need nothing from an ArgumentTyper under ``schema``: no member to
+    type, and written as ``feed`` writes an object (else ``feed`` rewrites it)."""
+    if not isinstance(value, dict):
+        return False
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        props = {}
+    for key, member in value.items():
+        member_schema = props.get(key)
+        if not isinstance(member_schema, dict):
+            continue
+        declared = member_schema.get("type")
+        if (declared is not None and declared == _JSON_TYPE.get(type(member)) and "$ref" not in member_schema
+                and (declared != "string" or _spelled_as_enum(member, member_schema.get("enum")))):
+            continue  # the one type declared, already (the common member): nothing to type
+        resolved = deref(member_schema, schema)
+        if type(member) is str and is_plain_string(resolved) and "enum" not in resolved:
+            continue
+        required = schema.get("required")
+        needed = isinstance(required, list) and key in required
+        _, repairs, omit = repair_value(member, member_schema, schema, key, needed)
+        if repairs or omit:
+            return False
+    return _as_written(text, len(value))
+
+
+def _spelled_as_enum(value: str, enum: Any) -> bool:
+    """Whether a string needs no enum repair: no enum declared, or one of its values exactly."""
+    return not isinstance(enum, list) or value in enum
 
 
 def _as_written(text: str, members: int) -> bool:

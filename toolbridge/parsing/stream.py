@@ -46,7 +46,7 @@ from ..events import (
     ToolCallEnd,
 )
 from ..tools import Toolset, coerce
-from .argtyper import ArgumentTyper
+from .argtyper import ArgumentTyper, already_typed
 
 _SPACE = re.compile(r"\s*")
 _PLAUSIBLE_NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")
@@ -80,6 +80,7 @@ def random_call_id(index: int = 0) -> str:
     return "call_%024x" % _IDS.getrandbits(96)
 
 
+_UNMADE = object()  # a call's typer, before its first piece of arguments
 _NO_BLOCK = TextBuffer()  # the parser's ``_raw`` outside a block (never appended to)
 
 
@@ -172,7 +173,7 @@ class DialectParser:
         # set on the instance when they change): a parser is made per response, and most
         # responses change few of them.
 
-    _typer: ArgumentTyper | None = None
+    _typer: Any = None  # the call's ArgumentTyper, _UNMADE until its first piece, None: none
     _raw = _NO_BLOCK  # the open block's text (a 33k call: some 8,000 deltas)
     _buf = ""
     _held: list[Event] | None = None
@@ -389,7 +390,7 @@ class DialectParser:
         index = self._next_index
         self._next_index += 1
         self._call = _Call(index, name)
-        self._typer = self._argument_typer(index, name)
+        self._typer = _UNMADE if self._coerce else None  # made by the first piece that needs it
         if self._hold:
             self._held = []
         fresh = native_id is not None and native_id not in self._native_ids
@@ -402,12 +403,15 @@ class DialectParser:
             self._emit(Repaired(index, f"name {written_name.strip()!r} resolved to {name!r}"))
         return None
 
-    def _argument_typer(self, index: int, name: str) -> ArgumentTyper | None:
-        if not self._coerce:
-            return None
-        schema = self._tools.root_schema(name)  # type: ignore[union-attr]
+    def _argument_typer(self, call: _Call, text: str, value: Any) -> ArgumentTyper | None:
+        """The call's typer, made for its first piece of arguments; None when nothing needs
+        typing: no properties declared, or arguments that came whole already typed."""
+        schema = self._tools.root_schema(call.name)  # type: ignore[union-attr]
         if not ArgumentTyper.wanted(schema):
             return None
+        if value is not None and already_typed(schema, text, value):
+            return None  # (nothing more comes: they are all of the arguments)
+        index = call.index
 
         def report(path: str, what: str) -> None:
             self._emit(Repaired(index, what, path))
@@ -416,10 +420,15 @@ class DialectParser:
 
     def args(self, text: str, value: Any = None) -> None:
         call = self._call
-        if text and call is not None and self._typer is not None:
-            same = self._typer.whole(text, value) if value is not None else None
-            if same is None:
-                text, value = self._typer.feed(text), None
+        typer = self._typer
+        if text and call is not None and typer is not None:
+            if typer is _UNMADE:
+                typer = self._typer = self._argument_typer(call, text, value)
+                same = typer is None
+            else:
+                same = typer.whole(text, value) is not None if value is not None else False
+            if not same:
+                text, value = typer.feed(text), None  # type: ignore[union-attr]
         if text and call is not None:
             if value is not None and not call.fragments:
                 call.value = value  # the arguments, decoded: not read again to check them
