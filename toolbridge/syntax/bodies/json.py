@@ -13,7 +13,6 @@ or it passes ``HOLD_BLOCK`` characters (then read and streamed from its start).
 
 from __future__ import annotations
 
-import enum
 import json
 import re
 from collections.abc import Callable
@@ -61,6 +60,8 @@ def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
 _WS = r"[ \t\n\r]*"  # JSON's whitespace, as the scanner skips it (``\s`` would admit more)
 _STRING = r'"(?:[^"\\]++|\\.)*+"'
 _CONTENT = r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})'  # a string's valid content
+# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
+_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 _PLAIN_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')  # a JSON string without escapes
 _END_OF_OBJECT = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*")  # an object's closing brace, spaced
 _HOLD = 512  # the longest head held back while it is being written
@@ -93,7 +94,7 @@ def _head_patterns(args_keys: tuple[str, ...]) -> tuple[re.Pattern[str], re.Patt
     return head, re.compile(start)
 
 
-class _S(enum.Enum):
+class _S:  # states (plain ints: an Enum member's lookup costs several times as much)
     LEAD = 0  # before the opening brace
     KEY = 1  # expecting a key (or ``}`` right after ``{``)
     KEY_TEXT = 2  # scanning a key string
@@ -158,36 +159,36 @@ class JsonEnvelopeBody:
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         self.wait = None
-        if self._state is _S.LEAD and not final and self._holds(buf, pos):
+        if self._state == _S.LEAD and not final and self._holds(buf, pos):
             self.wait = self._block_waits
-            return pos, Outcome.MORE
+            return pos, _MORE
         while True:
-            if self._state is _S.KEY_TEXT or self._state is _S.VALUE:
+            if self._state == _S.KEY_TEXT or self._state == _S.VALUE:
                 pos, outcome = self._scan(buf, pos, final)
-            elif self._state is _S.TAIL and self._closes == [""]:
-                return pos, Outcome.DONE  # no close marker: what follows is not this block's
+            elif self._state == _S.TAIL and self._closes == [""]:
+                return pos, _DONE  # no close marker: what follows is not this block's
             else:
                 pos = skip_ws(buf, pos)
                 if pos >= len(buf):
                     return pos, self._at_end(final)
-                if self._state is _S.TAIL and buf[pos] in ",{" and self._closes[0]:
+                if self._state == _S.TAIL and buf[pos] in ",{" and self._closes[0]:
                     pos, outcome = self._another(buf, pos, final)
                     if outcome is not None:
                         return pos, outcome
                     continue
-                if self._state is _S.TAIL:
+                if self._state == _S.TAIL:
                     pos, outcome = self._tail(buf, pos, final)
-                    if outcome is not Outcome.DONE or not self._closes:
+                    if outcome is not _DONE or not self._closes:
                         return pos, outcome
                     continue
-                if self._state is _S.LEAD and buf[pos] == "{" and not self._sink.lenient:
+                if self._state == _S.LEAD and buf[pos] == "{" and not self._sink.lenient:
                     whole = self._head(buf, pos, final)
                     if whole is not None:
                         pos, outcome = whole
                         if outcome is not None:
                             return pos, outcome
                         continue
-                if self._state is _S.LEAD and buf[pos] != "{" and self._inner:
+                if self._state == _S.LEAD and buf[pos] != "{" and self._inner:
                     pos, outcome = self._inner_wrapper(buf, pos, final)
                 else:
                     outcome = self._punctuation(buf[pos])
@@ -207,7 +208,7 @@ class JsonEnvelopeBody:
         if head is None:
             if not final and len(buf) - pos <= _HOLD and start_pattern.fullmatch(buf, pos):
                 self.wait = self._head_waits
-                return pos, Outcome.MORE  # the head is still being written
+                return pos, _MORE  # the head is still being written
             return None
         written = head.group(1)
         if _PLAIN_STRING.fullmatch(written):
@@ -243,11 +244,11 @@ class JsonEnvelopeBody:
     def _punctuation(self, ch: str) -> Outcome | None:
         """Handle one structural character; an Outcome ends the block."""
         state = self._state
-        if state is _S.LEAD:
+        if state == _S.LEAD:
             if ch != "{":
                 return self._fail("not a JSON object")
             self._state = _S.KEY
-        elif state is _S.KEY:
+        elif state == _S.KEY:
             if ch == "}" and not self._keys_seen:
                 return self._finish()
             if ch == "}" and self._sink.lenient:  # after a trailing comma
@@ -260,7 +261,7 @@ class JsonEnvelopeBody:
             scanner.feed(ch, 0)
             scanner.take()
             self._value = ['"']
-        elif state is _S.COLON:
+        elif state == _S.COLON:
             if ch != ":":
                 return self._fail("expected ':' in the call object")
             self._start(_S.VALUE)
@@ -272,7 +273,7 @@ class JsonEnvelopeBody:
             return self._fail("expected ',' or '}' in the call object")
         return None
 
-    def _start(self, state: _S) -> None:
+    def _start(self, state: int) -> None:
         self._state = state
         self._scanner = None
         self._value = []
@@ -282,7 +283,7 @@ class JsonEnvelopeBody:
 
     def _scan(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         scanner = self._scanner
-        if (not self._streaming and self._state is _S.VALUE and (scanner is None or not scanner.started)
+        if (not self._streaming and self._state == _S.VALUE and (scanner is None or not scanner.started)
                 and self._key in self._args_keys):
             pos = skip_ws(buf, pos)
             if pos >= len(buf):
@@ -314,13 +315,13 @@ class JsonEnvelopeBody:
         state = scanner.state
         if state != DONE:
             if state != ERROR:
-                return pos, Outcome.MORE
+                return pos, _MORE
             why = scanner.error
             return pos, self._fail(why if why == "truncated" else "malformed JSON: " + why)
         for what in scanner.repairs:
             self._sink.repaired(what)
         text = "".join(self._value)
-        if self._state is _S.KEY_TEXT:
+        if self._state == _S.KEY_TEXT:
             self._key, self._state = json.loads(text), _S.COLON
             self._keys_seen += 1
             if self._keys_seen == 1 and self._key not in self._name_keys + self._args_keys:
@@ -350,7 +351,7 @@ class JsonEnvelopeBody:
         if outcome is not None:
             return end, outcome
         self._closes = []
-        return end + len(closes[0]), Outcome.DONE
+        return end + len(closes[0]), _DONE
 
     def _accept_name(self, text: str) -> Outcome | None:
         name = json.loads(text)
@@ -406,9 +407,9 @@ class JsonEnvelopeBody:
 
     def _tail(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         end, outcome = close_tail(self._sink, buf, pos, final, self._closes[0])
-        if outcome is Outcome.MORE and self._closes[0][0] not in " \t\n\r,{":
+        if outcome is _MORE and self._closes[0][0] not in " \t\n\r,{":
             self.wait = self._close_waits
-        if outcome is Outcome.DONE:
+        if outcome is _DONE:
             self._closes = self._closes[1:] if buf.startswith(self._closes[0], pos) else []
         return end, outcome
 
@@ -423,7 +424,7 @@ class JsonEnvelopeBody:
             return pos, self._at_end(final)
         if buf[start] != "{":  # not another object: the wrapper's end is missing (reported)
             self._sink.repaired(f"missing {self._closes[0]} after the call")
-            return pos, Outcome.DONE
+            return pos, _DONE
         self._sink.keep(pos)  # a failure of the next object returns only its own text
         if pos != start:
             self._sink.repaired("several call objects in one wrapper")
@@ -443,21 +444,21 @@ class JsonEnvelopeBody:
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:
-            return Outcome.MORE
-        if self._state is _S.NEXT and self._begun and self._args_seen:
+            return _MORE
+        if self._state == _S.NEXT and self._begun and self._args_seen:
             self._sink.end()  # the arguments are complete; only the envelope's end is missing
             self._state = _S.TAIL
-        if self._state is _S.TAIL:
+        if self._state == _S.TAIL:
             self._sink.repaired(UNCLOSED_AT_END)
             self._closes = []
-            return Outcome.DONE
-        if self._lenient and self._state is _S.LEAD:
+            return _DONE
+        if self._lenient and self._state == _S.LEAD:
             return self._fail("not a call: the wrapper holds no call object")
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return Outcome.FAIL
+        return _FAIL
 
 
 def stream_arguments(sink: CallSink, scanner: JsonScanner, buf: str, pos: int, final: bool,
@@ -473,7 +474,7 @@ def stream_arguments(sink: CallSink, scanner: JsonScanner, buf: str, pos: int, f
         why = scanner.error
         return pos, fail(why if why == "truncated" else "malformed JSON: " + why)
     if not scanner.done:
-        return pos, Outcome.MORE
+        return pos, _MORE
     for what in scanner.repairs:
         sink.repaired(what)
     return pos, None
@@ -486,17 +487,17 @@ def close_tail(sink: CallSink, buf: str, pos: int, final: bool, close: str) -> t
     without one (reported), and content resumes there.
     """
     if buf.startswith(close, pos):
-        return pos + len(close), Outcome.DONE
+        return pos + len(close), _DONE
     if cut_off(buf, pos, close):
         if not final:
-            return pos, Outcome.MORE
+            return pos, _MORE
         sink.repaired(UNCLOSED_AT_END)
-        return len(buf), Outcome.DONE
+        return len(buf), _DONE
     sink.repaired(f"missing {close} after the call")
-    return pos, Outcome.DONE
+    return pos, _DONE
 
 
-class _N(enum.Enum):
+class _N:  # (plain ints, as _S)
     NAME = 0
     ARGS = 1
     TAIL = 2
@@ -520,31 +521,31 @@ class NameJsonBody:
         self._scanner = JsonScanner(self._sink.lenient)
 
     def fast(self, text: str) -> str | None:
-        return text if self._state is _N.ARGS and self._scanner.in_plain_string(text) else None
+        return text if self._state == _N.ARGS and self._scanner.in_plain_string(text) else None
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
-        if self._state is _N.NAME:
+        if self._state == _N.NAME:
             self._name, pos, complete = read_label(buf, pos, self._name_end)
             if not complete:
                 why = "truncated" if complete is None and final else "malformed call name"
-                return pos, Outcome.MORE if complete is None and not final else self._fail(why)
+                return pos, _MORE if complete is None and not final else self._fail(why)
             self._state = _N.ARGS
-        if self._state is _N.ARGS:
+        if self._state == _N.ARGS:
             pos, outcome = self._args(buf, pos, final)
             if outcome is not None:
                 return pos, outcome
         pos = skip_ws(buf, pos)
         if pos >= len(buf) and final:
             self._sink.repaired(UNCLOSED_AT_END)
-            return pos, Outcome.DONE
-        return close_tail(self._sink, buf, pos, final, self._close) if pos < len(buf) else (pos, Outcome.MORE)
+            return pos, _DONE
+        return close_tail(self._sink, buf, pos, final, self._close) if pos < len(buf) else (pos, _MORE)
 
     def _args(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         scanner = self._scanner
         if not scanner.started:
             pos = skip_ws(buf, pos)
             if pos >= len(buf):
-                return pos, self._fail("truncated") if final else Outcome.MORE
+                return pos, self._fail("truncated") if final else _MORE
             if buf[pos] != "{":
                 return pos, self._fail("arguments are not a JSON object")
             why = self._sink.begin(self._name)
@@ -559,4 +560,4 @@ class NameJsonBody:
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return Outcome.FAIL
+        return _FAIL
