@@ -19,7 +19,6 @@ import json
 import marshal
 import re
 import threading
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from . import freeform

@@ -25,6 +25,9 @@ from ..syntax.jsonscan import JsonScanner
 from ..syntax.markers import marker_set, match_at, skip_ws
 from ..syntax.dialect import Body, Calls, CallSink, Dialect, Outcome, register
 
+# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
+_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
+
 _encode = json.encoder.encode_basestring
 _RECIPIENT = re.compile(r"[A-Za-z_][\w.\-]{0,127}")
 END_TOKENS = ("<|eot_id|>", "<|eom_id|>", "<|start_header_id|>")
@@ -55,22 +58,22 @@ class RecipientBody:
         if self._bare:
             found = match_at(buf, pos, (">>>",), final)
             if found == "":
-                return pos, Outcome.MORE
+                return pos, _MORE
             pos, self._bare = pos + len(found or ""), False
         if not self._name:
             end = buf.find("\n", pos, pos + 130)
             if end == -1:
                 if final or len(buf) - pos > 129 or not _RECIPIENT.fullmatch(buf, pos) and pos < len(buf):
                     return pos, self._fail("truncated" if final else "not a recipient line")
-                return pos, Outcome.MORE
+                return pos, _MORE
             if not _RECIPIENT.fullmatch(buf, pos, end):
                 return pos, self._fail("not a recipient line")
             self._name, pos = buf[pos:end], end + 1
             if self._name == "all":
-                return pos, Outcome.DONE  # visible text follows
+                return pos, _DONE  # visible text follows
         pos = skip_ws(buf, pos)
         if pos >= len(buf):
-            return pos, (self._fail("truncated") if final else Outcome.MORE)
+            return pos, (self._fail("truncated") if final else _MORE)
         if buf[pos] != "{" and self._name != "python":
             return pos, self._fail("arguments are not a JSON object")
         why = self._sink.begin(self._name)
@@ -90,21 +93,21 @@ class RecipientBody:
         if outcome is not None:
             return pos, outcome
         self._sink.end()
-        return pos, Outcome.DONE
+        return pos, _DONE
 
     def _raw_code(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         m = _CODE_ENDS.search(buf, pos)
         end = m.start() if m else len(buf) if final else len(buf) - _CODE_ENDS.holdback(buf, pos)
         self._sink.args(_encode(buf[pos:end])[1:-1])
         if m is None and not final:
-            return end, Outcome.MORE
+            return end, _MORE
         self._sink.args('"}')
         self._sink.end()
-        return end, Outcome.DONE
+        return end, _DONE
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return Outcome.FAIL
+        return _FAIL
 
 
 def body_v31(sink: CallSink, opened_by: str) -> Body:

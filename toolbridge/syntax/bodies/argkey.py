@@ -15,7 +15,6 @@ without a value fails the block too, unless the tags allow orphan keys (dropped 
 
 from __future__ import annotations
 
-import enum
 import json
 import re
 from dataclasses import dataclass, field
@@ -24,6 +23,9 @@ from .json import JsonEnvelopeBody
 from ..markers import MarkerSet, marker_set, match_at, opens_more
 from ..rawvalue import RawValue
 from ..dialect import TRUNCATED, UNCLOSED_AT_END, Calls, CallSink, Outcome, raw_value
+
+# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
+_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 # Whitespace between tags; a literal backslash-n counts too (output that was escaped twice).
 _WS = re.compile(r"(?:\s|\\n)*")
@@ -60,7 +62,7 @@ def render_argkey(tags: ArgKeyTags, calls: Calls, newlines: bool) -> str:
     )
 
 
-class _S(enum.Enum):
+class _S:  # states (plain ints: an Enum member's lookup costs several times as much)
     NAME = 0
     PAIRS = 1  # between pairs
     KEY = 2
@@ -98,11 +100,11 @@ class ArgKeyBody:
             state = self._state
             if self._json is not None:
                 return self.feed(buf, pos, final)
-            if state is _S.NAME:
+            if state == _S.NAME:
                 pos, outcome = self._read_name(buf, pos, final)
-            elif state is _S.KEY:
+            elif state == _S.KEY:
                 pos, outcome = self._read_key(buf, pos, final)
-            elif state is _S.VALUE:
+            elif state == _S.VALUE:
                 pos, outcome = self._read_value(buf, pos, final)
             else:
                 pos, outcome = self._tag(buf, _skip(buf, pos), final)
@@ -125,7 +127,7 @@ class ArgKeyBody:
                 self._state = _S.PAIRS  # the call begins once the next tag confirms it
                 return pos, None
             if buf[pos] == "\\" and pos + 1 == len(buf) and not final:
-                return pos, Outcome.MORE  # a backslash-n (escaped newline) may be arriving
+                return pos, _MORE  # a backslash-n (escaped newline) may be arriving
             if self._name_done:
                 return pos, self._fail("not a call: text after the name")
             if not self._name and not _NAME_FIRST.match(buf, pos):
@@ -139,7 +141,7 @@ class ArgKeyBody:
             pos = run
             if sum(map(len, self._name)) > _LIMIT:
                 return pos, self._fail("not a call: name too long")
-        return pos, (self._fail("truncated") if final else Outcome.MORE)
+        return pos, (self._fail("truncated") if final else _MORE)
 
     def _begin(self) -> Outcome | None:
         """Begin the call once its name is confirmed by a following tag."""
@@ -151,7 +153,7 @@ class ArgKeyBody:
 
     def _tag(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         tags = self._tags
-        if self._state is _S.PAIRS:
+        if self._state == _S.PAIRS:
             options: tuple[str, ...] = (tags.key[0], tags.block_close, self._opened_by)
         elif tags.orphan_keys:
             options = (tags.value[0], tags.key[0], tags.block_close)
@@ -160,7 +162,7 @@ class ArgKeyBody:
         found = match_at(buf, pos, options) if pos < len(buf) else ""
         if found is None and len(buf) - pos == 1 and buf[pos] == "\\" and not final:
             found = ""  # a backslash-n (escaped newline) may be arriving
-        if found == self._opened_by and self._state is _S.PAIRS:
+        if found == self._opened_by and self._state == _S.PAIRS:
             outcome = self._begin()  # the next call starts: this one was not closed
             if outcome is not None:
                 return pos, outcome
@@ -168,7 +170,7 @@ class ArgKeyBody:
             return pos, self._end_call()
         if found == "":
             if not final:
-                return pos, Outcome.MORE
+                return pos, _MORE
             return len(buf), self._at_end(buf[pos:])
         if found is None:
             return pos, self._fail("unexpected text in a call block")
@@ -176,7 +178,7 @@ class ArgKeyBody:
         if outcome is not None:
             return pos, outcome
         pos += len(found)
-        if self._state is _S.VALUE_OPEN and found != tags.value[0]:
+        if self._state == _S.VALUE_OPEN and found != tags.value[0]:
             self._sink.repaired(f"argument key {''.join(self._key)!r} without a value dropped")
         if found == tags.key[0]:
             self._state, self._key = _S.KEY, []
@@ -205,7 +207,7 @@ class ArgKeyBody:
         if end == -1:
             if len(buf) - pos >= _LIMIT + len(close):  # the whole window is there, no close in it
                 return pos, self._fail("malformed argument key")
-            return pos, (self._fail("truncated") if final else Outcome.MORE)
+            return pos, (self._fail("truncated") if final else _MORE)
         self._key = [window]
         self._state = _S.VALUE_OPEN
         return end + len(close), None
@@ -214,7 +216,7 @@ class ArgKeyBody:
         assert self._value is not None
         pos, end = self._value.feed(buf, pos, final)
         if end is None:
-            return pos, Outcome.MORE if not final else self._fail("truncated")
+            return pos, _MORE if not final else self._fail("truncated")
         self._value = None
         if end.group() == self._tags.value[1]:
             self._state = _S.PAIRS
@@ -226,13 +228,13 @@ class ArgKeyBody:
         if self._params:
             self._sink.args("}")
         self._sink.end()
-        return Outcome.DONE
+        return _DONE
 
     def _at_end(self, tail: str = "") -> Outcome:
         tags = self._tags
         if opens_more(tail, (tags.key[0], tags.value[0], self._opened_by), (tags.block_close,)):
             return self._fail(TRUNCATED)  # another argument was coming
-        if self._state is _S.PAIRS:
+        if self._state == _S.PAIRS:
             outcome = self._begin()
             if outcome is not None:
                 return outcome
@@ -242,7 +244,7 @@ class ArgKeyBody:
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return Outcome.FAIL
+        return _FAIL
 
 
 def _skip(buf: str, pos: int) -> int:

@@ -24,7 +24,6 @@ output is complete once its last call is (reported as recovered).
 
 from __future__ import annotations
 
-import enum
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -33,6 +32,9 @@ from typing import Any
 from .json import JsonEnvelopeBody, close_tail
 from ..markers import marker_set, match_at, skip_ws
 from ..dialect import UNCLOSED_AT_END, Body, BodyFactory, Calls, CallSink, Outcome
+
+# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
+_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ class ElementSink:
         return getattr(self._sink, name)
 
 
-class _S(enum.Enum):
+class _S:  # states (plain ints: an Enum member's lookup costs several times as much)
     LEAD = 0  # before the opening bracket
     ITEM = 1  # expecting a call object
     ELEMENT = 2  # an element body is reading a call object
@@ -135,9 +137,9 @@ class JsonArrayBody:
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         while True:
-            if self._state is _S.ELEMENT:
+            if self._state == _S.ELEMENT:
                 pos, outcome = self._read_element(buf, pos, final)
-            elif self._state is _S.SKIP:
+            elif self._state == _S.SKIP:
                 pos, outcome = self._skip_line(buf, pos, final)
             else:
                 pos = skip_ws(buf, pos)
@@ -149,10 +151,10 @@ class JsonArrayBody:
 
     def _punctuation(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         state, shape, ch = self._state, self._shape, buf[pos]
-        if state is _S.LEAD:
+        if state == _S.LEAD:
             found = match_at(buf, pos, shape.open, final)  # type: ignore[arg-type]  # a tuple since __post_init__
             if found == "":
-                return pos, Outcome.MORE
+                return pos, _MORE
             if found is None and shape.lone and ch == "{" and "[" in shape.open:
                 self._state, self._closing = _S.ITEM, 1 if shape.closes[:1] == ("]",) else 0
                 self._lone = True
@@ -164,14 +166,14 @@ class JsonArrayBody:
                 self._sink.keep(pos)
             self._state = _S.ITEM
             return pos + len(found), None
-        if state is _S.ITEM:
+        if state == _S.ITEM:
             if ch != "{":
                 return pos, self._fail("not a call object" if self._calls else "not a call list")
             if self._calls:
                 self._sink.keep(pos)  # a failure from here on leaves the calls before it
             self._start_element()
             return pos, None
-        if state is _S.AFTER:
+        if state == _S.AFTER:
             if ch in shape.seps and not self._lone:
                 self._state = _S.ITEM
                 return pos + 1, None
@@ -179,17 +181,17 @@ class JsonArrayBody:
                 self._state = _S.ITEM
                 return pos, None
             if self._closing >= len(shape.closes):
-                return pos, Outcome.DONE  # content resumes here
+                return pos, _DONE  # content resumes here
             self._state = _S.CLOSING
         return self._close(buf, pos, final)
 
     def _close(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         close = self._shape.closes[self._closing]
         end, outcome = close_tail(self._sink, buf, pos, final, close)
-        if outcome is not Outcome.DONE or not buf.startswith(close, pos):
+        if outcome is not _DONE or not buf.startswith(close, pos):
             return end, outcome  # waiting for more, or the marker is missing (reported)
         self._closing += 1
-        return end, Outcome.DONE if self._closing == len(self._shape.closes) else None
+        return end, _DONE if self._closing == len(self._shape.closes) else None
 
     def _start_element(self) -> None:
         shape = self._shape
@@ -205,7 +207,7 @@ class JsonArrayBody:
         start = pos
         pos, outcome = self._element.feed(buf, pos, final)
         skippable = self._shape.skip_bad and self._calls > 0 and not self._element_sink.began
-        if outcome is Outcome.FAIL:
+        if outcome is _FAIL:
             reason = self._element.reason
             if not skippable or reason == "truncated":
                 return pos, self._fail(reason)
@@ -215,8 +217,8 @@ class JsonArrayBody:
             return pos, None
         if skippable:  # kept until the call begins, in case the element fails before it does
             self._pending.append(buf[start:pos])
-        if outcome is Outcome.MORE and not self._element_sink.ended:
-            return pos, Outcome.MORE
+        if outcome is _MORE and not self._element_sink.ended:
+            return pos, _MORE
         self._element, self._state = None, _S.AFTER  # the call ended; the list resumes here
         self._calls += 1
         self._sink.keep(pos)
@@ -231,7 +233,7 @@ class JsonArrayBody:
             stop = found.end() if found.group() == "\n" else found.start()
         self._pass_text(buf[pos:stop], stop)
         if found is None and not final:
-            return stop, Outcome.MORE
+            return stop, _MORE
         self._state = _S.AFTER
         return stop, None
 
@@ -243,18 +245,18 @@ class JsonArrayBody:
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:
-            return Outcome.MORE
-        if self._state is _S.AFTER or self._state is _S.CLOSING:
-            if self._state is _S.CLOSING or self._shape.closes:
+            return _MORE
+        if self._state == _S.AFTER or self._state == _S.CLOSING:
+            if self._state == _S.CLOSING or self._shape.closes:
                 self._sink.repaired(UNCLOSED_AT_END)
-            return Outcome.DONE
-        if self._lenient and self._state is _S.LEAD:
+            return _DONE
+        if self._lenient and self._state == _S.LEAD:
             return self._fail("not a call: the wrapper holds no call list")
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return Outcome.FAIL
+        return _FAIL
 
 
 class ChooseBody:
@@ -277,9 +279,9 @@ class ChooseBody:
             start = skip_ws(buf, pos)
             if start >= len(buf):
                 if not final:
-                    return pos, Outcome.MORE
+                    return pos, _MORE
                 self.reason = "truncated"
-                return len(buf), Outcome.FAIL
+                return len(buf), _FAIL
             factory = self._choices.get(buf[start], self._default)
             self._body = factory(self._sink, self._opened_by)
             pos = start

@@ -26,7 +26,6 @@ duplicate parameter, a parameter without a name or an unreadable tag fails the b
 
 from __future__ import annotations
 
-import enum
 import html
 import json
 import re
@@ -39,6 +38,9 @@ from ..jsonscan import JsonScanner
 from ..markers import MarkerSet, marker_set, match_at, opens_more, skip_ws
 from ..rawvalue import RawValue
 from ..dialect import TRUNCATED, UNCLOSED_AT_END, CallSink, Outcome
+
+# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
+_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 _ATTR = re.compile(r"""\s+([\w:.-]+)\s*=\s*(?:"([^"<>]*)"|'([^'<>]*)'|([^\s"'<>=/]+))""")
 _LIMIT = 512  # longest opening tag read
@@ -110,7 +112,7 @@ class _ValueSink:
             self._sink.args(text, value)
 
 
-class _S(enum.Enum):
+class _S:  # states (plain ints: an Enum member's lookup costs several times as much)
     LEAD = 0  # inside the block, before an invoke
     ATTRS = 1  # reading an opening tag's attributes
     PARAMS = 2  # inside an invoke, between parameters
@@ -157,15 +159,15 @@ class AttrXmlBody(NamedCall):
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         while True:
             state = self._state
-            if state is _S.VALUE:
+            if state == _S.VALUE:
                 pos, outcome = self._read_value(buf, pos, final)
-            elif state is _S.VALUE_START:
+            elif state == _S.VALUE_START:
                 pos, outcome = self._start_value(buf, pos, final)
-            elif state is _S.ATTRS:
+            elif state == _S.ATTRS:
                 pos, outcome = self._read_attrs(buf, pos, final)
-            elif state is _S.JSON:
+            elif state == _S.JSON:
                 pos, outcome = self._read_json(buf, pos, final)
-            elif state is _S.AFTER:
+            elif state == _S.AFTER:
                 pos, outcome = self._after(buf, pos, final)
             else:
                 pos, outcome = self._tag(buf, skip_ws(buf, pos), final)
@@ -176,19 +178,19 @@ class AttrXmlBody(NamedCall):
 
     def _tag(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         tags, state = self._tags, self._state
-        if state is _S.PARAMS and self._json_done:
+        if state == _S.PARAMS and self._json_done:
             options = tags.invoke_close + tags.block_close
-        elif state is _S.PARAMS:
+        elif state == _S.PARAMS:
             options = tags.param + tags.invoke_close + tags.block_close
             if tags.json_body and not self._params and buf.startswith("{", pos) and not self._wrapped:
                 return pos, self._start_json()
-        elif state is _S.CDATA_END:
+        elif state == _S.CDATA_END:
             options = tags.param_close
         else:
             options = tags.invoke + tags.block_close + tags.skip
         found = match_at(buf, pos, options) if pos < len(buf) else ""
         if found == "":
-            return (pos, Outcome.MORE) if not final else (len(buf), self._at_end(buf[pos:]))
+            return (pos, _MORE) if not final else (len(buf), self._at_end(buf[pos:]))
         if found is None:
             return pos, self._fail("unexpected text in a call block")
         pos += len(found)
@@ -203,28 +205,28 @@ class AttrXmlBody(NamedCall):
         if found in tags.invoke_close:
             self._state = _S.AFTER
             return pos, self._confirm() or self._end_call()
-        if state is _S.PARAMS:  # the block closed inside an invoke
+        if state == _S.PARAMS:  # the block closed inside an invoke
             self._sink.repaired(f"missing {tags.invoke_close[0]}")
-            return pos, self._confirm() or self._end_call() or Outcome.DONE
-        return pos, Outcome.DONE if self._calls else self._fail("empty call block")
+            return pos, self._confirm() or self._end_call() or _DONE
+        return pos, _DONE if self._calls else self._fail("empty call block")
 
     def _after(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         """After an invoke: another invoke, or the block's close; else content resumes here."""
         self._sink.keep(pos)  # the calls so far stand: a later failure returns only what follows
         tags = self._tags
         if self._bare and not tags.block_close:
-            return pos, Outcome.DONE
+            return pos, _DONE
         at = skip_ws(buf, pos)
         options = tags.block_close + tags.skip if self._bare else tags.invoke + tags.block_close + tags.skip
         found = match_at(buf, at, options) if at < len(buf) else ""
         if found == "" and not final:
-            return pos, Outcome.MORE
+            return pos, _MORE
         if not found:
             if not self._bare:
                 self._sink.repaired(UNCLOSED_AT_END if final and at == len(buf) else f"missing {tags.block_close[0]}")
-            return pos, Outcome.DONE
+            return pos, _DONE
         if found in tags.block_close:
-            return at + len(found), Outcome.DONE
+            return at + len(found), _DONE
         return self._tag(buf, at, final)
 
     def _read_attrs(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
@@ -235,7 +237,7 @@ class AttrXmlBody(NamedCall):
         if "<" in seen or "\n" in text or (end == -1 and len(text) >= _LIMIT):
             return pos, self._fail("malformed tag in a call block")
         if end == -1:
-            return pos, (self._fail("truncated") if final else Outcome.MORE)
+            return pos, (self._fail("truncated") if final else _MORE)
         parsed = parse_attrs(self._attr_prefix + text)
         attr = self._tags.name_attr if self._tag_is_invoke else self._tags.key_attr
         name = html.unescape(parsed[0].get(attr, "")).strip() if parsed else ""
@@ -276,7 +278,7 @@ class AttrXmlBody(NamedCall):
         if self._tags.cdata:
             rest = buf[pos : pos + len(_CDATA[0])]
             if not final and len(rest) < len(_CDATA[0]) and _CDATA[0].startswith(rest):
-                return pos, Outcome.MORE
+                return pos, _MORE
             if rest == _CDATA[0]:
                 pos += len(rest)
                 ends = marker_set((_CDATA[1],))
@@ -288,7 +290,7 @@ class AttrXmlBody(NamedCall):
         assert self._value is not None and self._vsink is not None
         pos, end = self._value.feed(buf, pos, final)
         if end is None:
-            return pos, Outcome.MORE if not final else self._fail("truncated")
+            return pos, _MORE if not final else self._fail("truncated")
         self._value, marker, tags = None, end.group(), self._tags
         outcome = self._close_value()
         if outcome is not None:
@@ -373,17 +375,17 @@ class AttrXmlBody(NamedCall):
         tags = self._tags
         if opens_more(tail, tags.param + tags.invoke, tags.invoke_close + tags.block_close + tags.param_close):
             return self._fail(TRUNCATED)
-        if self._state is _S.AFTER:
-            return Outcome.DONE
-        if self._state is _S.PARAMS and (self._params or self._wrapped or self._json_done):
+        if self._state == _S.AFTER:
+            return _DONE
+        if self._state == _S.PARAMS and (self._params or self._wrapped or self._json_done):
             self._sink.repaired(UNCLOSED_AT_END)
             self._end_call()
-            return Outcome.DONE
-        if self._state is _S.LEAD and self._calls:
+            return _DONE
+        if self._state == _S.LEAD and self._calls:
             self._sink.repaired(UNCLOSED_AT_END)
-            return Outcome.DONE
+            return _DONE
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return Outcome.FAIL
+        return _FAIL

@@ -28,7 +28,6 @@ Nested ``$ref`` schemas resolve against the parameter's own schema (best effort)
 
 from __future__ import annotations
 
-import enum
 import html
 import json
 import re
@@ -41,9 +40,12 @@ from ..dialect import UNCLOSED_AT_END, CallSink, Outcome
 from ...tools import coerce, deref
 from ...limits import MAX_DEPTH
 
+# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
+_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
+
 _LIMIT = 512  # longest tag read
 _NAME = re.compile(r"[^\s<>/=\"']{1,256}")
-_MORE = ""  # what _tag_at returns while a tag may still complete
+_TAG_MORE = ""  # what _tag_at returns while a tag may still complete
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ class _Elem:
     children: list[_Elem] = field(default_factory=list)
 
 
-class _S(enum.Enum):
+class _S:  # states (plain ints: an Enum member's lookup costs several times as much)
     LEAD = 0  # inside the block, before the first invoke
     ATTRS = 1  # a bare opener's invoke tag: its attributes up to ">"
     ARGS = 2  # inside an invoke, between its elements
@@ -92,9 +94,9 @@ class ElementBody:
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         while True:
-            if self._state is _S.TEXT:
+            if self._state == _S.TEXT:
                 pos, outcome = self._text(buf, pos, final)
-            elif self._state is _S.ATTRS:
+            elif self._state == _S.ATTRS:
                 pos, outcome = self._attrs(buf, pos, final)
             else:
                 pos, outcome = self._between(buf, skip_ws(buf, pos), final)
@@ -111,11 +113,11 @@ class ElementBody:
         if buf.startswith(marker, pos):
             at += len(marker)
         elif marker.startswith(buf[pos : pos + len(marker)]) and not final:
-            return _MORE, pos
+            return _TAG_MORE, pos
         elif not buf.startswith("<", pos):
             return None, pos
         if at >= len(buf):
-            return (_MORE if not final else None), pos
+            return (_TAG_MORE if not final else None), pos
         if buf[at] != "<":
             return None, pos
         end = buf.find(">", at, at + _LIMIT)
@@ -123,7 +125,7 @@ class ElementBody:
         if "<" in text or "\n" in text or (end != -1 and not text.strip()):
             return None, pos
         if end == -1:
-            return (_MORE if not final and len(buf) - at < _LIMIT else None), pos
+            return (_TAG_MORE if not final and len(buf) - at < _LIMIT else None), pos
         return text.strip(), end + 1
 
     def _note_unmarked(self) -> None:
@@ -134,11 +136,11 @@ class ElementBody:
     def _between(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         """Between tags (around invokes, between an invoke's elements): only a tag may come."""
         if pos >= len(buf):
-            return pos, (self._at_end() if final else Outcome.MORE)
+            return pos, (self._at_end() if final else _MORE)
         tag, end = self._tag_at(buf, pos, final)
-        if tag == _MORE:
-            return pos, Outcome.MORE
-        if self._state is _S.AFTER and not self._continues(tag):
+        if tag == _TAG_MORE:
+            return pos, _MORE
+        if self._state == _S.AFTER and not self._continues(tag):
             return self._leave(pos, final)
         if tag is None:
             return pos, self._fail("unexpected text in a call block")
@@ -153,11 +155,11 @@ class ElementBody:
     def _structural(self, tag: str) -> Outcome | None:
         t = self._tags
         if tag == "/" + t.block:
-            if self._state is _S.ARGS:
+            if self._state == _S.ARGS:
                 self._sink.repaired(f"missing </{t.invoke}>")
                 self._finish_invoke()
-            return Outcome.DONE if self._calls else self._fail("empty call block")
-        if self._state is _S.ARGS:
+            return _DONE if self._calls else self._fail("empty call block")
+        if self._state == _S.ARGS:
             if tag == "/" + t.invoke:
                 self._finish_invoke()
                 return None
@@ -172,7 +174,7 @@ class ElementBody:
         if "<" in text or "\n" in text or (end == -1 and (final or len(text) >= _LIMIT)):
             return pos, self._fail("malformed invoke tag")
         if end == -1:
-            return pos, Outcome.MORE
+            return pos, _MORE
         return end + 1, self._begin(" " + text.strip())
 
     def _begin(self, attrs: str) -> Outcome | None:
@@ -208,14 +210,14 @@ class ElementBody:
         if found is None:
             stop = len(buf) if final else len(buf) - ends.holdback(buf, pos)
             top.parts.append(buf[pos:stop])
-            return stop, (self._fail("truncated") if final else Outcome.MORE)
+            return stop, (self._fail("truncated") if final else _MORE)
         top.parts.append(buf[pos : found.start()])
         if found.group() == own_close:
             self._note_unmarked()
             return found.end(), self._close(top.name)
         tag, end = self._tag_at(buf, found.start(), final)
-        if tag == _MORE:
-            return found.start(), Outcome.MORE
+        if tag == _TAG_MORE:
+            return found.start(), _MORE
         if tag is None:
             return found.start(), self._fail("malformed tag in a call block")
         if not tag.startswith("/"):
@@ -246,7 +248,7 @@ class ElementBody:
         """After an invoke, something else follows: the block ends here."""
         if not self._bare:
             self._sink.repaired(f"missing </{self._tags.block}>")
-        return pos, Outcome.DONE
+        return pos, _DONE
 
     # ------------------------------------------------------------------ calls
 
@@ -259,19 +261,19 @@ class ElementBody:
         self._calls += 1
 
     def _at_end(self) -> Outcome:
-        if self._state is _S.AFTER:
+        if self._state == _S.AFTER:
             if not self._bare:
                 self._sink.repaired(UNCLOSED_AT_END)
-            return Outcome.DONE
-        if self._state is _S.ARGS and self._root.children:
+            return _DONE
+        if self._state == _S.ARGS and self._root.children:
             self._sink.repaired(UNCLOSED_AT_END)
             self._finish_invoke()
-            return Outcome.DONE
+            return _DONE
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return Outcome.FAIL
+        return _FAIL
 
 
 # ---------------------------------------------------------------------- typing the tree

@@ -16,7 +16,6 @@ stand (each is settled as it ends).
 
 from __future__ import annotations
 
-import enum
 import json
 
 from .array import ARRAY, ElementSink, JsonArrayBody
@@ -25,11 +24,14 @@ from ..jsonscan import ERROR, JsonScanner
 from ..markers import skip_ws
 from ..dialect import UNCLOSED_AT_END, Body, CallSink, Outcome
 
+# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
+_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
+
 TEXT_KEYS = ("response", "content")
 CALL_KEYS = ("tool_calls", "tool_call")
 
 
-class _S(enum.Enum):
+class _S:  # states (plain ints: an Enum member's lookup costs several times as much)
     LEAD = 0  # before the opening brace
     KEY = 1  # expecting a key (or "}" right after "{")
     COLON = 2
@@ -73,21 +75,21 @@ class EnvelopeBody:
 
     def _punctuation(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         ch, state = buf[pos], self._state
-        if state is _S.TAIL:
+        if state == _S.TAIL:
             return close_tail(self._sink, buf, pos, final, self._close)
-        if state is _S.LEAD:
+        if state == _S.LEAD:
             if ch != "{":
                 return pos, self._fail("not a JSON object")
             self._state = _S.KEY
-        elif state is _S.KEY and ch == '"':
+        elif state == _S.KEY and ch == '"':
             self._scanner, self._text = JsonScanner(self._sink.lenient), []
             return pos, None
-        elif state is _S.COLON and ch == ":":
+        elif state == _S.COLON and ch == ":":
             self._state = _S.VALUE
-        elif state is _S.VALUE:
+        elif state == _S.VALUE:
             self._start_value()
             return pos, None
-        elif state is _S.NEXT and ch in ",}":
+        elif state == _S.NEXT and ch in ",}":
             self._state = _S.KEY
             if ch == "}":
                 return self._finish(buf, pos + 1)
@@ -113,9 +115,9 @@ class EnvelopeBody:
         if scanner.state == ERROR:
             return pos, self._fail("truncated" if scanner.error == "truncated" else "malformed answer envelope")
         if not scanner.done:
-            return pos, Outcome.MORE if not final else self._fail("truncated")
+            return pos, _MORE if not final else self._fail("truncated")
         value, self._scanner = json.loads("".join(self._text)), None
-        if self._state is _S.KEY:
+        if self._state == _S.KEY:
             return pos, self._accept_key(value)
         self._state = _S.NEXT
         if self._key in TEXT_KEYS and isinstance(value, str):
@@ -135,11 +137,11 @@ class EnvelopeBody:
         inner = self._inner
         assert inner is not None
         pos, outcome = inner.feed(buf, pos, final)
-        if outcome is Outcome.FAIL:
+        if outcome is _FAIL:
             return pos, self._fail(inner.reason)
         single_done = self._element is not None and self._element.ended
-        if outcome is Outcome.MORE and not single_done:
-            return pos, Outcome.MORE
+        if outcome is _MORE and not single_done:
+            return pos, _MORE
         self._inner, self._element, self._state, self._settled = None, None, _S.NEXT, True
         self._sink.keep(pos)
         return pos, None
@@ -148,18 +150,18 @@ class EnvelopeBody:
         if not self._settled:
             return pos, self._fail("the envelope holds nothing")
         if not self._close:
-            return pos, Outcome.DONE
+            return pos, _DONE
         self._state = _S.TAIL
         return pos, None
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:
-            return Outcome.MORE
+            return _MORE
         if self._state in (_S.NEXT, _S.TAIL) and self._settled:
             self._sink.repaired(UNCLOSED_AT_END)
-            return Outcome.DONE
+            return _DONE
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return Outcome.FAIL
+        return _FAIL

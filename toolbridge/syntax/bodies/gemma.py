@@ -17,7 +17,6 @@ literal is kept as a string (reported); a structural error fails the block.
 
 from __future__ import annotations
 
-import enum
 import json
 import math
 import re
@@ -26,6 +25,9 @@ from ..markers import cut_off, marker_set, match_at, skip_ws
 from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome
 from ...limits import BIG_INT_KEPT, MAX_DEPTH, loads, number_text
 from ..jsonscan import closing_quote, odd_backslashes
+
+# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
+_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 _encode = json.encoder.encode_basestring
 _NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")
@@ -37,7 +39,7 @@ _CALL = "call:"
 _NAME_LIMIT = 256
 
 
-class _S(enum.Enum):
+class _S:  # states (plain ints: an Enum member's lookup costs several times as much)
     CALL = 0  # expecting ``call:`` (or, after a call, the close marker)
     NAME = 1  # reading NAME up to ``{``
     KEY = 2  # in an object: expecting a key or ``}``
@@ -83,24 +85,24 @@ class GemmaBody:
 
     def fast(self, text: str) -> str | None:
         """The arguments fragment for ``text`` when it only continues a string value."""
-        if self._state is _S.STRING and self._quote_set.clear(text):
+        if self._state == _S.STRING and self._quote_set.clear(text):
             return _encode(text)[1:-1]
         return None
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         while True:
             state = self._state
-            if state is _S.STRING or state is _S.QKEY:
+            if state == _S.STRING or state == _S.QKEY:
                 pos, outcome = self._string(buf, pos, final)
-            elif state is _S.JSTRING:
+            elif state == _S.JSTRING:
                 pos, outcome = self._json_string(buf, pos, final)
-            elif state is _S.NAME or state is _S.TOKEN:
+            elif state == _S.NAME or state == _S.TOKEN:
                 pos, outcome = self._word(buf, pos, final)
             else:
                 pos = skip_ws(buf, pos)
                 if pos >= len(buf):
                     return pos, self._at_end(final)
-                if state is _S.CALL:
+                if state == _S.CALL:
                     pos, outcome = self._between_calls(buf, pos, final)
                 else:
                     pos, outcome = self._structural(buf, pos, final)
@@ -113,34 +115,34 @@ class GemmaBody:
         options = (_CALL, self._close) if self._calls else (_CALL,)
         found = match_at(buf, pos, options, final)
         if found == "":
-            return pos, Outcome.MORE
+            return pos, _MORE
         if found is None:
             if not self._calls:
                 return pos, self._fail("not a call: expected 'call:NAME{'")
             if final and cut_off(buf, pos, self._close):  # the close marker was cut off
                 self._sink.repaired(UNCLOSED_AT_END)
-                return len(buf), Outcome.DONE
+                return len(buf), _DONE
             self._sink.repaired(f"missing {self._close} after the call")
-            return pos, Outcome.DONE
+            return pos, _DONE
         if found == self._close:
-            return pos + len(found), Outcome.DONE
+            return pos + len(found), _DONE
         self._state, self._parts = _S.NAME, []
         return pos + len(found), None
 
     def _word(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         """Read a call name up to ``{`` (held until it comes, at most ``_NAME_LIMIT``
         characters), or a bare token up to ``,``/``}``/``]``."""
-        if self._state is _S.NAME:
+        if self._state == _S.NAME:
             end = buf.find("{", pos, pos + _NAME_LIMIT + 1)
             if end != -1:
                 return end + 1, self._begin(buf[pos:end].strip())
             if len(buf) - pos > _NAME_LIMIT:
                 return pos, self._fail("malformed call name")
-            return pos, self._fail("truncated") if final else Outcome.MORE
+            return pos, self._fail("truncated") if final else _MORE
         end = min((i for i in (buf.find(c, pos) for c in ",}]") if i != -1), default=-1)
         self._parts.append(buf[pos : end if end != -1 else len(buf)])
         if end == -1:
-            return len(buf), self._fail("truncated") if final else Outcome.MORE
+            return len(buf), self._fail("truncated") if final else _MORE
         word = "".join(self._parts).strip()
         self._parts = []
         self._state = _S.NEXT
@@ -182,25 +184,25 @@ class GemmaBody:
         state, ch = self._state, buf[pos]
         if buf.startswith(self._quote, pos) or (not final and cut_off(buf, pos, self._quote)):
             if len(buf) - pos < len(self._quote):
-                return pos, Outcome.MORE
-            if state is _S.KEY:
+                return pos, _MORE
+            if state == _S.KEY:
                 self._state, self._parts = _S.QKEY, []
                 return pos + len(self._quote), None
-            if state is _S.VALUE:
+            if state == _S.VALUE:
                 self._sink.args('"')
                 self._state = _S.STRING
                 return pos + len(self._quote), None
             return pos, self._fail("unexpected string in a call")
-        if state is _S.KEY:
+        if state == _S.KEY:
             if ch == "}" and self._first:
                 return pos + 1, self._close_container("{")
             return self._key(buf, pos, final)
-        if state is _S.COLON:
+        if state == _S.COLON:
             if ch != ":":
                 return pos, self._fail("expected ':' in a call")
             self._state = _S.VALUE
             return pos + 1, None
-        if state is _S.VALUE:
+        if state == _S.VALUE:
             if ch == "]" and self._first and self._stack[-1] == "[":
                 return pos + 1, self._close_container("[")
             if ch in "{[":
@@ -230,7 +232,7 @@ class GemmaBody:
         if end == -1:
             self._parts.append(buf[pos:])
             self._escaped = odd_backslashes(buf, pos, len(buf))
-            return len(buf), (self._fail("truncated") if final else Outcome.MORE)
+            return len(buf), (self._fail("truncated") if final else _MORE)
         self._parts.append(buf[pos : end + 1])
         try:
             value = loads("".join(self._parts))
@@ -248,7 +250,7 @@ class GemmaBody:
         if end == -1:
             if len(text) > 256:
                 return pos, self._fail("malformed key in a call")
-            return pos, self._fail("truncated") if final else Outcome.MORE
+            return pos, self._fail("truncated") if final else _MORE
         self._emit_key(text.strip())
         return end + 1, None
 
@@ -285,13 +287,13 @@ class GemmaBody:
         end = buf.find(self._quote, pos)
         stop = end if end != -1 else (len(buf) if final else len(buf) - self._quote_set.holdback(buf, pos))
         piece = buf[pos:stop]
-        if self._state is _S.QKEY:
+        if self._state == _S.QKEY:
             self._parts.append(piece)
         elif piece:
             self._sink.args(_encode(piece)[1:-1])
         if end == -1:
-            return stop, self._fail("truncated") if final else Outcome.MORE
-        if self._state is _S.QKEY:
+            return stop, self._fail("truncated") if final else _MORE
+        if self._state == _S.QKEY:
             self._emit_key("".join(self._parts))
             self._state, self._parts = _S.COLON, []
         else:
@@ -301,12 +303,12 @@ class GemmaBody:
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:
-            return Outcome.MORE
-        if self._state is _S.CALL and self._calls:
+            return _MORE
+        if self._state == _S.CALL and self._calls:
             self._sink.repaired(UNCLOSED_AT_END)
-            return Outcome.DONE
+            return _DONE
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return Outcome.FAIL
+        return _FAIL

@@ -24,12 +24,14 @@ header, and the block is rejected (prose mentioning ``<|channel|>`` stays prose)
 
 from __future__ import annotations
 
-import enum
 import re
 
 from .section import CallBody, CallSpec
 from ..markers import marker_set
 from ..dialect import CallSink, Outcome
+
+# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
+_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 START, CHANNEL, CONSTRAIN, MESSAGE = "<|start|>", "<|channel|>", "<|constrain|>", "<|message|>"
 TERMINATORS = ("<|end|>", "<|call|>", "<|return|>")
@@ -42,7 +44,7 @@ _TEXT_END = marker_set((*TERMINATORS, START))
 _CALL = CallSpec(name_end=(), close=("<|call|>", "<|end|>"))
 
 
-class _H(enum.Enum):
+class _H:  # states (plain ints: an Enum member's lookup costs several times as much)
     HEADER = 0
     TEXT = 1
     CALL = 2
@@ -86,7 +88,7 @@ class HarmonyBody:
         return self._call.fast(text) if self._call is not None else None
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
-        if self._state is _H.HEADER:
+        if self._state == _H.HEADER:
             pos, outcome = self._header(buf, pos, final)
             if outcome is not None:
                 return pos, outcome
@@ -105,7 +107,7 @@ class HarmonyBody:
         if foreign or "\n" in head or too_long:
             return pos, self._fail("not a message header")
         if end == -1:
-            return pos, self._fail("truncated") if final else Outcome.MORE
+            return pos, self._fail("truncated") if final else _MORE
         parsed = parse_header(self._prefix + head)
         if isinstance(parsed, str):
             return pos, self._fail(parsed)
@@ -119,10 +121,10 @@ class HarmonyBody:
         elif channel != "analysis":
             self._state = _H.TEXT
         elif offset > 0 or not self._prefix:  # hand the analysis message back to the parser
-            return pos + offset - len(self._prefix), Outcome.DONE
+            return pos + offset - len(self._prefix), _DONE
         else:  # reasoning is not being split: the header is content, and so is the message
             self._sink.text(self._prefix + head + MESSAGE)
-            return body, Outcome.DONE
+            return body, _DONE
         self._state = _H.CALL if recipient else _H.TEXT
         return body, None
 
@@ -131,11 +133,11 @@ class HarmonyBody:
         if found is None:
             stop = len(buf) if final else len(buf) - _TEXT_END.holdback(buf, pos)
             self._emit(buf[pos:stop], stop)
-            return stop, Outcome.DONE if final else Outcome.MORE
+            return stop, _DONE if final else _MORE
         self._emit(buf[pos : found.start()], found.start())
         if found.group() == START:
-            return found.start(), Outcome.DONE  # the next message began without a terminator
-        return found.end(), Outcome.DONE
+            return found.start(), _DONE  # the next message began without a terminator
+        return found.end(), _DONE
 
     def _emit(self, text: str, settled: int) -> None:
         if text:
@@ -144,4 +146,4 @@ class HarmonyBody:
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return Outcome.FAIL
+        return _FAIL

@@ -24,7 +24,6 @@ the block: its text stays content.
 from __future__ import annotations
 
 import ast
-import enum
 import itertools
 import json
 import math
@@ -36,6 +35,9 @@ from .json import close_tail
 from ..markers import match_at, skip_ws
 from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome
 
+# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
+_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
+
 _IDENT_START = re.compile(r"[A-Za-z_]")
 _IDENT_RUN = re.compile(r"[\w.]*")
 _PLAIN_STOP = re.compile(r"""[()\[\]{}'",]""")
@@ -46,7 +48,7 @@ _JSON_NAMES = {"true": True, "false": False, "null": None}
 _NAME_LIMIT = 128
 
 
-class _S(enum.Enum):
+class _S:  # states (plain ints: an Enum member's lookup costs several times as much)
     LEAD = 0  # before the list or the first call
     ITEM = 1  # expecting an element
     NAME = 2  # reading a call's name
@@ -81,19 +83,19 @@ class PythonicBody:
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         while True:
             state = self._state
-            if state is _S.BODY:
+            if state == _S.BODY:
                 pos, outcome = self._body(buf, pos)
-            elif state is _S.NAME:
+            elif state == _S.NAME:
                 pos, outcome = self._name(buf, pos)
             else:
                 pos = skip_ws(buf, pos)
                 if pos >= len(buf):
                     return pos, self._at_end(buf, final)
-                if state is _S.TAIL:
+                if state == _S.TAIL:
                     return close_tail(self._sink, buf, pos, final, self._close)
                 pos, outcome = self._between(buf, pos, final)
             if outcome is not None:
-                if outcome is Outcome.MORE and final:
+                if outcome is _MORE and final:
                     return pos, self._at_end(buf, final)
                 return pos, outcome
 
@@ -101,21 +103,21 @@ class PythonicBody:
 
     def _between(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         state, ch = self._state, buf[pos]
-        if state is _S.LEAD:
+        if state == _S.LEAD:
             self._state, self._list = _S.ITEM, ch == "["
             return pos + self._list, None
         if self._close and not self._list:  # a line sequence ends at the close marker
             found = match_at(buf, pos, (self._close,), final)
             if found == "":
-                return pos, Outcome.MORE
+                return pos, _MORE
             if found:
                 if not self._calls:
                     return pos, self._fail("empty call block")
-                return pos + len(found), Outcome.DONE
-        if state is _S.SEP:
+                return pos + len(found), _DONE
+        if state == _S.SEP:
             if ch == "]" and self._list:
                 self._state = _S.TAIL
-                return pos + 1, Outcome.DONE if not self._close else None
+                return pos + 1, _DONE if not self._close else None
             if ch == "," or not self._list:
                 self._state = _S.ITEM
                 return pos + (ch == ","), None
@@ -141,7 +143,7 @@ class PythonicBody:
         if sum(map(len, self._name_parts)) > _NAME_LIMIT:
             return end, self._fail("not a call list")
         if end >= len(buf):
-            return end, Outcome.MORE
+            return end, _MORE
         if buf[end] != "(":
             return end, self._fail("not a call list")
         self._state = _S.BODY
@@ -187,7 +189,7 @@ class PythonicBody:
                 return pos, self._emit(pos)
         self._text.append(buf[start:pos])
         self._size += pos - start
-        return pos, Outcome.MORE
+        return pos, _MORE
 
     def _emit(self, pos: int) -> Outcome | None:
         text, name = "".join(self._text), "".join(self._name_parts)
@@ -208,17 +210,17 @@ class PythonicBody:
 
     def _at_end(self, buf: str, final: bool) -> Outcome:
         if not final:
-            return Outcome.MORE
+            return _MORE
         if self._calls and self._state in (_S.SEP, _S.ITEM, _S.TAIL):
             self._sink.repaired(UNCLOSED_AT_END)
-            return Outcome.DONE
+            return _DONE
         if self._bare and self._state in (_S.LEAD, _S.ITEM):
             return self._fail("not a call list")
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return Outcome.FAIL
+        return _FAIL
 
 
 def evaluate_call(name: str, text: str, commas: list[int]) -> tuple[str, dict[str, Any]] | str:

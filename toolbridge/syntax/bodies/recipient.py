@@ -25,12 +25,14 @@ token or holds other words is not a header: the block is rejected and stays cont
 
 from __future__ import annotations
 
-import enum
 import re
 from dataclasses import dataclass
 
 from ..markers import marker_set, match_at, skip_ws
 from ..dialect import Body, BodyFactory, CallSink, Outcome
+
+# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
+_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 START, MESSAGE = "<|start|>", "<|message|>"
 _HEADER_LIMIT = 256
@@ -49,7 +51,7 @@ class RecipientForm:
     roles: tuple[str, ...] = ("assistant",)
 
 
-class _R(enum.Enum):
+class _R:  # states (plain ints: an Enum member's lookup costs several times as much)
     HEADER = 0
     TEXT = 1
     CALL_OPEN = 2  # a tool message's body: its call block must begin
@@ -73,18 +75,18 @@ class RecipientBody:
             self._state = _R.CALL
 
     def fast(self, text: str) -> str | None:
-        return self._call.fast(text) if self._call is not None and self._state is _R.CALL else None
+        return self._call.fast(text) if self._call is not None and self._state == _R.CALL else None
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         while True:
             state = self._state
-            if state is _R.CALL:
+            if state == _R.CALL:
                 pos, outcome = self._in_call(buf, pos, final)
-            elif state is _R.TEXT:
+            elif state == _R.TEXT:
                 pos, outcome = self._text(buf, pos, final)
-            elif state is _R.HEADER:
+            elif state == _R.HEADER:
                 pos, outcome = self._header(buf, pos, final)
-            elif state is _R.CALL_OPEN:
+            elif state == _R.CALL_OPEN:
                 pos, outcome = self._call_open(buf, pos, final)
             else:
                 pos, outcome = self._terminator(buf, pos, final)
@@ -98,7 +100,7 @@ class RecipientBody:
         if _SPECIAL.search(head) or "\n" in head or too_long:
             return pos, self._fail("not a message header")
         if end == -1:
-            return pos, (self._fail("truncated") if final else Outcome.MORE)
+            return pos, (self._fail("truncated") if final else _MORE)
         words = head.split()
         recipients = [w[3:] for w in words if w.startswith("to=")]
         if len(recipients) != 1 or not recipients[0] or any(
@@ -107,7 +109,7 @@ class RecipientBody:
             return pos, self._fail("not a message header")
         recipient = recipients[0]
         if recipient == self._form.reasoning:
-            return pos + head.index("to="), Outcome.DONE  # the parser reads reasoning itself
+            return pos + head.index("to="), _DONE  # the parser reads reasoning itself
         self._state = _R.TEXT if recipient == self._form.visible else _R.CALL_OPEN
         return end + len(MESSAGE), None
 
@@ -115,7 +117,7 @@ class RecipientBody:
         at = skip_ws(buf, pos)
         found = match_at(buf, at, self._form.call_tags, final) if at < len(buf) else ""
         if found == "" and not final:
-            return pos, Outcome.MORE
+            return pos, _MORE
         if not found:
             return pos, self._fail("truncated" if at >= len(buf) else "a tool message without a call block")
         self._call = self._form.calls(self._sink, found)
@@ -125,7 +127,7 @@ class RecipientBody:
     def _in_call(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         assert self._call is not None
         pos, outcome = self._call.feed(buf, pos, final)
-        if outcome is Outcome.DONE:
+        if outcome is _DONE:
             self._state = _R.TERMINATOR
             return pos, None
         self.reason = self._call.reason
@@ -135,19 +137,19 @@ class RecipientBody:
         at = skip_ws(buf, pos)
         found = match_at(buf, at, self._form.terminators, final) if at < len(buf) else ""
         if found == "" and not final:
-            return pos, Outcome.MORE
-        return (at + len(found), Outcome.DONE) if found else (pos, Outcome.DONE)
+            return pos, _MORE
+        return (at + len(found), _DONE) if found else (pos, _DONE)
 
     def _text(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         found = self._text_end.search(buf, pos)
         if found is None:
             stop = len(buf) if final else len(buf) - self._text_end.holdback(buf, pos)
             self._emit(buf[pos:stop], stop)
-            return stop, Outcome.DONE if final else Outcome.MORE
+            return stop, _DONE if final else _MORE
         self._emit(buf[pos : found.start()], found.start())
         if found.group() in self._form.terminators:
-            return found.end(), Outcome.DONE
-        return found.start(), Outcome.DONE  # the next message, or a call block, begins here
+            return found.end(), _DONE
+        return found.start(), _DONE  # the next message, or a call block, begins here
 
     def _emit(self, text: str, settled: int) -> None:
         if text:
@@ -156,4 +158,4 @@ class RecipientBody:
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return Outcome.FAIL
+        return _FAIL

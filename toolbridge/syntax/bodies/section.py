@@ -29,6 +29,9 @@ from ..jsonscan import JsonScanner
 from ..markers import cut_off, match_at, skip_ws
 from ..dialect import UNCLOSED_AT_END, Body, CallSink, Outcome
 
+# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
+_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
+
 _LABEL_LIMIT = 256
 
 
@@ -93,14 +96,14 @@ class CallBody:
             options = self._options()
             found = match_at(buf, pos, options, final) if options else None
             if found == "":
-                return pos, Outcome.MORE
+                return pos, _MORE
             pos += len(found or "")
             if found is None and state.value >= _C.FENCE_CLOSE.value:
                 ended = self._no_close(buf, pos, final, options)
                 if ended is not None:
                     return ended
             if state is _C.TAIL:
-                return pos, Outcome.DONE
+                return pos, _DONE
             if state is _C.FENCE_CLOSE and found is None and self._fenced:
                 self._sink.repaired("missing closing fence after the arguments")
             self._fenced = self._fenced or (state is _C.FENCE and found is not None)
@@ -127,7 +130,7 @@ class CallBody:
                 return pos, self._fail("malformed call name")
             if len(window) == size:  # the whole window is there and no end in it
                 return pos, self._fail("malformed call name")
-            return pos, self._fail("truncated") if final else Outcome.MORE
+            return pos, self._fail("truncated") if final else _MORE
         i, stop = min(ends)
         written = window[:i].strip()
         if "<" in written or "\n" in written:
@@ -163,24 +166,24 @@ class CallBody:
         if final and any(cut_off(buf, pos, c) for c in options):
             self._sink.repaired(UNCLOSED_AT_END)
             self.cut = True
-            return len(buf), Outcome.DONE
+            return len(buf), _DONE
         if self._state is _C.TAIL:
             self._sink.repaired(f"missing {self._spec.close[0]} after the call")
-            return pos, Outcome.DONE
+            return pos, _DONE
         return None
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:
-            return Outcome.MORE
+            return _MORE
         if self._state.value < _C.FENCE_CLOSE.value:
             return self._fail("truncated")
         self._sink.repaired(UNCLOSED_AT_END)
         self.cut = True
-        return Outcome.DONE
+        return _DONE
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return Outcome.FAIL
+        return _FAIL
 
 
 @dataclass(frozen=True)
@@ -216,7 +219,7 @@ class SectionBody:
         while True:
             if self._inner is not None:
                 pos, outcome = self._inner.feed(buf, pos, final)
-                if outcome is not Outcome.DONE:
+                if outcome is not _DONE:
                     self.reason = self._inner.reason
                     return pos, outcome
                 self._cut = isinstance(self._inner, CallBody) and self._inner.cut
@@ -228,7 +231,7 @@ class SectionBody:
                 return pos, self._at_end(final)
             found = match_at(buf, pos, self._between, final)
             if found == "":
-                return pos, Outcome.MORE
+                return pos, _MORE
             if found is None and self._implicit and not self._calls:
                 self._implicit = False  # a short opener: the first call follows without its marker
                 self._inner = tags.call(self._sink, self._opened_by)
@@ -237,7 +240,7 @@ class SectionBody:
                 return self._stray(buf, pos, final)
             pos += len(found)
             if found in tags.section_end:
-                return pos, Outcome.DONE if self._calls else self._fail("empty tool-call section")
+                return pos, _DONE if self._calls else self._fail("empty tool-call section")
             if found in tags.call_begin:
                 self._inner = tags.call(self._sink, found)
             elif not self._calls:  # a call's end marker before any call
@@ -249,19 +252,19 @@ class SectionBody:
             return pos, self._fail("not a tool call")
         if final and any(cut_off(buf, pos, m) for m in self._between):
             self._sink.repaired(UNCLOSED_AT_END)  # a marker cut off by the end of output
-            return len(buf), Outcome.DONE
+            return len(buf), _DONE
         self._sink.repaired(f"missing {self._tags.section_end[0]} after the calls")
-        return pos, Outcome.DONE
+        return pos, _DONE
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:
-            return Outcome.MORE
+            return _MORE
         if not self._calls:
             return self._fail("truncated")
         if not self._cut:
             self._sink.repaired(UNCLOSED_AT_END)
-        return Outcome.DONE
+        return _DONE
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return Outcome.FAIL
+        return _FAIL

@@ -19,13 +19,15 @@ that merely mentions the tag does not start a call.
 
 from __future__ import annotations
 
-import enum
 import json
 from dataclasses import dataclass, field
 
 from ..markers import MarkerSet, marker_set, match_at, opens_more, read_label, skip_ws
 from ..rawvalue import RawValue
 from ..dialect import TRUNCATED, UNCLOSED_AT_END, Calls, CallSink, Outcome, raw_value
+
+# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
+_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def render_xml(tags: XmlTags, calls: Calls, wrapper: tuple[str, str] = ("<tool_c
     return "\n".join(blocks)
 
 
-class _S(enum.Enum):
+class _S:  # states (plain ints: an Enum member's lookup costs several times as much)
     LEAD = 0  # inside the wrapper, before a function tag
     NAME = 1
     PARAMS = 2  # between parameters
@@ -117,9 +119,9 @@ class XmlBody(NamedCall):
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         while True:
             state = self._state
-            if state is _S.VALUE:
+            if state == _S.VALUE:
                 pos, outcome = self._read_value(buf, pos, final)
-            elif state is _S.NAME or state is _S.KEY:
+            elif state == _S.NAME or state == _S.KEY:
                 pos, outcome = self._read_label(buf, pos, final)
             else:
                 pos = skip_ws(buf, pos)
@@ -129,20 +131,20 @@ class XmlBody(NamedCall):
 
     def _tag(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         tags, state = self._tags, self._state
-        if state is _S.LEAD:
+        if state == _S.LEAD:
             options: tuple[str, ...] = (tags.function[0],)
-        elif state is _S.PARAMS:
+        elif state == _S.PARAMS:
             options = (tags.parameter[0], tags.function_close, tags.block_close)
         else:
             options = (tags.function[0], tags.block_close)
         found = match_at(buf, pos, options) if pos < len(buf) else ""
         if found == "":
-            return (pos, Outcome.MORE) if not final else (len(buf), self._at_end(buf[pos:]))
+            return (pos, _MORE) if not final else (len(buf), self._at_end(buf[pos:]))
         if found is None:
-            if state is _S.AFTER:
+            if state == _S.AFTER:
                 if not self._bare:
                     self._sink.repaired(f"missing {tags.block_close} after the call")
-                return pos, Outcome.DONE  # content resumes after the call
+                return pos, _DONE  # content resumes after the call
             return pos, self._fail("unexpected text in a call block")
         pos += len(found)
         if found == tags.function[0]:
@@ -159,20 +161,20 @@ class XmlBody(NamedCall):
             if self._in_call or self._name:
                 self._sink.repaired(f"missing {tags.function_close}")
                 outcome = self._confirm() or self._end_call()
-                return pos, outcome or Outcome.DONE
-            return pos, Outcome.DONE if state is _S.AFTER else self._fail("empty call block")
+                return pos, outcome or _DONE
+            return pos, _DONE if state == _S.AFTER else self._fail("empty call block")
         return pos, None
 
     def _read_label(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
-        suffix = (self._tags.function if self._state is _S.NAME else self._tags.parameter)[1]
+        suffix = (self._tags.function if self._state == _S.NAME else self._tags.parameter)[1]
         text, pos, complete = read_label(buf, pos, suffix)
         if complete is None:
-            return (pos, Outcome.MORE) if not final else (pos, self._fail("truncated"))
+            return (pos, _MORE) if not final else (pos, self._fail("truncated"))
         if complete is False:
             return pos, self._fail("malformed tag in a call block")
         if not text.strip():
             return pos, self._fail("empty name in a call block")
-        if self._state is _S.NAME:
+        if self._state == _S.NAME:
             self._name, self._params = text.strip(), 0
             self._state = _S.PARAMS
             return pos, None if self._bare else self._confirm()
@@ -186,7 +188,7 @@ class XmlBody(NamedCall):
         assert self._value is not None
         pos, end = self._value.feed(buf, pos, final)
         if end is None:
-            return pos, Outcome.MORE if not final else self._fail("truncated")
+            return pos, _MORE if not final else self._fail("truncated")
         tags, marker = self._tags, end.group()
         self._value = None
         if marker == tags.parameter_close:
@@ -212,19 +214,19 @@ class XmlBody(NamedCall):
         tags = self._tags
         if opens_more(tail, (tags.parameter[0], tags.function[0]), (tags.function_close, tags.block_close)):
             return self._fail(TRUNCATED)
-        if self._state is _S.AFTER:
+        if self._state == _S.AFTER:
             if not self._bare:
                 self._sink.repaired(UNCLOSED_AT_END)
-            return Outcome.DONE
-        if self._state is _S.PARAMS and (self._in_call or self._name):
+            return _DONE
+        if self._state == _S.PARAMS and (self._in_call or self._name):
             outcome = self._confirm()
             if outcome is not None:
                 return outcome
             self._sink.repaired(UNCLOSED_AT_END)
             self._end_call()
-            return Outcome.DONE
+            return _DONE
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return Outcome.FAIL
+        return _FAIL
