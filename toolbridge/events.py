@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# The three events made once per delta get an __init__ that sets their slots directly: the one
-# a frozen dataclass generates costs about twice as much, which shows at a few us per delta.
+# The events made once per delta or per call get an __init__ that sets their slots directly:
+# the one a frozen dataclass generates costs about twice as much, which shows at a few us per
+# delta.
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -36,13 +37,18 @@ class Reasoning:
         _set_reasoning_text(self, text)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ToolCallBegin:
     """A call starts: its name is complete and resolved to an offered tool."""
 
     index: int
     id: str
     name: str
+
+    def __init__(self, index: int, id: str, name: str) -> None:  # noqa: A002  (the field's name)
+        _set_begin_index(self, index)
+        _set_begin_id(self, id)
+        _set_begin_name(self, name)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -57,12 +63,16 @@ class ArgumentsDelta:
         _set_delta_text(self, text)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ToolCallEnd:
     """A call is complete; ``arguments`` is the JSON object text the fragments joined into."""
 
     index: int
     arguments: str
+
+    def __init__(self, index: int, arguments: str) -> None:
+        _set_end_index(self, index)
+        _set_end_arguments(self, arguments)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +116,11 @@ _set_text_text = Text.text.__set__  # type: ignore[attr-defined,misc]
 _set_reasoning_text = Reasoning.text.__set__  # type: ignore[attr-defined,misc]
 _set_delta_index = ArgumentsDelta.index.__set__  # type: ignore[attr-defined,misc]
 _set_delta_text = ArgumentsDelta.text.__set__  # type: ignore[attr-defined,misc]
+_set_begin_index = ToolCallBegin.index.__set__  # type: ignore[attr-defined,misc]
+_set_begin_id = ToolCallBegin.id.__set__  # type: ignore[attr-defined,misc]
+_set_begin_name = ToolCallBegin.name.__set__  # type: ignore[attr-defined,misc]
+_set_end_index = ToolCallEnd.index.__set__  # type: ignore[attr-defined,misc]
+_set_end_arguments = ToolCallEnd.arguments.__set__  # type: ignore[attr-defined,misc]
 
 Event = (
     Text

@@ -24,7 +24,7 @@ import random
 import re
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -65,12 +65,16 @@ _START, _CONTENT, _REASONING, _CALL = Phase.START, Phase.CONTENT, Phase.REASONIN
 _MORE, _FAIL = Outcome.MORE, Outcome.FAIL
 
 
-@dataclass
 class _Call:
-    index: int
-    name: str
-    fragments: TextBuffer = field(default_factory=TextBuffer)
-    value: Any = None  # the decoded arguments, when they came whole and went out unchanged
+    """The call being read: its index, name and argument fragments, and the decoded arguments
+    when they came whole and went out unchanged (a plain class: one is made per call)."""
+
+    __slots__ = ("fragments", "index", "name", "value")
+
+    def __init__(self, index: int, name: str) -> None:
+        self.index, self.name = index, name
+        self.fragments = TextBuffer()
+        self.value: Any = None
 
 
 # Call ids come from a generator seeded once from the OS, not from os.urandom per id: that
