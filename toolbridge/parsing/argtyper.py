@@ -32,6 +32,12 @@ _SCAN = json.JSONDecoder().scan_once  # the C scanner: one JSON value at a posit
 _STRING_STOP = re.compile(r'["\\]')
 _VALUE_STOP = re.compile(r'["\\{}\[\],]')
 _WS = " \t\n\r"
+# A flat object (string, number and literal values) laid out as ``feed`` writes one; applied to
+# valid JSON only, so it checks the spacing, not the values. Short texts only: a long string is
+# better passed over by the C scanner.
+_FLAT_MEMBER = r'"(?:[^"\\]++|\\.)*+": (?:"(?:[^"\\]++|\\.)*+"|[-+.0-9eE]++|true|false|null)'
+_FLAT = re.compile(rf"\{{{_FLAT_MEMBER}(?:, {_FLAT_MEMBER})*+\}}", re.DOTALL)
+_FLAT_TEXT = 512
 _JSON_TYPE = {str: "string", int: "integer", float: "number", bool: "boolean"}  # by exact type
 
 # States.
@@ -284,6 +290,8 @@ def _as_written(text: str, members: int) -> bool:
     argument that is one long string at the end is not read again."""
     if not members:
         return text == "{}"
+    if len(text) <= _FLAT_TEXT and _FLAT.fullmatch(text):
+        return True  # flat, and spaced as feed writes it (one C-level match)
     pos = 1
     try:
         for k in range(members):
