@@ -182,7 +182,7 @@ class JsonEnvelopeBody:
                         return pos, outcome
                     continue
                 if self._state == _S.LEAD and buf[pos] == "{" and not self._sink.lenient:
-                    whole = self._whole(buf, pos) or self._head(buf, pos, final)
+                    whole = self._head(buf, pos, final)
                     if whole is not None:
                         pos, outcome = whole
                         if outcome is not None:
@@ -195,30 +195,6 @@ class JsonEnvelopeBody:
                     pos += outcome is None
             if outcome is not None:
                 return pos, outcome
-
-    def _whole(self, buf: str, pos: int) -> tuple[int, Outcome | None] | None:
-        """A call object already whole at ``buf[pos]`` and written as models write it (its
-        head, then arguments that ``complete_object`` reads at C speed): its head and arguments
-        read in one step, then its end (``_closed``), as ``_head`` and ``_scan`` read them one
-        after the other. None: take that way (nothing was changed)."""
-        if self._heads is None or self._held_args or self._keys_seen:
-            return None
-        head = self._heads[0].match(buf, pos)
-        if head is None:
-            return None
-        written = head.group(1)
-        start = head.end()
-        whole = complete_object(buf, start) if _PLAIN_STRING.fullmatch(written) else None
-        if whole is None:
-            return None
-        end, value = whole
-        self._key, self._keys_seen, self._state = head.group(2), 2, _S.VALUE
-        outcome = self._begin(written[1:-1])
-        if outcome is not None:
-            return start, outcome
-        self._sink.args(buf[start:end], value)
-        self._state, self._args_seen = _S.NEXT, True
-        return self._closed(buf, end)
 
     def _head(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None] | None:
         """An envelope written as models write it (``{"name": "...", "arguments": {``) is read
@@ -244,7 +220,9 @@ class JsonEnvelopeBody:
                 return None
         self._key, self._keys_seen, self._pending_name = head.group(2), 2, name
         self._start(_S.VALUE)
-        return head.end(), None  # the arguments are read next (at C speed when already whole)
+        # The arguments are read at once (at C speed when already whole, the call's end with
+        # them), not after another turn of ``feed``'s loop.
+        return self._scan(buf, head.end(), final)
 
     def _holds(self, buf: str, pos: int) -> bool:
         """Whether a short block after a dedicated call marker is still being written: it is
