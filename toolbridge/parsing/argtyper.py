@@ -74,15 +74,6 @@ class ArgumentTyper:
         """Whether arguments under ``schema`` can need typing (it declares properties)."""
         return isinstance(schema.get("properties"), dict) and bool(schema["properties"])
 
-    def whole(self, text: str, value: Any) -> str | None:
-        """``text`` unchanged when it is all of the arguments, before any piece was fed, and
-        ``already_typed`` says so: what ``feed`` would give, without reading the text token by
-        token. None: ``feed`` must read it."""
-        if self._state != START or not already_typed(self._root, text, value):
-            return None
-        self._state = DONE
-        return text
-
     def feed(self, text: str) -> str:
         if self._state == STREAM and not self._escape and '"' not in text and not text.endswith("\\"):
             return text  # the common case: a long string argument streaming

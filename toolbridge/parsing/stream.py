@@ -432,13 +432,10 @@ class DialectParser:
         call = self._call
         typer = self._typer
         if text and call is not None and typer is not None:
-            if typer is _UNMADE:
+            if typer is _UNMADE:  # (only a first piece can be all of the arguments, decoded)
                 typer = self._typer = self._argument_typer(call, text, value)
-                same = typer is None
-            else:
-                same = typer.whole(text, value) is not None if value is not None else False
-            if not same:
-                text, value = typer.feed(text), None  # type: ignore[union-attr]
+            if typer is not None:
+                text, value = typer.feed(text), None
         if text and call is not None:
             if value is not None and not call.fragments:
                 call.value = value  # the arguments, decoded: not read again to check them
