@@ -60,13 +60,18 @@ def taken_by(judges: dict[str, Any], text: str) -> list[str]:
     return [t for t, accepts in judges.items() if accepts(text)]
 
 
+def _drawn_case(name: str, data: st.DataObject) -> tuple[Dialect, list[dict[str, Any]], dict[str, Any]]:
+    """The dialect, a drawn tool set, and the engines' judges of answers under it."""
+    dialect = get_dialect(name)
+    tools = data.draw(drawn.tools(), label="tools")
+    return dialect, tools, judge(dialect, tools)
+
+
 @pytest.mark.parametrize("name", DIALECTS)
 @SETTINGS
 @given(data=st.data())
 def test_rendered_calls_are_taken(name: str, data: st.DataObject) -> None:
-    dialect = get_dialect(name)
-    tools = data.draw(drawn.tools(), label="tools")
-    judges = judge(dialect, tools)
+    dialect, tools, judges = _drawn_case(name, data)
     answers = data.draw(st.lists(st.lists(drawn.calls(tools, dialect), min_size=1, max_size=3),
                                  min_size=BATCH, max_size=BATCH), label="answers")
     for calls in answers:
@@ -113,9 +118,7 @@ def _longest_literal(dialect: Dialect) -> str:
 @SETTINGS
 @given(data=st.data())
 def test_spoiled_calls_are_refused(name: str, data: st.DataObject) -> None:
-    dialect = get_dialect(name)
-    tools = data.draw(drawn.tools(), label="tools")
-    judges = judge(dialect, tools)
+    dialect, tools, judges = _drawn_case(name, data)
     one_only = judge(dialect, tools, parallel_tool_calls=False)
     for _ in range(SPOILED):
         call = data.draw(drawn.calls(tools, dialect), label="call")
