@@ -45,7 +45,7 @@ class ToolCallBegin:
     id: str
     name: str
 
-    def __init__(self, index: int, id: str, name: str) -> None:  # noqa: A002  (the field's name)
+    def __init__(self, index: int, id: str, name: str) -> None:
         _set_begin_index(self, index)
         _set_begin_id(self, id)
         _set_begin_name(self, name)

@@ -19,11 +19,19 @@ import json
 from ..syntax.bodies.json import close_tail
 from ..syntax.jsonscan import ERROR, JsonScanner
 from ..syntax.markers import skip_ws
-from ..syntax.dialect import UNCLOSED_AT_END, Calls, CallSink, Dialect, Outcome, register
+from ..syntax.dialect import (
+    DONE,
+    FAIL,
+    MORE,
+    UNCLOSED_AT_END,
+    CallSink,
+    Calls,
+    Dialect,
+    Outcome,
+    register,
+)
 from ..syntax.shape import Shape
 
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 OPEN, CLOSE = "<|tools_prefix|>", "<|tools_suffix|>"
 # Expected punctuation per state, and the state it leads to.
@@ -96,7 +104,7 @@ class NameKeyListBody:
         if scanner.state == ERROR:
             return pos, self._fail(scanner.error if scanner.error == "truncated" else "malformed JSON: " + scanner.error)
         if not scanner.done:
-            return pos, _MORE
+            return pos, MORE
         for what in scanner.repairs:
             self._sink.repaired(what)
         self._scanner = None
@@ -110,15 +118,15 @@ class NameKeyListBody:
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:
-            return _MORE
+            return MORE
         if self._state in ("obj_end", "after", "close"):
             self._sink.repaired(UNCLOSED_AT_END)  # the call is complete; the list's end is missing
-            return _DONE
+            return DONE
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL
 
 
 def render(calls: Calls) -> str:

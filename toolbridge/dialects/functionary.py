@@ -23,10 +23,8 @@ import re
 from ..syntax.bodies.json import NameJsonBody, stream_arguments
 from ..syntax.jsonscan import JsonScanner
 from ..syntax.markers import marker_set, match_at, skip_ws
-from ..syntax.dialect import Body, Calls, CallSink, Dialect, Outcome, register
+from ..syntax.dialect import DONE, FAIL, MORE, Body, CallSink, Calls, Dialect, Outcome, register
 
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 _encode = json.encoder.encode_basestring
 _RECIPIENT = re.compile(r"[A-Za-z_][\w.\-]{0,127}")
@@ -58,22 +56,22 @@ class RecipientBody:
         if self._bare:
             found = match_at(buf, pos, (">>>",), final)
             if found == "":
-                return pos, _MORE
+                return pos, MORE
             pos, self._bare = pos + len(found or ""), False
         if not self._name:
             end = buf.find("\n", pos, pos + 130)
             if end == -1:
                 if final or len(buf) - pos > 129 or not _RECIPIENT.fullmatch(buf, pos) and pos < len(buf):
                     return pos, self._fail("truncated" if final else "not a recipient line")
-                return pos, _MORE
+                return pos, MORE
             if not _RECIPIENT.fullmatch(buf, pos, end):
                 return pos, self._fail("not a recipient line")
             self._name, pos = buf[pos:end], end + 1
             if self._name == "all":
-                return pos, _DONE  # visible text follows
+                return pos, DONE  # visible text follows
         pos = skip_ws(buf, pos)
         if pos >= len(buf):
-            return pos, (self._fail("truncated") if final else _MORE)
+            return pos, (self._fail("truncated") if final else MORE)
         if buf[pos] != "{" and self._name != "python":
             return pos, self._fail("arguments are not a JSON object")
         why = self._sink.begin(self._name)
@@ -93,21 +91,21 @@ class RecipientBody:
         if outcome is not None:
             return pos, outcome
         self._sink.end()
-        return pos, _DONE
+        return pos, DONE
 
     def _raw_code(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         m = _CODE_ENDS.search(buf, pos)
         end = m.start() if m else len(buf) if final else len(buf) - _CODE_ENDS.holdback(buf, pos)
         self._sink.args(_encode(buf[pos:end])[1:-1])
         if m is None and not final:
-            return end, _MORE
+            return end, MORE
         self._sink.args('"}')
         self._sink.end()
-        return end, _DONE
+        return end, DONE
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL
 
 
 def body_v31(sink: CallSink, opened_by: str) -> Body:

@@ -21,11 +21,9 @@ from typing import Any
 
 from ..syntax.bodies.json import JsonEnvelopeBody
 from ..syntax.markers import match_at, skip_ws
-from ..syntax.dialect import Calls, CallSink, Dialect, Outcome, register
+from ..syntax.dialect import DONE, FAIL, MORE, CallSink, Calls, Dialect, Outcome, register
 from ..syntax.shape import Shape
 
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 ROLE = "<|message_sep|>\n\nfunction call<|role_sep|>"  # GigaChat 3: a message of its own
 MARK = "<|function_call|>"  # GigaChat 3.1: inside the assistant message
@@ -61,16 +59,16 @@ class CallMessageBody:
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         if not self._watch.ended:
             pos, outcome = self._json.feed(buf, pos, final)
-            if outcome is _FAIL or not self._watch.ended:
+            if outcome is FAIL or not self._watch.ended:
                 self.reason = self._json.reason
                 return pos, outcome
         pos = skip_ws(buf, pos)
         found = match_at(buf, pos, (*ENDS, ROLE), final) if pos < len(buf) else ""
         if found == "":
-            return (len(buf), _DONE) if final else (pos, _MORE)
+            return (len(buf), DONE) if final else (pos, MORE)
         if found in ENDS:
             pos += len(found)
-        return pos, _DONE  # the next call message, or content, starts here
+        return pos, DONE  # the next call message, or content, starts here
 
 
 def render(calls: Calls) -> str:

@@ -21,11 +21,20 @@ from __future__ import annotations
 
 from ..syntax.bodies.argkey import ArgKeyBody, ArgKeyTags
 from ..syntax.markers import match_at, skip_ws
-from ..syntax.dialect import UNCLOSED_AT_END, Calls, CallSink, Dialect, Outcome, raw_value, register
+from ..syntax.dialect import (
+    DONE,
+    FAIL,
+    MORE,
+    UNCLOSED_AT_END,
+    CallSink,
+    Calls,
+    Dialect,
+    Outcome,
+    raw_value,
+    register,
+)
 from ..syntax.shape import Shape
 
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 TAGS = ArgKeyTags()
 WRAPPER = ("<tool_calls>", "</tool_calls>")
@@ -55,7 +64,7 @@ class CallsBody:
         while True:
             if self._call is not None:
                 pos, outcome = self._call.feed(buf, pos, final)
-                if outcome is not _DONE:
+                if outcome is not DONE:
                     self.reason = self._call.reason
                     return pos, outcome
                 self._call, self._calls = None, self._calls + 1
@@ -77,11 +86,11 @@ class CallsBody:
         if (cut != -1 and (end != -1 or not SEP.startswith(name[cut:]))) or "\n" in name.strip() or len(name) > 256:
             return pos, self._fail("malformed call name")
         if end == -1:
-            return pos, (self._fail("truncated") if final else _MORE)
+            return pos, (self._fail("truncated") if final else MORE)
         self._call = ArgKeyBody(self._sink, CALL, tags=TAGS)
         _, outcome = self._call.feed(name, 0, False)  # the GLM body reads the name, then our text
         self._name_next = False
-        return end + len(SEP), (self._fail(self._call.reason) if outcome is _FAIL else None)
+        return end + len(SEP), (self._fail(self._call.reason) if outcome is FAIL else None)
 
     def _between(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         pos = skip_ws(buf, pos)
@@ -90,13 +99,13 @@ class CallsBody:
             self._name_next = True
             return pos + len(CALL), None
         if found == WRAPPER[1]:
-            return pos + len(found), _DONE
+            return pos + len(found), DONE
         if found == "" and not final:
-            return pos, _MORE
+            return pos, MORE
         if not self._calls:
             return pos, self._fail("truncated" if found == "" else "not a call block")
         self._sink.repaired(UNCLOSED_AT_END if found == "" else f"missing {WRAPPER[1]}")
-        return (len(buf) if found == "" else pos), _DONE
+        return (len(buf) if found == "" else pos), DONE
 
     def _after_bare(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         """After a call opened without the wrapper: another call or the wrapper's close may
@@ -108,12 +117,12 @@ class CallsBody:
             return start + len(CALL), None
         if found == WRAPPER[1]:
             self._sink.repaired(f"missing {WRAPPER[0]}")
-            return start + len(found), _DONE
-        return pos, (_MORE if found == "" and not final else _DONE)
+            return start + len(found), DONE
+        return pos, (MORE if found == "" and not final else DONE)
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL
 
 
 def render(calls: Calls) -> str:

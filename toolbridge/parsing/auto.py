@@ -35,7 +35,7 @@ from ..syntax.dialect import Dialect
 from ..dialects import dialect_names, get_dialect
 from ..errors import ConfigError
 from ..events import CallAborted, CallRejected, Event, Reasoning, Text, ToolCallBegin
-from .stream import DialectParser, Phase, random_call_id
+from .stream import CALL, CONTENT, REASONING, START, DialectParser, Phase, random_call_id
 from ..tools import Toolset
 
 AUTO = "auto"
@@ -122,10 +122,6 @@ def candidate_dialects(model: str | None = None, names: Iterable[str] | None = N
     return ordered
 
 
-# The members as module constants (an Enum member's lookup on its class costs several times a
-# global's, and these are read for every delta).
-_START, _CONTENT, _REASONING, _CALL = Phase.START, Phase.CONTENT, Phase.REASONING, Phase.CALL
-
 
 class _Trial:
     """One candidate dialect reading a block from its marker on."""
@@ -162,7 +158,7 @@ class _Trial:
             self._note(parser, before)
         self.events += events
         # A trial given nothing new inside its block keeps its open verdict (no need to judge).
-        changed = events or self.settled is not None or parser.phase is not _CALL
+        changed = events or self.settled is not None or parser.phase is not CALL
         if self.verdict is None and changed:
             # Only the block at the marker is judged, not what follows it in the same text.
             judged = self.events[: self.settled] if self.settled is not None else self.events
@@ -182,7 +178,7 @@ def _judge(events: list[Event], phase: Phase, settled: bool) -> bool | None:
             return False
         if isinstance(ev, (ToolCallBegin, Text, Reasoning)):
             return True
-    return True if settled or phase is not _CALL else None
+    return True if settled or phase is not CALL else None
 
 
 class AutoParser:
@@ -230,7 +226,7 @@ class AutoParser:
                           reasoning, in_reasoning, drop_tokens)
         self._hinted, self._claims, self._bare, self._scan = table.hinted, table.claims, table.bare, table.scan
         self._drop = table.drop
-        self._phase = _REASONING if reasoning and in_reasoning else _START
+        self._phase = REASONING if reasoning and in_reasoning else START
         self.dialect: Dialect | None = None
         self._parser: DialectParser | None = None
         self._trials: list[_Trial] = []
@@ -273,13 +269,13 @@ class AutoParser:
             raise ConfigError("feed() called after close()")
         if self._trials:
             return self._resume(text, final=False)
-        if self._buf and self._phase is not _START and self._scan.waits(self._buf + text):
+        if self._buf and self._phase is not START and self._scan.waits(self._buf + text):
             self._buf += text  # still the start of a marker: held back whole, as _scan_text would
             self._fed += len(text)
             return []
         self._base, self._fed = self._fed - len(self._buf), self._fed + len(text)
-        if not self._buf and self._phase is not _START and self._scan.clear(text):
-            return [Text(text) if self._phase is _CONTENT else Reasoning(text)] if text else []
+        if not self._buf and self._phase is not START and self._scan.clear(text):
+            return [Text(text) if self._phase is CONTENT else Reasoning(text)] if text else []
         self._out = []
         self._run(self._buf + text, final=False)
         return self._out
@@ -307,7 +303,7 @@ class AutoParser:
 
     def _scan_text(self, buf: str, pos: int, final: bool) -> int | None:
         """Scan from ``pos``; return where to go on, or None when the buffer is settled."""
-        if self._phase is _START:
+        if self._phase is START:
             return self._at_start(buf, pos, final)
         scan = self._scan
         m = scan.search(buf, pos)
@@ -323,18 +319,18 @@ class AutoParser:
         marker = m.group()
         if marker in self._drop:
             return m.end()
-        if self._think and marker == self._think[0] and self._phase is _CONTENT:
-            self._phase = _REASONING
+        if self._think and marker == self._think[0] and self._phase is CONTENT:
+            self._phase = REASONING
             return m.end()
-        if self._think and marker == self._think[1] and self._phase is _REASONING:
-            self._phase = _START
+        if self._think and marker == self._think[1] and self._phase is REASONING:
+            self._phase = START
             return m.end()
         if marker in self._restart:
             self._emit(marker)
-            self._phase = _START
+            self._phase = START
             return m.end()
         claims = self._unread(self._claims.get(marker, ()), m.start())
-        if self._phase is _REASONING:
+        if self._phase is REASONING:
             hinted = self._hinted
             if hinted in claims and not hinted.calls_in_reasoning and marker in hinted.call_start:
                 claims = ()  # the model's family never calls inside reasoning: this is reasoning
@@ -360,13 +356,13 @@ class AutoParser:
                 if not final and len(buf) - start <= len(opener) and cut_off(buf, start, opener):
                     self._buf = buf[pos:]
                     return None
-        self._phase = _CONTENT
+        self._phase = CONTENT
         return pos
 
     def _start_trials(self, claims: tuple[Dialect, ...], marker: str, buf: str, start: int,
                       final: bool) -> int | None:
         """Give the block at ``start`` to each claimant; where to scan on when none takes it."""
-        self._mid = (self._phase is _REASONING, self._phase is _CONTENT)
+        self._mid = (self._phase is REASONING, self._phase is CONTENT)
         self._marker, self._pending, self._block_at = marker, [], self._base + start
         # A trial is made when the one before it refuses the block (most are never made).
         self._trials, self._waiting = [self._trial(claims[0])], claims[1:]
@@ -384,7 +380,7 @@ class AutoParser:
         in_reasoning, mid_answer = self._mid
         parser = DialectParser(dialect, self._tools, in_reasoning=in_reasoning, **self._options)
         if mid_answer:
-            parser.phase = _CONTENT  # mid-answer: a bare opener is not one here
+            parser.phase = CONTENT  # mid-answer: a bare opener is not one here
         return parser
 
     def _unread(self, claims: tuple[Dialect, ...], pos: int) -> tuple[Dialect, ...]:
@@ -441,8 +437,8 @@ class AutoParser:
             name = trial.dialect.name
             self._reach[name] = max(self._reach.get(name, 0), self._block_at + trial.reach)
         self._trials = []
-        if self._phase is _START:
-            self._phase = _CONTENT
+        if self._phase is START:
+            self._phase = CONTENT
         self._emit(self._marker)  # no candidate reads the block: the marker is prose
         return None
 
@@ -459,7 +455,7 @@ class AutoParser:
 
     def _emit(self, text: str) -> None:
         if text:
-            self._out.append(Reasoning(text) if self._phase is _REASONING else Text(text))
+            self._out.append(Reasoning(text) if self._phase is REASONING else Text(text))
 
 
 @dataclass(frozen=True)

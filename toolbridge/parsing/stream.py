@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..syntax.markers import cut_off, marker_set
-from ..syntax.dialect import TRUNCATED, UNCLOSED_AT_END, Body, Dialect, Outcome
+from ..syntax.dialect import FAIL, MORE, TRUNCATED, UNCLOSED_AT_END, Body, Dialect
 from ..dialects import get_dialect
 from ..errors import ConfigError
 from ..pieces import TextBuffer
@@ -60,9 +60,8 @@ class Phase(enum.Enum):
 
 
 # The members as module constants: in a hot path, ``Phase.CALL`` (an Enum member's lookup on
-# its class) costs several times a global's lookup.
-_START, _CONTENT, _REASONING, _CALL = Phase.START, Phase.CONTENT, Phase.REASONING, Phase.CALL
-_MORE, _FAIL = Outcome.MORE, Outcome.FAIL
+# its class) costs several times a global's lookup (as ``syntax.dialect``'s outcomes).
+START, CONTENT, REASONING, CALL = Phase.START, Phase.CONTENT, Phase.REASONING, Phase.CALL
 
 
 class _Call:
@@ -168,11 +167,11 @@ class DialectParser:
         self._split = reasoning
         self._think, self._drop, self._strays = setup.think, setup.drop, setup.strays
         self._scans = setup.content, setup.reasoning
-        self._answer = _START if self.dialect.bare_start else _CONTENT
+        self._answer = START if self.dialect.bare_start else CONTENT
         self._openers = setup.openers
         if in_reasoning is None:
             in_reasoning = self.dialect.starts_in_reasoning
-        self.phase = _REASONING if setup.think and in_reasoning else self._answer
+        self.phase = REASONING if setup.think and in_reasoning else self._answer
         self._resume = self._phase  # where a rejected block's text goes back to
         self._validate = validate and self._tools is not None
         self._hold = reject_invalid and self._tools is not None
@@ -214,7 +213,7 @@ class DialectParser:
         self._phase = phase
         # The markers of the phase, kept at hand for speed (not by a dict of phases: hashing an
         # enum member is a Python-level call).
-        self._scan = self._scans[phase is _REASONING]
+        self._scan = self._scans[phase is REASONING]
 
     def feed(self, text: str) -> list[Event]:
         """Consume the next piece of output; return the events it completes."""
@@ -222,20 +221,20 @@ class DialectParser:
             raise ConfigError("feed() called after close()")
         if not self._buf and text:  # fast paths for the two common cases
             phase = self._phase
-            if phase is _CALL:
+            if phase is CALL:
                 fragment = self._body.fast(text)  # type: ignore[union-attr]
                 if fragment is not None:
                     self._raw.append(text)
                     self._out = []
                     self.args(fragment)
                     return self._out
-            elif phase is not _START:
+            elif phase is not START:
                 if self._scan.clear(text):
-                    return [Text(text) if phase is _CONTENT or not self._split else Reasoning(text)]
+                    return [Text(text) if phase is CONTENT or not self._split else Reasoning(text)]
             elif self._plain_start(text):
-                self.phase = _CONTENT
+                self.phase = CONTENT
                 return [Text(text)]
-        elif text and self._phase is _CALL:
+        elif text and self._phase is CALL:
             # The block waits at the start of the buffer (a short block, a head or a close
             # marker being written): while the text still only waits, it is kept unread (as
             # ``keeps`` does; written out here, where every held delta passes).
@@ -243,7 +242,7 @@ class DialectParser:
             if wait is not None and wait(self._buf + text):
                 self._buf += text
                 return []
-        elif text and self._phase is not _START and self._scan.waits(self._buf + text):
+        elif text and self._phase is not START and self._scan.waits(self._buf + text):
             self._buf += text  # still the start of a marker: held back whole, as _in_text would
             return []
         return self._run(self._buf + text if self._buf else text, final=False)
@@ -252,7 +251,7 @@ class DialectParser:
         """Whether ``text`` only extends a call block that waits, unread, at the start of the
         buffer (a short block, a head or a close marker still being written): then the text is
         kept without reading it again, and ``feed(text)`` would have returned no events."""
-        if self._phase is not _CALL or not self._buf or not text:
+        if self._phase is not CALL or not self._buf or not text:
             return False
         wait = getattr(self._body, "wait", None)
         if wait is None or not wait(self._buf + text):
@@ -278,7 +277,7 @@ class DialectParser:
         if self._closed:
             return []
         self._closed, self._cut = True, cut
-        if not self._buf and self._phase is not _CALL:
+        if not self._buf and self._phase is not CALL:
             return []  # nothing held: nothing to flush (an open call must still be settled)
         return self._run(self._buf, final=True)
 
@@ -288,7 +287,7 @@ class DialectParser:
         self._out = []
         pos, more = 0, True
         while more:
-            if self._phase is _CALL:
+            if self._phase is CALL:
                 pos, more = self._in_call(buf, pos, final)
             elif pos < len(buf):
                 pos, more = self._in_text(buf, pos, final)
@@ -298,7 +297,7 @@ class DialectParser:
         return self._out
 
     def _in_text(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
-        if self._phase is _START:
+        if self._phase is START:
             return self._at_start(buf, pos, final)
         scan = self._scan
         m = scan.search(buf, pos)
@@ -312,12 +311,12 @@ class DialectParser:
         marker = m.group()
         if marker in self._drop:
             pass
-        elif marker in self._strays and self._phase is not _REASONING:
+        elif marker in self._strays and self._phase is not REASONING:
             self._out.append(Repaired(None, f"stray {marker} dropped"))
         elif self._think and marker == self._think[0]:
             if not self._split:
                 self._emit_text(marker)
-            self.phase = _REASONING
+            self.phase = REASONING
         elif self._think and marker == self._think[1]:
             if not self._split:
                 self._emit_text(marker)
@@ -340,11 +339,11 @@ class DialectParser:
                 return start, True
             if not final and cut_off(buf, start, opener):
                 return pos, False
-        self.phase = _CONTENT
+        self.phase = CONTENT
         return pos, True
 
     def _open_block(self, opener: str, consumed: str) -> None:
-        self._resume, self.phase = self._phase, _CALL
+        self._resume, self.phase = self._phase, CALL
         self._raw = TextBuffer(consumed)
         self._body = self.dialect.body(self, opener)
 
@@ -355,15 +354,15 @@ class DialectParser:
             self._raw, self._keep_at = TextBuffer(buf[max(pos, self._keep_at):end]), None
         else:
             self._raw.append(buf[pos:end])
-        if outcome is _MORE:
+        if outcome is MORE:
             assert not final, "a body must settle at the end of output"
             return end, False
-        reason = self._body.reason if outcome is _FAIL else self._block_rejection
+        reason = self._body.reason if outcome is FAIL else self._block_rejection
         first = self.first_settled is None
         if reason:
             self._fail_block(reason)
         else:
-            self.phase = _CONTENT
+            self.phase = CONTENT
         if first:
             self.first_settled = len(self._out)  # the first block's events end here (in this run)
             if reason and self.halt_on_reject:
@@ -380,12 +379,12 @@ class DialectParser:
                 self._next_index = self._call.index
             self._out.append(CallRejected(reason, raw))
         self._call, self._held, self._closing = None, None, False
-        self.phase = _CONTENT if self._resume is _START else self._resume
+        self.phase = CONTENT if self._resume is START else self._resume
         self._emit_text(raw)
 
     def _emit_text(self, text: str) -> None:
         if text:
-            self._out.append(Reasoning(text) if self._phase is _REASONING and self._split else Text(text))
+            self._out.append(Reasoning(text) if self._phase is REASONING and self._split else Text(text))
 
     def _emit(self, event: Event) -> None:
         (self._held if self._held is not None else self._out).append(event)

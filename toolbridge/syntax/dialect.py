@@ -35,6 +35,11 @@ class Outcome(enum.Enum):
     FAIL = "fail"  # the block is not (or no longer) a call; ``body.reason`` says why
 
 
+# The outcomes as module constants, for the bodies' hot paths: in Python 3.11 an Enum member's
+# lookup on its class (``Outcome.MORE``) costs several times a global's.
+MORE, DONE, FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
+
+
 class CallSink(Protocol):
     """What a body reports calls to (implemented by the StreamParser)."""
 

@@ -22,10 +22,18 @@ from dataclasses import dataclass, field
 from .json import JsonEnvelopeBody
 from ..markers import MarkerSet, marker_set, match_at, opens_more
 from ..rawvalue import RawValue
-from ..dialect import TRUNCATED, UNCLOSED_AT_END, Calls, CallSink, Outcome, raw_value
+from ..dialect import (
+    DONE,
+    FAIL,
+    MORE,
+    TRUNCATED,
+    UNCLOSED_AT_END,
+    CallSink,
+    Calls,
+    Outcome,
+    raw_value,
+)
 
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 # Whitespace between tags; a literal backslash-n counts too (output that was escaped twice).
 _WS = re.compile(r"(?:\s|\\n)*")
@@ -127,7 +135,7 @@ class ArgKeyBody:
                 self._state = _S.PAIRS  # the call begins once the next tag confirms it
                 return pos, None
             if buf[pos] == "\\" and pos + 1 == len(buf) and not final:
-                return pos, _MORE  # a backslash-n (escaped newline) may be arriving
+                return pos, MORE  # a backslash-n (escaped newline) may be arriving
             if self._name_done:
                 return pos, self._fail("not a call: text after the name")
             if not self._name and not _NAME_FIRST.match(buf, pos):
@@ -141,7 +149,7 @@ class ArgKeyBody:
             pos = run
             if sum(map(len, self._name)) > _LIMIT:
                 return pos, self._fail("not a call: name too long")
-        return pos, (self._fail("truncated") if final else _MORE)
+        return pos, (self._fail("truncated") if final else MORE)
 
     def _begin(self) -> Outcome | None:
         """Begin the call once its name is confirmed by a following tag."""
@@ -170,7 +178,7 @@ class ArgKeyBody:
             return pos, self._end_call()
         if found == "":
             if not final:
-                return pos, _MORE
+                return pos, MORE
             return len(buf), self._at_end(buf[pos:])
         if found is None:
             return pos, self._fail("unexpected text in a call block")
@@ -207,7 +215,7 @@ class ArgKeyBody:
         if end == -1:
             if len(buf) - pos >= _LIMIT + len(close):  # the whole window is there, no close in it
                 return pos, self._fail("malformed argument key")
-            return pos, (self._fail("truncated") if final else _MORE)
+            return pos, (self._fail("truncated") if final else MORE)
         self._key = [window]
         self._state = _S.VALUE_OPEN
         return end + len(close), None
@@ -216,7 +224,7 @@ class ArgKeyBody:
         assert self._value is not None
         pos, end = self._value.feed(buf, pos, final)
         if end is None:
-            return pos, _MORE if not final else self._fail("truncated")
+            return pos, MORE if not final else self._fail("truncated")
         self._value = None
         if end.group() == self._tags.value[1]:
             self._state = _S.PAIRS
@@ -228,7 +236,7 @@ class ArgKeyBody:
         if self._params:
             self._sink.args("}")
         self._sink.end()
-        return _DONE
+        return DONE
 
     def _at_end(self, tail: str = "") -> Outcome:
         tags = self._tags
@@ -244,7 +252,7 @@ class ArgKeyBody:
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL
 
 
 def _skip(buf: str, pos: int) -> int:

@@ -31,10 +31,7 @@ from typing import Any
 
 from .json import JsonEnvelopeBody, close_tail
 from ..markers import marker_set, match_at, skip_ws
-from ..dialect import UNCLOSED_AT_END, Body, BodyFactory, Calls, CallSink, Outcome
-
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
+from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, Body, BodyFactory, CallSink, Calls, Outcome
 
 
 @dataclass(frozen=True)
@@ -154,7 +151,7 @@ class JsonArrayBody:
         if state == _S.LEAD:
             found = match_at(buf, pos, shape.open, final)  # type: ignore[arg-type]  # a tuple since __post_init__
             if found == "":
-                return pos, _MORE
+                return pos, MORE
             if found is None and shape.lone and ch == "{" and "[" in shape.open:
                 self._state, self._closing = _S.ITEM, 1 if shape.closes[:1] == ("]",) else 0
                 self._lone = True
@@ -181,17 +178,17 @@ class JsonArrayBody:
                 self._state = _S.ITEM
                 return pos, None
             if self._closing >= len(shape.closes):
-                return pos, _DONE  # content resumes here
+                return pos, DONE  # content resumes here
             self._state = _S.CLOSING
         return self._close(buf, pos, final)
 
     def _close(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         close = self._shape.closes[self._closing]
         end, outcome = close_tail(self._sink, buf, pos, final, close)
-        if outcome is not _DONE or not buf.startswith(close, pos):
+        if outcome is not DONE or not buf.startswith(close, pos):
             return end, outcome  # waiting for more, or the marker is missing (reported)
         self._closing += 1
-        return end, _DONE if self._closing == len(self._shape.closes) else None
+        return end, DONE if self._closing == len(self._shape.closes) else None
 
     def _start_element(self) -> None:
         shape = self._shape
@@ -207,7 +204,7 @@ class JsonArrayBody:
         start = pos
         pos, outcome = self._element.feed(buf, pos, final)
         skippable = self._shape.skip_bad and self._calls > 0 and not self._element_sink.began
-        if outcome is _FAIL:
+        if outcome is FAIL:
             reason = self._element.reason
             if not skippable or reason == "truncated":
                 return pos, self._fail(reason)
@@ -217,8 +214,8 @@ class JsonArrayBody:
             return pos, None
         if skippable:  # kept until the call begins, in case the element fails before it does
             self._pending.append(buf[start:pos])
-        if outcome is _MORE and not self._element_sink.ended:
-            return pos, _MORE
+        if outcome is MORE and not self._element_sink.ended:
+            return pos, MORE
         self._element, self._state = None, _S.AFTER  # the call ended; the list resumes here
         self._calls += 1
         self._sink.keep(pos)
@@ -233,7 +230,7 @@ class JsonArrayBody:
             stop = found.end() if found.group() == "\n" else found.start()
         self._pass_text(buf[pos:stop], stop)
         if found is None and not final:
-            return stop, _MORE
+            return stop, MORE
         self._state = _S.AFTER
         return stop, None
 
@@ -245,18 +242,18 @@ class JsonArrayBody:
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:
-            return _MORE
+            return MORE
         if self._state == _S.AFTER or self._state == _S.CLOSING:
             if self._state == _S.CLOSING or self._shape.closes:
                 self._sink.repaired(UNCLOSED_AT_END)
-            return _DONE
+            return DONE
         if self._lenient and self._state == _S.LEAD:
             return self._fail("not a call: the wrapper holds no call list")
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL
 
 
 class ChooseBody:
@@ -279,9 +276,9 @@ class ChooseBody:
             start = skip_ws(buf, pos)
             if start >= len(buf):
                 if not final:
-                    return pos, _MORE
+                    return pos, MORE
                 self.reason = "truncated"
-                return len(buf), _FAIL
+                return len(buf), FAIL
             factory = self._choices.get(buf[start], self._default)
             self._body = factory(self._sink, self._opened_by)
             pos = start

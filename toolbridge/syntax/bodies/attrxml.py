@@ -37,10 +37,8 @@ from .xml import NamedCall
 from ..jsonscan import JsonScanner
 from ..markers import MarkerSet, marker_set, match_at, opens_more, skip_ws
 from ..rawvalue import RawValue
-from ..dialect import TRUNCATED, UNCLOSED_AT_END, CallSink, Outcome
+from ..dialect import DONE, FAIL, MORE, TRUNCATED, UNCLOSED_AT_END, CallSink, Outcome
 
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 _ATTR = re.compile(r"""\s+([\w:.-]+)\s*=\s*(?:"([^"<>]*)"|'([^'<>]*)'|([^\s"'<>=/]+))""")
 _LIMIT = 512  # longest opening tag read
@@ -190,7 +188,7 @@ class AttrXmlBody(NamedCall):
             options = tags.invoke + tags.block_close + tags.skip
         found = match_at(buf, pos, options) if pos < len(buf) else ""
         if found == "":
-            return (pos, _MORE) if not final else (len(buf), self._at_end(buf[pos:]))
+            return (pos, MORE) if not final else (len(buf), self._at_end(buf[pos:]))
         if found is None:
             return pos, self._fail("unexpected text in a call block")
         pos += len(found)
@@ -207,26 +205,26 @@ class AttrXmlBody(NamedCall):
             return pos, self._confirm() or self._end_call()
         if state == _S.PARAMS:  # the block closed inside an invoke
             self._sink.repaired(f"missing {tags.invoke_close[0]}")
-            return pos, self._confirm() or self._end_call() or _DONE
-        return pos, _DONE if self._calls else self._fail("empty call block")
+            return pos, self._confirm() or self._end_call() or DONE
+        return pos, DONE if self._calls else self._fail("empty call block")
 
     def _after(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         """After an invoke: another invoke, or the block's close; else content resumes here."""
         self._sink.keep(pos)  # the calls so far stand: a later failure returns only what follows
         tags = self._tags
         if self._bare and not tags.block_close:
-            return pos, _DONE
+            return pos, DONE
         at = skip_ws(buf, pos)
         options = tags.block_close + tags.skip if self._bare else tags.invoke + tags.block_close + tags.skip
         found = match_at(buf, at, options) if at < len(buf) else ""
         if found == "" and not final:
-            return pos, _MORE
+            return pos, MORE
         if not found:
             if not self._bare:
                 self._sink.repaired(UNCLOSED_AT_END if final and at == len(buf) else f"missing {tags.block_close[0]}")
-            return pos, _DONE
+            return pos, DONE
         if found in tags.block_close:
-            return at + len(found), _DONE
+            return at + len(found), DONE
         return self._tag(buf, at, final)
 
     def _read_attrs(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
@@ -237,7 +235,7 @@ class AttrXmlBody(NamedCall):
         if "<" in seen or "\n" in text or (end == -1 and len(text) >= _LIMIT):
             return pos, self._fail("malformed tag in a call block")
         if end == -1:
-            return pos, (self._fail("truncated") if final else _MORE)
+            return pos, (self._fail("truncated") if final else MORE)
         parsed = parse_attrs(self._attr_prefix + text)
         attr = self._tags.name_attr if self._tag_is_invoke else self._tags.key_attr
         name = html.unescape(parsed[0].get(attr, "")).strip() if parsed else ""
@@ -278,7 +276,7 @@ class AttrXmlBody(NamedCall):
         if self._tags.cdata:
             rest = buf[pos : pos + len(_CDATA[0])]
             if not final and len(rest) < len(_CDATA[0]) and _CDATA[0].startswith(rest):
-                return pos, _MORE
+                return pos, MORE
             if rest == _CDATA[0]:
                 pos += len(rest)
                 ends = marker_set((_CDATA[1],))
@@ -290,7 +288,7 @@ class AttrXmlBody(NamedCall):
         assert self._value is not None and self._vsink is not None
         pos, end = self._value.feed(buf, pos, final)
         if end is None:
-            return pos, _MORE if not final else self._fail("truncated")
+            return pos, MORE if not final else self._fail("truncated")
         self._value, marker, tags = None, end.group(), self._tags
         outcome = self._close_value()
         if outcome is not None:
@@ -376,16 +374,16 @@ class AttrXmlBody(NamedCall):
         if opens_more(tail, tags.param + tags.invoke, tags.invoke_close + tags.block_close + tags.param_close):
             return self._fail(TRUNCATED)
         if self._state == _S.AFTER:
-            return _DONE
+            return DONE
         if self._state == _S.PARAMS and (self._params or self._wrapped or self._json_done):
             self._sink.repaired(UNCLOSED_AT_END)
             self._end_call()
-            return _DONE
+            return DONE
         if self._state == _S.LEAD and self._calls:
             self._sink.repaired(UNCLOSED_AT_END)
-            return _DONE
+            return DONE
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL

@@ -36,12 +36,10 @@ from typing import Any
 
 from .attrxml import parse_attrs
 from ..markers import marker_set, skip_ws
-from ..dialect import UNCLOSED_AT_END, CallSink, Outcome
+from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Outcome
 from ...tools import coerce, deref
 from ...limits import MAX_DEPTH
 
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 _LIMIT = 512  # longest tag read
 _NAME = re.compile(r"[^\s<>/=\"']{1,256}")
@@ -136,10 +134,10 @@ class ElementBody:
     def _between(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         """Between tags (around invokes, between an invoke's elements): only a tag may come."""
         if pos >= len(buf):
-            return pos, (self._at_end() if final else _MORE)
+            return pos, (self._at_end() if final else MORE)
         tag, end = self._tag_at(buf, pos, final)
         if tag == _TAG_MORE:
-            return pos, _MORE
+            return pos, MORE
         if self._state == _S.AFTER and not self._continues(tag):
             return self._leave(pos, final)
         if tag is None:
@@ -158,7 +156,7 @@ class ElementBody:
             if self._state == _S.ARGS:
                 self._sink.repaired(f"missing </{t.invoke}>")
                 self._finish_invoke()
-            return _DONE if self._calls else self._fail("empty call block")
+            return DONE if self._calls else self._fail("empty call block")
         if self._state == _S.ARGS:
             if tag == "/" + t.invoke:
                 self._finish_invoke()
@@ -174,7 +172,7 @@ class ElementBody:
         if "<" in text or "\n" in text or (end == -1 and (final or len(text) >= _LIMIT)):
             return pos, self._fail("malformed invoke tag")
         if end == -1:
-            return pos, _MORE
+            return pos, MORE
         return end + 1, self._begin(" " + text.strip())
 
     def _begin(self, attrs: str) -> Outcome | None:
@@ -210,14 +208,14 @@ class ElementBody:
         if found is None:
             stop = len(buf) if final else len(buf) - ends.holdback(buf, pos)
             top.parts.append(buf[pos:stop])
-            return stop, (self._fail("truncated") if final else _MORE)
+            return stop, (self._fail("truncated") if final else MORE)
         top.parts.append(buf[pos : found.start()])
         if found.group() == own_close:
             self._note_unmarked()
             return found.end(), self._close(top.name)
         tag, end = self._tag_at(buf, found.start(), final)
         if tag == _TAG_MORE:
-            return found.start(), _MORE
+            return found.start(), MORE
         if tag is None:
             return found.start(), self._fail("malformed tag in a call block")
         if not tag.startswith("/"):
@@ -248,7 +246,7 @@ class ElementBody:
         """After an invoke, something else follows: the block ends here."""
         if not self._bare:
             self._sink.repaired(f"missing </{self._tags.block}>")
-        return pos, _DONE
+        return pos, DONE
 
     # ------------------------------------------------------------------ calls
 
@@ -264,16 +262,16 @@ class ElementBody:
         if self._state == _S.AFTER:
             if not self._bare:
                 self._sink.repaired(UNCLOSED_AT_END)
-            return _DONE
+            return DONE
         if self._state == _S.ARGS and self._root.children:
             self._sink.repaired(UNCLOSED_AT_END)
             self._finish_invoke()
-            return _DONE
+            return DONE
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL
 
 
 # ---------------------------------------------------------------------- typing the tree

@@ -22,10 +22,8 @@ from .array import ARRAY, ElementSink, JsonArrayBody
 from .json import JsonEnvelopeBody, close_tail
 from ..jsonscan import ERROR, JsonScanner
 from ..markers import skip_ws
-from ..dialect import UNCLOSED_AT_END, Body, CallSink, Outcome
+from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, Body, CallSink, Outcome
 
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 TEXT_KEYS = ("response", "content")
 CALL_KEYS = ("tool_calls", "tool_call")
@@ -115,7 +113,7 @@ class EnvelopeBody:
         if scanner.state == ERROR:
             return pos, self._fail("truncated" if scanner.error == "truncated" else "malformed answer envelope")
         if not scanner.done:
-            return pos, _MORE if not final else self._fail("truncated")
+            return pos, MORE if not final else self._fail("truncated")
         value, self._scanner = json.loads("".join(self._text)), None
         if self._state == _S.KEY:
             return pos, self._accept_key(value)
@@ -137,11 +135,11 @@ class EnvelopeBody:
         inner = self._inner
         assert inner is not None
         pos, outcome = inner.feed(buf, pos, final)
-        if outcome is _FAIL:
+        if outcome is FAIL:
             return pos, self._fail(inner.reason)
         single_done = self._element is not None and self._element.ended
-        if outcome is _MORE and not single_done:
-            return pos, _MORE
+        if outcome is MORE and not single_done:
+            return pos, MORE
         self._inner, self._element, self._state, self._settled = None, None, _S.NEXT, True
         self._sink.keep(pos)
         return pos, None
@@ -150,18 +148,18 @@ class EnvelopeBody:
         if not self._settled:
             return pos, self._fail("the envelope holds nothing")
         if not self._close:
-            return pos, _DONE
+            return pos, DONE
         self._state = _S.TAIL
         return pos, None
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:
-            return _MORE
+            return MORE
         if self._state in (_S.NEXT, _S.TAIL) and self._settled:
             self._sink.repaired(UNCLOSED_AT_END)
-            return _DONE
+            return DONE
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL

@@ -22,12 +22,10 @@ import math
 import re
 
 from ..markers import cut_off, marker_set, match_at, skip_ws
-from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome
+from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Calls, Outcome
 from ...limits import BIG_INT_KEPT, MAX_DEPTH, loads, number_text
 from ..jsonscan import closing_quote, odd_backslashes
 
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 _encode = json.encoder.encode_basestring
 _NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")
@@ -115,17 +113,17 @@ class GemmaBody:
         options = (_CALL, self._close) if self._calls else (_CALL,)
         found = match_at(buf, pos, options, final)
         if found == "":
-            return pos, _MORE
+            return pos, MORE
         if found is None:
             if not self._calls:
                 return pos, self._fail("not a call: expected 'call:NAME{'")
             if final and cut_off(buf, pos, self._close):  # the close marker was cut off
                 self._sink.repaired(UNCLOSED_AT_END)
-                return len(buf), _DONE
+                return len(buf), DONE
             self._sink.repaired(f"missing {self._close} after the call")
-            return pos, _DONE
+            return pos, DONE
         if found == self._close:
-            return pos + len(found), _DONE
+            return pos + len(found), DONE
         self._state, self._parts = _S.NAME, []
         return pos + len(found), None
 
@@ -138,11 +136,11 @@ class GemmaBody:
                 return end + 1, self._begin(buf[pos:end].strip())
             if len(buf) - pos > _NAME_LIMIT:
                 return pos, self._fail("malformed call name")
-            return pos, self._fail("truncated") if final else _MORE
+            return pos, self._fail("truncated") if final else MORE
         end = min((i for i in (buf.find(c, pos) for c in ",}]") if i != -1), default=-1)
         self._parts.append(buf[pos : end if end != -1 else len(buf)])
         if end == -1:
-            return len(buf), self._fail("truncated") if final else _MORE
+            return len(buf), self._fail("truncated") if final else MORE
         word = "".join(self._parts).strip()
         self._parts = []
         self._state = _S.NEXT
@@ -184,7 +182,7 @@ class GemmaBody:
         state, ch = self._state, buf[pos]
         if buf.startswith(self._quote, pos) or (not final and cut_off(buf, pos, self._quote)):
             if len(buf) - pos < len(self._quote):
-                return pos, _MORE
+                return pos, MORE
             if state == _S.KEY:
                 self._state, self._parts = _S.QKEY, []
                 return pos + len(self._quote), None
@@ -232,7 +230,7 @@ class GemmaBody:
         if end == -1:
             self._parts.append(buf[pos:])
             self._escaped = odd_backslashes(buf, pos, len(buf))
-            return len(buf), (self._fail("truncated") if final else _MORE)
+            return len(buf), (self._fail("truncated") if final else MORE)
         self._parts.append(buf[pos : end + 1])
         try:
             value = loads("".join(self._parts))
@@ -250,7 +248,7 @@ class GemmaBody:
         if end == -1:
             if len(text) > 256:
                 return pos, self._fail("malformed key in a call")
-            return pos, self._fail("truncated") if final else _MORE
+            return pos, self._fail("truncated") if final else MORE
         self._emit_key(text.strip())
         return end + 1, None
 
@@ -292,7 +290,7 @@ class GemmaBody:
         elif piece:
             self._sink.args(_encode(piece)[1:-1])
         if end == -1:
-            return stop, self._fail("truncated") if final else _MORE
+            return stop, self._fail("truncated") if final else MORE
         if self._state == _S.QKEY:
             self._emit_key("".join(self._parts))
             self._state, self._parts = _S.COLON, []
@@ -303,12 +301,12 @@ class GemmaBody:
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:
-            return _MORE
+            return MORE
         if self._state == _S.CALL and self._calls:
             self._sink.repaired(UNCLOSED_AT_END)
-            return _DONE
+            return DONE
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL

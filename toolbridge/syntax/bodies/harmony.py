@@ -28,10 +28,8 @@ import re
 
 from .section import CallBody, CallSpec
 from ..markers import marker_set
-from ..dialect import CallSink, Outcome
+from ..dialect import DONE, FAIL, MORE, CallSink, Outcome
 
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 START, CHANNEL, CONSTRAIN, MESSAGE = "<|start|>", "<|channel|>", "<|constrain|>", "<|message|>"
 TERMINATORS = ("<|end|>", "<|call|>", "<|return|>")
@@ -107,7 +105,7 @@ class HarmonyBody:
         if foreign or "\n" in head or too_long:
             return pos, self._fail("not a message header")
         if end == -1:
-            return pos, self._fail("truncated") if final else _MORE
+            return pos, self._fail("truncated") if final else MORE
         parsed = parse_header(self._prefix + head)
         if isinstance(parsed, str):
             return pos, self._fail(parsed)
@@ -121,10 +119,10 @@ class HarmonyBody:
         elif channel != "analysis":
             self._state = _H.TEXT
         elif offset > 0 or not self._prefix:  # hand the analysis message back to the parser
-            return pos + offset - len(self._prefix), _DONE
+            return pos + offset - len(self._prefix), DONE
         else:  # reasoning is not being split: the header is content, and so is the message
             self._sink.text(self._prefix + head + MESSAGE)
-            return body, _DONE
+            return body, DONE
         self._state = _H.CALL if recipient else _H.TEXT
         return body, None
 
@@ -133,11 +131,11 @@ class HarmonyBody:
         if found is None:
             stop = len(buf) if final else len(buf) - _TEXT_END.holdback(buf, pos)
             self._emit(buf[pos:stop], stop)
-            return stop, _DONE if final else _MORE
+            return stop, DONE if final else MORE
         self._emit(buf[pos : found.start()], found.start())
         if found.group() == START:
-            return found.start(), _DONE  # the next message began without a terminator
-        return found.end(), _DONE
+            return found.start(), DONE  # the next message began without a terminator
+        return found.end(), DONE
 
     def _emit(self, text: str, settled: int) -> None:
         if text:
@@ -146,4 +144,4 @@ class HarmonyBody:
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL

@@ -17,10 +17,8 @@ import re
 from collections.abc import Mapping
 
 from ..markers import marker_set
-from ..dialect import Body, BodyFactory, CallSink, Outcome
+from ..dialect import DONE, FAIL, MORE, Body, BodyFactory, CallSink, Outcome
 
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 _SPECIAL = re.compile(r"<\|[a-z_]+\|>")
 
@@ -47,15 +45,15 @@ class HeaderBody:
             head = window[: found.start() if found else len(window) - self._kinds.holdback(window, 0)]
             if len(head) > self._limit or "\n" in head or _SPECIAL.search(head):
                 self.reason = "not a message header"
-                return pos, _FAIL
+                return pos, FAIL
             if found is None:
                 if not final:
-                    return pos, _MORE
+                    return pos, MORE
                 self.reason = "no content kind after the role token"
-                return pos, _FAIL
+                return pos, FAIL
             reader = self._readers.get(found.group())
             if reader is None:
-                return pos + found.start(), _DONE  # the parser reads the kind token itself
+                return pos + found.start(), DONE  # the parser reads the kind token itself
             self._body = reader(self._sink, found.group())
             pos += found.end()
         pos, outcome = self._body.feed(buf, pos, final)

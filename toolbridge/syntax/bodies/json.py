@@ -20,9 +20,9 @@ from functools import lru_cache
 from typing import Any
 
 from ...limits import deeper_than
-from ..jsonscan import DONE, ERROR, JsonScanner
+from ..jsonscan import DONE as SCANNED, ERROR, JsonScanner
 from ..markers import cut_off, match_at, read_label, skip_ws
-from ..dialect import UNCLOSED_AT_END, CallSink, Outcome
+from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Outcome
 
 
 def _refuse(constant: str) -> None:
@@ -60,8 +60,6 @@ def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
 _WS = r"[ \t\n\r]*"  # JSON's whitespace, as the scanner skips it (``\s`` would admit more)
 _STRING = r'"(?:[^"\\]++|\\.)*+"'
 _CONTENT = r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})'  # a string's valid content
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 _PLAIN_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')  # a JSON string without escapes
 _END_OF_OBJECT = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*")  # an object's closing brace, spaced
 _HOLD = 512  # the longest head held back while it is being written
@@ -161,12 +159,12 @@ class JsonEnvelopeBody:
         self.wait = None
         if self._state == _S.LEAD and not final and self._holds(buf, pos):
             self.wait = self._block_waits
-            return pos, _MORE
+            return pos, MORE
         while True:
             if self._state == _S.KEY_TEXT or self._state == _S.VALUE:
                 pos, outcome = self._scan(buf, pos, final)
             elif self._state == _S.TAIL and self._closes == [""]:
-                return pos, _DONE  # no close marker: what follows is not this block's
+                return pos, DONE  # no close marker: what follows is not this block's
             else:
                 pos = skip_ws(buf, pos)
                 if pos >= len(buf):
@@ -178,7 +176,7 @@ class JsonEnvelopeBody:
                     continue
                 if self._state == _S.TAIL:
                     pos, outcome = self._tail(buf, pos, final)
-                    if outcome is not _DONE or not self._closes:
+                    if outcome is not DONE or not self._closes:
                         return pos, outcome
                     continue
                 if self._state == _S.LEAD and buf[pos] == "{" and not self._sink.lenient:
@@ -208,7 +206,7 @@ class JsonEnvelopeBody:
         if head is None:
             if not final and len(buf) - pos <= _HOLD and start_pattern.fullmatch(buf, pos):
                 self.wait = self._head_waits
-                return pos, _MORE  # the head is still being written
+                return pos, MORE  # the head is still being written
             return None
         written = head.group(1)
         if _PLAIN_STRING.fullmatch(written):
@@ -315,9 +313,9 @@ class JsonEnvelopeBody:
         else:
             self._value.append(piece)
         state = scanner.state
-        if state != DONE:
+        if state != SCANNED:
             if state != ERROR:
-                return pos, _MORE
+                return pos, MORE
             why = scanner.error
             return pos, self._fail(why if why == "truncated" else "malformed JSON: " + why)
         for what in scanner.repairs:
@@ -353,7 +351,7 @@ class JsonEnvelopeBody:
         if outcome is not None:
             return end, outcome
         self._closes = []
-        return end + len(closes[0]), _DONE
+        return end + len(closes[0]), DONE
 
     def _accept_name(self, text: str) -> Outcome | None:
         name = json.loads(text)
@@ -409,9 +407,9 @@ class JsonEnvelopeBody:
 
     def _tail(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         end, outcome = close_tail(self._sink, buf, pos, final, self._closes[0])
-        if outcome is _MORE and self._closes[0][0] not in " \t\n\r,{":
+        if outcome is MORE and self._closes[0][0] not in " \t\n\r,{":
             self.wait = self._close_waits
-        if outcome is _DONE:
+        if outcome is DONE:
             self._closes = self._closes[1:] if buf.startswith(self._closes[0], pos) else []
         return end, outcome
 
@@ -426,7 +424,7 @@ class JsonEnvelopeBody:
             return pos, self._at_end(final)
         if buf[start] != "{":  # not another object: the wrapper's end is missing (reported)
             self._sink.repaired(f"missing {self._closes[0]} after the call")
-            return pos, _DONE
+            return pos, DONE
         self._sink.keep(pos)  # a failure of the next object returns only its own text
         if pos != start:
             self._sink.repaired("several call objects in one wrapper")
@@ -446,21 +444,21 @@ class JsonEnvelopeBody:
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:
-            return _MORE
+            return MORE
         if self._state == _S.NEXT and self._begun and self._args_seen:
             self._sink.end()  # the arguments are complete; only the envelope's end is missing
             self._state = _S.TAIL
         if self._state == _S.TAIL:
             self._sink.repaired(UNCLOSED_AT_END)
             self._closes = []
-            return _DONE
+            return DONE
         if self._lenient and self._state == _S.LEAD:
             return self._fail("not a call: the wrapper holds no call object")
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL
 
 
 def stream_arguments(sink: CallSink, scanner: JsonScanner, buf: str, pos: int, final: bool,
@@ -476,7 +474,7 @@ def stream_arguments(sink: CallSink, scanner: JsonScanner, buf: str, pos: int, f
         why = scanner.error
         return pos, fail(why if why == "truncated" else "malformed JSON: " + why)
     if not scanner.done:
-        return pos, _MORE
+        return pos, MORE
     for what in scanner.repairs:
         sink.repaired(what)
     return pos, None
@@ -489,14 +487,14 @@ def close_tail(sink: CallSink, buf: str, pos: int, final: bool, close: str) -> t
     without one (reported), and content resumes there.
     """
     if buf.startswith(close, pos):
-        return pos + len(close), _DONE
+        return pos + len(close), DONE
     if cut_off(buf, pos, close):
         if not final:
-            return pos, _MORE
+            return pos, MORE
         sink.repaired(UNCLOSED_AT_END)
-        return len(buf), _DONE
+        return len(buf), DONE
     sink.repaired(f"missing {close} after the call")
-    return pos, _DONE
+    return pos, DONE
 
 
 class _N:  # (plain ints, as _S)
@@ -530,7 +528,7 @@ class NameJsonBody:
             self._name, pos, complete = read_label(buf, pos, self._name_end)
             if not complete:
                 why = "truncated" if complete is None and final else "malformed call name"
-                return pos, _MORE if complete is None and not final else self._fail(why)
+                return pos, MORE if complete is None and not final else self._fail(why)
             self._state = _N.ARGS
         if self._state == _N.ARGS:
             pos, outcome = self._args(buf, pos, final)
@@ -539,15 +537,15 @@ class NameJsonBody:
         pos = skip_ws(buf, pos)
         if pos >= len(buf) and final:
             self._sink.repaired(UNCLOSED_AT_END)
-            return pos, _DONE
-        return close_tail(self._sink, buf, pos, final, self._close) if pos < len(buf) else (pos, _MORE)
+            return pos, DONE
+        return close_tail(self._sink, buf, pos, final, self._close) if pos < len(buf) else (pos, MORE)
 
     def _args(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         scanner = self._scanner
         if not scanner.started:
             pos = skip_ws(buf, pos)
             if pos >= len(buf):
-                return pos, self._fail("truncated") if final else _MORE
+                return pos, self._fail("truncated") if final else MORE
             if buf[pos] != "{":
                 return pos, self._fail("arguments are not a JSON object")
             why = self._sink.begin(self._name)
@@ -562,4 +560,4 @@ class NameJsonBody:
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL

@@ -17,10 +17,8 @@ import re
 
 from .json import stream_arguments
 from ..jsonscan import JsonScanner
-from ..dialect import CallSink, Outcome
+from ..dialect import DONE, FAIL, MORE, CallSink, Outcome
 
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 # What a header can hold before its "{" arrives: name characters, bracketed special tokens and
 # the spaces a header may have between them (the header pattern judges it once "{" is there).
@@ -54,7 +52,7 @@ class NamedJsonBody:
             head = buf[pos : pos + self._limit + 1]
             if len(head) > self._limit or not _HEADER_CHARS.fullmatch(head):
                 return pos, self._fail("not a call: malformed call header")
-            return pos, self._fail("truncated") if final else _MORE
+            return pos, self._fail("truncated") if final else MORE
         found = self._header.fullmatch(buf, pos, brace)
         if found is None:
             return pos, self._fail("not a call: malformed call header")
@@ -71,8 +69,8 @@ class NamedJsonBody:
         if outcome is not None:
             return pos, outcome
         self._sink.end()
-        return pos, _DONE
+        return pos, DONE
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL

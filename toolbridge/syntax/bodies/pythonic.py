@@ -33,10 +33,8 @@ from typing import Any
 
 from .json import close_tail
 from ..markers import match_at, skip_ws
-from ..dialect import UNCLOSED_AT_END, Calls, CallSink, Outcome
+from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Calls, Outcome
 
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 _IDENT_START = re.compile(r"[A-Za-z_]")
 _IDENT_RUN = re.compile(r"[\w.]*")
@@ -95,7 +93,7 @@ class PythonicBody:
                     return close_tail(self._sink, buf, pos, final, self._close)
                 pos, outcome = self._between(buf, pos, final)
             if outcome is not None:
-                if outcome is _MORE and final:
+                if outcome is MORE and final:
                     return pos, self._at_end(buf, final)
                 return pos, outcome
 
@@ -109,15 +107,15 @@ class PythonicBody:
         if self._close and not self._list:  # a line sequence ends at the close marker
             found = match_at(buf, pos, (self._close,), final)
             if found == "":
-                return pos, _MORE
+                return pos, MORE
             if found:
                 if not self._calls:
                     return pos, self._fail("empty call block")
-                return pos + len(found), _DONE
+                return pos + len(found), DONE
         if state == _S.SEP:
             if ch == "]" and self._list:
                 self._state = _S.TAIL
-                return pos + 1, _DONE if not self._close else None
+                return pos + 1, DONE if not self._close else None
             if ch == "," or not self._list:
                 self._state = _S.ITEM
                 return pos + (ch == ","), None
@@ -143,7 +141,7 @@ class PythonicBody:
         if sum(map(len, self._name_parts)) > _NAME_LIMIT:
             return end, self._fail("not a call list")
         if end >= len(buf):
-            return end, _MORE
+            return end, MORE
         if buf[end] != "(":
             return end, self._fail("not a call list")
         self._state = _S.BODY
@@ -189,7 +187,7 @@ class PythonicBody:
                 return pos, self._emit(pos)
         self._text.append(buf[start:pos])
         self._size += pos - start
-        return pos, _MORE
+        return pos, MORE
 
     def _emit(self, pos: int) -> Outcome | None:
         text, name = "".join(self._text), "".join(self._name_parts)
@@ -210,17 +208,17 @@ class PythonicBody:
 
     def _at_end(self, buf: str, final: bool) -> Outcome:
         if not final:
-            return _MORE
+            return MORE
         if self._calls and self._state in (_S.SEP, _S.ITEM, _S.TAIL):
             self._sink.repaired(UNCLOSED_AT_END)
-            return _DONE
+            return DONE
         if self._bare and self._state in (_S.LEAD, _S.ITEM):
             return self._fail("not a call list")
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL
 
 
 def evaluate_call(name: str, text: str, commas: list[int]) -> tuple[str, dict[str, Any]] | str:

@@ -29,10 +29,8 @@ import re
 from dataclasses import dataclass
 
 from ..markers import marker_set, match_at, skip_ws
-from ..dialect import Body, BodyFactory, CallSink, Outcome
+from ..dialect import DONE, FAIL, MORE, Body, BodyFactory, CallSink, Outcome
 
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 START, MESSAGE = "<|start|>", "<|message|>"
 _HEADER_LIMIT = 256
@@ -100,7 +98,7 @@ class RecipientBody:
         if _SPECIAL.search(head) or "\n" in head or too_long:
             return pos, self._fail("not a message header")
         if end == -1:
-            return pos, (self._fail("truncated") if final else _MORE)
+            return pos, (self._fail("truncated") if final else MORE)
         words = head.split()
         recipients = [w[3:] for w in words if w.startswith("to=")]
         if len(recipients) != 1 or not recipients[0] or any(
@@ -109,7 +107,7 @@ class RecipientBody:
             return pos, self._fail("not a message header")
         recipient = recipients[0]
         if recipient == self._form.reasoning:
-            return pos + head.index("to="), _DONE  # the parser reads reasoning itself
+            return pos + head.index("to="), DONE  # the parser reads reasoning itself
         self._state = _R.TEXT if recipient == self._form.visible else _R.CALL_OPEN
         return end + len(MESSAGE), None
 
@@ -117,7 +115,7 @@ class RecipientBody:
         at = skip_ws(buf, pos)
         found = match_at(buf, at, self._form.call_tags, final) if at < len(buf) else ""
         if found == "" and not final:
-            return pos, _MORE
+            return pos, MORE
         if not found:
             return pos, self._fail("truncated" if at >= len(buf) else "a tool message without a call block")
         self._call = self._form.calls(self._sink, found)
@@ -127,7 +125,7 @@ class RecipientBody:
     def _in_call(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         assert self._call is not None
         pos, outcome = self._call.feed(buf, pos, final)
-        if outcome is _DONE:
+        if outcome is DONE:
             self._state = _R.TERMINATOR
             return pos, None
         self.reason = self._call.reason
@@ -137,19 +135,19 @@ class RecipientBody:
         at = skip_ws(buf, pos)
         found = match_at(buf, at, self._form.terminators, final) if at < len(buf) else ""
         if found == "" and not final:
-            return pos, _MORE
-        return (at + len(found), _DONE) if found else (pos, _DONE)
+            return pos, MORE
+        return (at + len(found), DONE) if found else (pos, DONE)
 
     def _text(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         found = self._text_end.search(buf, pos)
         if found is None:
             stop = len(buf) if final else len(buf) - self._text_end.holdback(buf, pos)
             self._emit(buf[pos:stop], stop)
-            return stop, _DONE if final else _MORE
+            return stop, DONE if final else MORE
         self._emit(buf[pos : found.start()], found.start())
         if found.group() in self._form.terminators:
-            return found.end(), _DONE
-        return found.start(), _DONE  # the next message, or a call block, begins here
+            return found.end(), DONE
+        return found.start(), DONE  # the next message, or a call block, begins here
 
     def _emit(self, text: str, settled: int) -> None:
         if text:
@@ -158,4 +156,4 @@ class RecipientBody:
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL

@@ -27,10 +27,8 @@ from dataclasses import dataclass
 from .json import stream_arguments
 from ..jsonscan import JsonScanner
 from ..markers import cut_off, match_at, skip_ws
-from ..dialect import UNCLOSED_AT_END, Body, CallSink, Outcome
+from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, Body, CallSink, Outcome
 
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
 
 _LABEL_LIMIT = 256
 
@@ -96,14 +94,14 @@ class CallBody:
             options = self._options()
             found = match_at(buf, pos, options, final) if options else None
             if found == "":
-                return pos, _MORE
+                return pos, MORE
             pos += len(found or "")
             if found is None and state.value >= _C.FENCE_CLOSE.value:
                 ended = self._no_close(buf, pos, final, options)
                 if ended is not None:
                     return ended
             if state is _C.TAIL:
-                return pos, _DONE
+                return pos, DONE
             if state is _C.FENCE_CLOSE and found is None and self._fenced:
                 self._sink.repaired("missing closing fence after the arguments")
             self._fenced = self._fenced or (state is _C.FENCE and found is not None)
@@ -130,7 +128,7 @@ class CallBody:
                 return pos, self._fail("malformed call name")
             if len(window) == size:  # the whole window is there and no end in it
                 return pos, self._fail("malformed call name")
-            return pos, self._fail("truncated") if final else _MORE
+            return pos, self._fail("truncated") if final else MORE
         i, stop = min(ends)
         written = window[:i].strip()
         if "<" in written or "\n" in written:
@@ -166,24 +164,24 @@ class CallBody:
         if final and any(cut_off(buf, pos, c) for c in options):
             self._sink.repaired(UNCLOSED_AT_END)
             self.cut = True
-            return len(buf), _DONE
+            return len(buf), DONE
         if self._state is _C.TAIL:
             self._sink.repaired(f"missing {self._spec.close[0]} after the call")
-            return pos, _DONE
+            return pos, DONE
         return None
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:
-            return _MORE
+            return MORE
         if self._state.value < _C.FENCE_CLOSE.value:
             return self._fail("truncated")
         self._sink.repaired(UNCLOSED_AT_END)
         self.cut = True
-        return _DONE
+        return DONE
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL
 
 
 @dataclass(frozen=True)
@@ -219,7 +217,7 @@ class SectionBody:
         while True:
             if self._inner is not None:
                 pos, outcome = self._inner.feed(buf, pos, final)
-                if outcome is not _DONE:
+                if outcome is not DONE:
                     self.reason = self._inner.reason
                     return pos, outcome
                 self._cut = isinstance(self._inner, CallBody) and self._inner.cut
@@ -231,7 +229,7 @@ class SectionBody:
                 return pos, self._at_end(final)
             found = match_at(buf, pos, self._between, final)
             if found == "":
-                return pos, _MORE
+                return pos, MORE
             if found is None and self._implicit and not self._calls:
                 self._implicit = False  # a short opener: the first call follows without its marker
                 self._inner = tags.call(self._sink, self._opened_by)
@@ -240,7 +238,7 @@ class SectionBody:
                 return self._stray(buf, pos, final)
             pos += len(found)
             if found in tags.section_end:
-                return pos, _DONE if self._calls else self._fail("empty tool-call section")
+                return pos, DONE if self._calls else self._fail("empty tool-call section")
             if found in tags.call_begin:
                 self._inner = tags.call(self._sink, found)
             elif not self._calls:  # a call's end marker before any call
@@ -252,19 +250,19 @@ class SectionBody:
             return pos, self._fail("not a tool call")
         if final and any(cut_off(buf, pos, m) for m in self._between):
             self._sink.repaired(UNCLOSED_AT_END)  # a marker cut off by the end of output
-            return len(buf), _DONE
+            return len(buf), DONE
         self._sink.repaired(f"missing {self._tags.section_end[0]} after the calls")
-        return pos, _DONE
+        return pos, DONE
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:
-            return _MORE
+            return MORE
         if not self._calls:
             return self._fail("truncated")
         if not self._cut:
             self._sink.repaired(UNCLOSED_AT_END)
-        return _DONE
+        return DONE
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL

@@ -24,10 +24,17 @@ from dataclasses import dataclass, field
 
 from ..markers import MarkerSet, marker_set, match_at, opens_more, read_label, skip_ws
 from ..rawvalue import RawValue
-from ..dialect import TRUNCATED, UNCLOSED_AT_END, Calls, CallSink, Outcome, raw_value
-
-# Outcomes as module constants (an Enum member's lookup on its class costs several times more).
-_MORE, _DONE, _FAIL = Outcome.MORE, Outcome.DONE, Outcome.FAIL
+from ..dialect import (
+    DONE,
+    FAIL,
+    MORE,
+    TRUNCATED,
+    UNCLOSED_AT_END,
+    CallSink,
+    Calls,
+    Outcome,
+    raw_value,
+)
 
 
 @dataclass(frozen=True)
@@ -139,12 +146,12 @@ class XmlBody(NamedCall):
             options = (tags.function[0], tags.block_close)
         found = match_at(buf, pos, options) if pos < len(buf) else ""
         if found == "":
-            return (pos, _MORE) if not final else (len(buf), self._at_end(buf[pos:]))
+            return (pos, MORE) if not final else (len(buf), self._at_end(buf[pos:]))
         if found is None:
             if state == _S.AFTER:
                 if not self._bare:
                     self._sink.repaired(f"missing {tags.block_close} after the call")
-                return pos, _DONE  # content resumes after the call
+                return pos, DONE  # content resumes after the call
             return pos, self._fail("unexpected text in a call block")
         pos += len(found)
         if found == tags.function[0]:
@@ -161,15 +168,15 @@ class XmlBody(NamedCall):
             if self._in_call or self._name:
                 self._sink.repaired(f"missing {tags.function_close}")
                 outcome = self._confirm() or self._end_call()
-                return pos, outcome or _DONE
-            return pos, _DONE if state == _S.AFTER else self._fail("empty call block")
+                return pos, outcome or DONE
+            return pos, DONE if state == _S.AFTER else self._fail("empty call block")
         return pos, None
 
     def _read_label(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         suffix = (self._tags.function if self._state == _S.NAME else self._tags.parameter)[1]
         text, pos, complete = read_label(buf, pos, suffix)
         if complete is None:
-            return (pos, _MORE) if not final else (pos, self._fail("truncated"))
+            return (pos, MORE) if not final else (pos, self._fail("truncated"))
         if complete is False:
             return pos, self._fail("malformed tag in a call block")
         if not text.strip():
@@ -188,7 +195,7 @@ class XmlBody(NamedCall):
         assert self._value is not None
         pos, end = self._value.feed(buf, pos, final)
         if end is None:
-            return pos, _MORE if not final else self._fail("truncated")
+            return pos, MORE if not final else self._fail("truncated")
         tags, marker = self._tags, end.group()
         self._value = None
         if marker == tags.parameter_close:
@@ -217,16 +224,16 @@ class XmlBody(NamedCall):
         if self._state == _S.AFTER:
             if not self._bare:
                 self._sink.repaired(UNCLOSED_AT_END)
-            return _DONE
+            return DONE
         if self._state == _S.PARAMS and (self._in_call or self._name):
             outcome = self._confirm()
             if outcome is not None:
                 return outcome
             self._sink.repaired(UNCLOSED_AT_END)
             self._end_call()
-            return _DONE
+            return DONE
         return self._fail("truncated")
 
     def _fail(self, why: str) -> Outcome:
         self.reason = why
-        return _FAIL
+        return FAIL
