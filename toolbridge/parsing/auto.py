@@ -295,6 +295,42 @@ class AutoParser:
         self._run(self._buf, final=True)
         return self._out
 
+    def parse_whole(self, text: str, cut: bool = False) -> list[Event]:
+        """``feed(text) + close(cut)``: the events of a whole output, as
+        ``DialectParser.parse_whole``. Prose with no marker is read at C speed, and so is an
+        answer whose first block's first claimant reads it and all that follows as plain calls
+        (``DialectParser.read_plain``): that claimant wins, as its trial would. Anything else
+        is read by ``feed`` and ``close``."""
+        events = self.read_plain(text, cut)
+        return self.feed(text) + self.close(cut) if events is None else events
+
+    def read_plain(self, text: str, cut: bool = False) -> list[Event] | None:
+        """As ``DialectParser.read_plain``: the events of ``feed(text) + close(cut)`` when
+        read at C speed, the parser then closed; None otherwise, the parser unchanged."""
+        if self._phase is not START or self._closed or self._buf or self._parser is not None or self._trials:
+            return None
+        scan = self._scan
+        start = _SPACE.match(text).end()  # type: ignore[union-attr]
+        if start == len(text) or scan.at(text, start) is None and any(
+                o.startswith(text[start : start + len(o)]) for o, _ in self._bare):
+            return None  # all space, or a bare opener may start a call
+        m = scan.search(text, start)
+        if m is None:
+            held = len(text) - scan.holdback(text, 0)  # what feed holds back, close emits
+            self._phase, self._closed, self._cut = CONTENT, True, cut
+            return [Text(piece) for piece in (text[:held], text[held:]) if piece]
+        claims = self._claims.get(m.group(), ())
+        if not claims or m.group() in self._drop:
+            return None
+        self._mid = (False, True)  # (set again before any trial is made)
+        winner = self._make_parser(claims[0])
+        events = winner.read_plain(text[m.start() :], cut)
+        if events is None:
+            return None
+        self._parser, self.dialect, self._phase, self._closed = winner, winner.dialect, CONTENT, True
+        return [Text(text[: m.start()]), *events] if m.start() else events
+
+    # ------------------------------------------------------------------ before a dialect is known
     # ------------------------------------------------------------------ before a dialect is known
 
     def _run(self, buf: str, final: bool, pos: int = 0) -> None:

@@ -1,8 +1,9 @@
 """The parser users make: ``StreamParser`` (one dialect, or ``auto``) and ``parse``.
 
 ``StreamParser(dialect, ...)`` is a ``DialectParser`` for a named dialect and an ``AutoParser``
-for ``"auto"``. ``parse`` is that parser fed the whole text once and closed, folded into the
-OpenAI message and the report: there is no second, non-streaming code path.
+for ``"auto"``. ``parse`` is that parser fed the whole text once and closed (``parse_whole``: prose and calls
+written plainly are read at C speed, into the same events), folded into the OpenAI message and
+the report.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def parse(
     output stopped at a length limit (see ``StreamParser.close``). Raises ConfigError for an unknown dialect or bad tools.
     """
     parser = StreamParser(dialect, tools, **options)
-    events = parser.feed(text) + parser.close(cut)
+    events = parser.parse_whole(text, cut)
     builder = MessageBuilder(parser.dialect.name if parser.dialect else "auto")
     builder.add(events)
     if dialect == "auto":

@@ -12,7 +12,8 @@ Invariants:
   or (for a block that did not become a call) as Text after a CallRejected/CallAborted event;
 - a call is begun only for a name that resolves to an offered tool (any plausible name when no
   tools were given), and ends only with arguments that parse as a JSON object;
-- ``parse(text)`` is ``feed(text) + close()`` on a fresh parser: there is no other path.
+- ``parse(text)`` is ``feed(text) + close()`` on a fresh parser (``parse_whole``, which reads
+  prose and plain calls at C speed, gives exactly those events).
 """
 
 from __future__ import annotations
@@ -246,6 +247,69 @@ class DialectParser:
             self._buf += text  # still the start of a marker: held back whole, as _in_text would
             return []
         return self._run(self._buf + text if self._buf else text, final=False)
+
+    def parse_whole(self, text: str, cut: bool = False) -> list[Event]:
+        """``feed(text) + close(cut)``: the events of a whole output (what ``parse`` reads),
+        prose and plain calls read at C speed (``read_plain``), anything else by ``feed`` and
+        ``close``."""
+        events = self.read_plain(text, cut)
+        return self.feed(text) + self.close(cut) if events is None else events
+
+    def read_plain(self, text: str, cut: bool = False) -> list[Event] | None:
+        """The events of ``feed(text) + close(cut)``, read at C speed, when the rest of the
+        output, ``text``, holds no marker but the dialect's call openers and each call block is
+        read whole by its body (``whole``: one decode) into a call that ``feed`` would make as it
+        is (a name offered exactly, arguments already typed and valid); the parser is then
+        closed. None for anything else, the parser unchanged."""
+        if self.lenient or self._buf or self._closed or self._phase is REASONING or self._phase is CALL:
+            return None
+        if self._phase is START and self._bare_at_start(text):
+            return None
+        scan, calls, pos = self._scan, [], 0
+        while (m := scan.search(text, pos)) is not None:
+            read = self._plain_call(text, m.group(), m.end())
+            if read is None:
+                return None
+            calls.append((text[pos : m.start()], *read[:2]))
+            pos = read[2]
+        out: list[Event] = []
+        index = self._next_index
+        for lead, name, arguments in calls:
+            if lead:
+                out.append(Text(lead))
+            out += (ToolCallBegin(index, self._call_id(index), name), ArgumentsDelta(index, arguments),
+                    ToolCallEnd(index, arguments))
+            self._last_index, index = index, index + 1
+        held = len(text) - scan.holdback(text, pos)  # what feed holds back, close emits
+        out += [Text(piece) for piece in (text[pos:held], text[held:]) if piece]
+        self._next_index, self._closed, self._cut, self.phase = index, True, cut, CONTENT
+        return out
+
+    def _bare_at_start(self, text: str) -> bool:
+        """Whether the answer may start a call here with a bare opener (or is all space)."""
+        start = _SPACE.match(text).end()  # type: ignore[union-attr]
+        return start == len(text) or any(o.startswith(text[start : start + len(o)]) for o in self.dialect.bare_start)
+
+    def _plain_call(self, text: str, marker: str, pos: int) -> tuple[str, str, int] | None:
+        """The call block opened by ``marker`` (ending at ``pos``) when it reads as a plain
+        call (``_plain_events``): its name, its arguments and where it ends."""
+        if marker not in self.dialect.call_start:
+            return None  # reasoning, a dropped token...
+        whole = getattr(self.dialect.body(self, marker), "whole", None)
+        read = whole(text, pos) if whole is not None else None
+        if read is None:
+            return None
+        name, arguments, value, end = read
+        tools = self._tools
+        if tools is None:
+            return (name, arguments, end) if _PLAUSIBLE_NAME.fullmatch(name) else None
+        if name not in tools.schemas or name in tools.freeforms:
+            return None
+        if self._coerce:
+            schema = tools.root_schema(name)
+            if ArgumentTyper.wanted(schema) and not already_typed(schema, arguments, value):
+                return None
+        return None if self._check(name, arguments, value) else (name, arguments, end)
 
     def keeps(self, text: str) -> bool:
         """Whether ``text`` only extends a call block that waits, unread, at the start of the

@@ -92,6 +92,27 @@ def _head_patterns(args_keys: tuple[str, ...]) -> tuple[re.Pattern[str], re.Patt
     return head, re.compile(start)
 
 
+def _name_of(written: str) -> str | None:
+    """The name a head's JSON string spells (None: not a valid string)."""
+    if _PLAIN_STRING.fullmatch(written):
+        return written[1:-1]  # no escape to decode (the common name)
+    try:
+        return _STRICT.decode(written)
+    except ValueError:
+        return None
+
+
+def _closed_by(buf: str, pos: int, close: str) -> int | None:
+    """After an envelope's arguments: where its ``}`` and then ``close`` (a close marker, not a
+    separator) end, when both are written there; None otherwise."""
+    if not close or close[0] in ",{":
+        return None
+    after = _END_OF_OBJECT.match(buf, pos)
+    if after is None or not buf.startswith(close, after.end()):
+        return None
+    return after.end() + len(close)
+
+
 class _S:  # states (plain ints: an Enum member's lookup costs several times as much)
     LEAD = 0  # before the opening brace
     KEY = 1  # expecting a key (or ``}`` right after ``{``)
@@ -208,19 +229,33 @@ class JsonEnvelopeBody:
                 self.wait = self._head_waits
                 return pos, MORE  # the head is still being written
             return None
-        written = head.group(1)
-        if _PLAIN_STRING.fullmatch(written):
-            name = written[1:-1]  # no escape to decode (the common name)
-        else:
-            try:
-                name = _STRICT.decode(written)
-            except ValueError:
-                return None
+        name = _name_of(head.group(1))
+        if name is None:
+            return None
         self._key, self._keys_seen, self._pending_name = head.group(2), 2, name
         self._start(_S.VALUE)
         # The arguments are read at once (at C speed when already whole, the call's end with
         # them), not after another turn of ``feed``'s loop.
         return self._scan(buf, head.end(), final)
+
+    def whole(self, buf: str, pos: int) -> tuple[str, str, dict[str, Any], int] | None:
+        """The call block at ``pos`` (just after its opener) when it is written whole in its
+        plainest form: ``{"name": "...", "arguments": {...}}`` in strict JSON, then the close
+        marker. Returns the name, the arguments' text and value, and where the block ends,
+        which is what ``feed`` would read from it (one call, nothing repaired); None for
+        anything else, which ``feed`` reads. Reads at C speed, and reports nothing."""
+        if self._heads is None or self._lenient or self._inner or len(self._closes) != 1:
+            return None
+        head = self._heads[0].match(buf, skip_ws(buf, pos))
+        name = _name_of(head.group(1)) if head is not None else None
+        if name is None:
+            return None
+        read = complete_object(buf, head.end())
+        if read is None:
+            return None
+        end, value = read
+        block_end = _closed_by(buf, end, self._closes[0])
+        return None if block_end is None else (name, buf[head.end() : end], value, block_end)
 
     def _holds(self, buf: str, pos: int) -> bool:
         """Whether a short block after a dedicated call marker is still being written: it is
@@ -341,17 +376,14 @@ class JsonEnvelopeBody:
         there too, read at once (what reading them one by one gives); else None, and the
         envelope is read on from ``pos``."""
         closes = self._closes
-        after = _END_OF_OBJECT.match(buf, pos)
-        if after is None or len(closes) != 1 or not closes[0] or closes[0][0] in ",{":
-            return pos, None
-        end = after.end()
-        if not buf.startswith(closes[0], end):
+        end = _closed_by(buf, pos, closes[0]) if len(closes) == 1 else None
+        if end is None:
             return pos, None
         outcome = self._finish()
         if outcome is not None:
-            return end, outcome
+            return end - len(closes[0]), outcome
         self._closes = []
-        return end + len(closes[0]), DONE
+        return end, DONE
 
     def _accept_name(self, text: str) -> Outcome | None:
         name = json.loads(text)

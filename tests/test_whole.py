@@ -1,0 +1,121 @@
+"""``parse_whole`` (what ``parse`` reads) gives exactly ``feed(text) + close(cut)``.
+
+Its fast path (``read_plain``: prose and calls written plainly, read at C speed) must make the
+same events, ids included, as the general one; everything else falls back to it. Checked:
+- a table of texts per dialect (its sample and renderer's calls, with prose, a cut marker,
+  several calls, calls that must be typed, repaired, rejected or refused), under every option
+  set, pinned and under ``auto``; the plain ones are checked to take the fast path;
+- every case of the shared corpus (skipped when it is absent), pinned and under ``auto``;
+- Hypothesis: texts drawn from prose, markers and call blocks, in every dialect.
+"""
+
+from __future__ import annotations
+
+from itertools import count
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.corpus_run import DEFAULT_CORPUS, load, offered, options_for, text_for
+from tests.harness import tool
+from toolbridge import StreamParser, ToolBridgeError, dialect_names, get_dialect
+
+DIALECTS = sorted({get_dialect(n).name for n in dialect_names()})
+TOOLS = [
+    tool("get_weather", city={"type": "string"}, days={"type": "integer"}),
+    tool("note", text={"type": "string"}, tags={"type": "array", "items": {"type": "string"}}),
+]
+PLAIN = [("get_weather", {"city": "Paris", "days": 3}), ("note", {"text": 'say "hi"\n', "tags": ["a"]})]
+OPTIONS: list[dict[str, Any]] = [
+    {},
+    {"tools": TOOLS},
+    {"tools": TOOLS, "reject_invalid": True},
+    {"tools": TOOLS, "validate": False},  # typed, not checked
+    {"tools": TOOLS, "coerce": False, "validate": False},
+    {"tools": TOOLS, "reasoning": True},
+    {"tools": TOOLS, "repair": True},
+]
+PROSE = "Here is the plan: read the file, then `patch` it; 3 < 4 and {x} stay text.\n\n"
+
+
+def events_both_ways(dialect: str, text: str, cut: bool = False, **options: Any) -> tuple[Any, Any]:
+    """(parse_whole's events, feed + close's events) of two fresh parsers with the same ids; an
+    error (the same one both ways) is returned in place of the events."""
+    results = []
+    for whole in (True, False):
+        ids = count()
+        parser = StreamParser(dialect, call_id=lambda index: f"call_{index}_{next(ids)}", **options)
+        try:
+            results.append(parser.parse_whole(text, cut) if whole else parser.feed(text) + parser.close(cut))
+        except ToolBridgeError as exc:
+            results.append(repr(exc))
+    return results[0], results[1]
+
+
+def texts_of(dialect: str) -> list[str]:
+    """Prose and calls in ``dialect``: plain, typed, repaired, refused, cut, and mixed."""
+    d = get_dialect(dialect)
+    texts = ["", "   \n", PROSE, PROSE + d.call_start[0][:-1], d.sample, PROSE + d.sample]
+    if d.render is not None:
+        one, two = d.render(PLAIN[:1]), d.render(PLAIN)
+        texts += [one, two, PROSE + one, PROSE + two + "\n\nDone.", one + "\n" + one, one[:-3],
+                  d.render([("get_weather", {"city": "Paris", "days": "3"})]),  # typed by the schema
+                  d.render([("get_weather", {"city": "Paris", "days": "three"})]),  # invalid
+                  d.render([("get-weather", {"city": "Paris"})]),  # resolved to get_weather
+                  d.render([("unknown_tool", {"city": "Paris"})]),  # not offered
+                  d.render([("get_weather", {"city": "x", "extra": {"deep": [1, 2.5, None]}})])]
+    return texts
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_parse_whole_is_feed_and_close(dialect: str) -> None:
+    for text in texts_of(dialect):
+        for options in OPTIONS:
+            for cut in (False, True):
+                for name in (dialect, "auto"):
+                    whole, fed = events_both_ways(name, text, cut, **options)
+                    assert whole == fed, (name, text, options, cut)
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "internlm", "ernie45", "granite4", "reka"])
+def test_plain_calls_take_the_fast_path(dialect: str) -> None:
+    """Calls as the dialect's renderer writes them, with prose around, are read by
+    ``read_plain`` (were it to refuse them all, the table above would prove nothing)."""
+    d = get_dialect(dialect)
+    assert d.render is not None
+    for text in (PROSE, d.render(PLAIN), PROSE + d.render(PLAIN) + "\nDone."):
+        for name in (dialect, "auto") if dialect == "hermes" else (dialect,):
+            events = StreamParser(name, TOOLS).read_plain(text)
+            assert events is not None, (name, text)
+            assert sum(type(e).__name__ == "ToolCallEnd" for e in events) == (text != PROSE) * len(PLAIN)
+
+
+@pytest.mark.skipif(not DEFAULT_CORPUS.exists(), reason="shared corpus not present")
+def test_parse_whole_is_feed_and_close_on_the_corpus() -> None:
+    for case in load(DEFAULT_CORPUS):
+        name = get_dialect(case["dialect"]).name if case["dialect"] in dialect_names() else "hermes"
+        options = {k: v for k, v in options_for(case).items() if v is not None}
+        for dialect in (name, "auto"):
+            whole, fed = events_both_ways(dialect, text_for(case), tools=offered(case), **options)
+            assert whole == fed, case["id"]
+
+
+BLOCKS = [b for n in DIALECTS for d in [get_dialect(n)] if d.render is not None
+          for b in (d.render(PLAIN[:1]), d.render(PLAIN[1:]))]
+piece = st.one_of(
+    st.sampled_from(BLOCKS),
+    st.sampled_from([m for n in DIALECTS for m in get_dialect(n).call_start]),
+    st.sampled_from(["\n", " ", "Sure.", "{", "}", "<think>", "</think>", "<|im_end|>", "`", "<"]),
+    st.text(max_size=5),
+)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces=st.lists(piece, max_size=8), dialect=st.sampled_from([*DIALECTS, "auto"]),
+       options=st.sampled_from(OPTIONS), cut=st.booleans())
+def test_parse_whole_is_feed_and_close_on_drawn_texts(pieces: list[str], dialect: str,
+                                                      options: dict[str, Any], cut: bool) -> None:
+    whole, fed = events_both_ways(dialect, "".join(pieces), cut, **options)
+    assert whole == fed
