@@ -53,7 +53,7 @@ class StreamParser(DialectParser):
         return super().__new__(cls)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ParseResult:
     """The outcome of ``parse``: the OpenAI assistant message, the report, the events."""
 
@@ -61,6 +61,19 @@ class ParseResult:
     report: Any
     events: list[Event]
     finish_reason: str
+
+    def __init__(self, message: dict[str, Any], report: Any, events: list[Event], finish_reason: str) -> None:
+        # (its slots set directly, as the events': a frozen dataclass's own __init__ costs more)
+        _set_message(self, message)
+        _set_report(self, report)
+        _set_events(self, events)
+        _set_finish_reason(self, finish_reason)
+
+
+_set_message = ParseResult.message.__set__  # type: ignore[attr-defined]
+_set_report = ParseResult.report.__set__  # type: ignore[attr-defined]
+_set_events = ParseResult.events.__set__  # type: ignore[attr-defined]
+_set_finish_reason = ParseResult.finish_reason.__set__  # type: ignore[attr-defined]
 
 
 def parse(

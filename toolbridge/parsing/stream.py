@@ -280,19 +280,23 @@ class DialectParser:
             out += (ToolCallBegin(index, self._call_id(index), name), ArgumentsDelta(index, arguments),
                     ToolCallEnd(index, arguments))
             self._last_index, index = index, index + 1
-        held = len(text) - scan.holdback(text, pos)  # what feed holds back, close emits
-        out += [Text(piece) for piece in (text[pos:held], text[held:]) if piece]
+        if pos < len(text):
+            held = len(text) - scan.holdback(text, pos)  # what feed holds back, close emits
+            out += [Text(piece) for piece in (text[pos:held], text[held:]) if piece]
         self._next_index, self._closed, self._cut, self.phase = index, True, cut, CONTENT
         return out
 
     def _bare_at_start(self, text: str) -> bool:
         """Whether the answer may start a call here with a bare opener (or is all space)."""
         start = _SPACE.match(text).end()  # type: ignore[union-attr]
-        return start == len(text) or any(o.startswith(text[start : start + len(o)]) for o in self.dialect.bare_start)
+        if start == len(text) or self._openers is None:
+            return True
+        return text[start] in self._openers and any(
+            o.startswith(text[start : start + len(o)]) for o in self.dialect.bare_start)
 
     def _plain_call(self, text: str, marker: str, pos: int) -> tuple[str, str, int] | None:
         """The call block opened by ``marker`` (ending at ``pos``) when it reads as a plain
-        call (``_plain_events``): its name, its arguments and where it ends."""
+        call (``read_plain``): its name, its arguments and where it ends."""
         if marker not in self.dialect.call_start:
             return None  # reasoning, a dropped token...
         whole = getattr(self.dialect.body(self, marker), "whole", None)
