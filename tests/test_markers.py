@@ -46,3 +46,23 @@ def test_what_waits_is_held_whole(markers: tuple[str, ...], data: st.DataObject)
     if found.waits(text):  # no whole marker after its start, and all of it may still grow
         assert found._pattern.search(text, 1) is None
         assert found.holdback(text, 0) == len(text) or found.could_grow(text, 0)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(case=texts())
+def test_what_is_clear_holds_no_marker(case: tuple[tuple[str, ...], str, int]) -> None:
+    """A text is clear (passed on at once) only when no marker is in it and no beginning of one
+    ends it (a clear text that the scan would stop at would lose a call)."""
+    markers, text, _ = case
+    found = marker_set(markers)
+    if found.clear(text):
+        assert found.search(text, 0) is None and found.holdback(text, 0) == 0
+
+
+def test_clear_passes_false_starts() -> None:
+    """False starts such as ``3 < 4`` or the ``f`` of "for" are clear; what may begin a
+    marker is not."""
+    found = marker_set(("<tool_call>", "functools[", "```"))
+    for text, clear in [("for ", True), ("3 < 4", True), ("`x` y", True), ("`x`", False), ("a\nb", True), ("of", False),
+                        ("fun", False), ("x <", False), ("<t", False), ("``", False), ("<tool_call>", False)]:
+        assert found.clear(text) is clear, text

@@ -149,7 +149,7 @@ class _Trial:
         return self._parser
 
     def feed(self, text: str, final: bool, cut: bool = False) -> None:
-        parser = self.parser
+        parser = self._parser or self.parser
         events = parser.feed(text)
         self._note(parser, len(self.events))
         if final:
@@ -225,7 +225,7 @@ class AutoParser:
                           tuple(candidates) if candidates is not None else None,
                           reasoning, in_reasoning, drop_tokens)
         self._hinted, self._claims, self._bare, self._scan = table.hinted, table.claims, table.bare, table.scan
-        self._drop = table.drop
+        self._drop, self._openers = table.drop, table.openers
         self._phase = REASONING if reasoning and in_reasoning else START
         self.dialect: Dialect | None = None
         self._parser: DialectParser | None = None
@@ -276,9 +276,21 @@ class AutoParser:
         self._base, self._fed = self._fed - len(self._buf), self._fed + len(text)
         if not self._buf and self._phase is not START and self._scan.clear(text):
             return [Text(text) if self._phase is CONTENT else Reasoning(text)] if text else []
+        if not self._buf and self._phase is START and self._plain_start(text):
+            self._phase = CONTENT
+            return [Text(text)]
         self._out = []
         self._run(self._buf + text, final=False)
         return self._out
+
+    def _plain_start(self, text: str) -> bool:
+        """Whether ``text``, where the answer starts, is plain content: no marker can begin in
+        it, and its first non-space character opens no bare call (as ``_at_start`` finds)."""
+        openers = self._openers
+        if openers is None or not self._scan.clear(text):
+            return False
+        start = _SPACE.match(text).end()  # type: ignore[union-attr]
+        return start < len(text) and text[start] not in openers
 
     def close(self, cut: bool = False) -> list[Event]:
         """Signal the end of output; flush held text and settle an unfinished call (``cut``:
@@ -402,8 +414,11 @@ class AutoParser:
         self._marker, self._pending, self._block_at = marker, [], self._base + start
         # A trial is made when the one before it refuses the block (most are never made).
         self._trials, self._waiting = [self._trial(claims[0])], claims[1:]
-        refused = self._feed_trials(buf, start, final)
-        return None if refused is None else start + len(marker)
+        events = self._try(buf[start:], final)
+        if events is None:
+            return start + len(marker)
+        self._out += events
+        return None
 
     def _trial(self, dialect: Dialect) -> _Trial:
         # A family's own reasoning marker is its evidence by itself: what follows it is judged
@@ -426,18 +441,9 @@ class AutoParser:
         at = self._base + pos
         return tuple(d for d in claims if self._reach.get(d.name, 0) <= at)
 
-    def _feed_trials(self, buf: str, pos: int, final: bool) -> int | None:
-        """Feed ``buf[pos:]`` to the trials (only the leading one reads; one that refuses stops
-        at the block it refused). Returns None when a winner took the text or the trials wait
-        for more; the end of ``buf`` when every trial refused."""
-        events = self._try(buf[pos:], final)
-        if events is None:
-            return len(buf)
-        self._out += events
-        return None
-
     def _try(self, text: str, final: bool) -> list[Event] | None:
-        """Feed the trials: the winner's events, [] while undecided, None when all refuse.
+        """Feed the trials ``text`` (only the leading one reads; one that refuses stops at the
+        block it refused): the winner's events, [] while undecided, None when all refuse.
 
         The winner is the first trial in order that recognises the block once those before it
         have refused it, so the choice does not depend on the chunking. Only the first trial not
@@ -464,9 +470,9 @@ class AutoParser:
                 self._lead = trial  # the trial that decides: it has read all that is pending
                 return []
             if trial.verdict:
-                self._parser, self.dialect = trial.parser, trial.parser.dialect
+                winner = self._parser = trial.parser
+                self.dialect = winner.dialect
                 # From now on feed and close are the winner's own (no call through this one).
-                winner = self._parser
                 self.feed, self.close = winner.feed, winner.close  # type: ignore[method-assign]
                 self._trials, self._waiting, self._pending = [], (), []
                 return trial.events
@@ -480,13 +486,14 @@ class AutoParser:
 
     def _resume(self, text: str, final: bool) -> list[Event]:
         """Feed pending trials; when all refuse, scan on just after the marker."""
-        self._out = []
+        self._out = []  # (only what every trial refused is emitted here)
         self._fed += len(text)
-        end = self._feed_trials(text, 0, final)
-        if end is not None:
-            buf, self._pending = "".join(self._pending) + text[end:], []
-            self._base = self._block_at
-            self._run(buf, final, len(self._marker))
+        events = self._try(text, final)
+        if events is not None:
+            return events
+        buf, self._pending = "".join(self._pending), []
+        self._base = self._block_at
+        self._run(buf, final, len(self._marker))
         return self._out
 
     def _emit(self, text: str) -> None:
@@ -503,6 +510,7 @@ class _Table:
     bare: list[tuple[str, tuple[Dialect, ...]]]
     scan: Any  # the MarkerSet of every claimed marker, the reasoning tags and the dropped tokens
     drop: frozenset[str]  # the dropped tokens
+    openers: str | None  # the bare openers' first characters (None: any answer may be a call)
 
 
 _TABLES: dict[tuple[Any, ...], tuple[tuple[str, ...], _Table]] = {}
@@ -535,7 +543,8 @@ def _table(hint: str | None, candidates: tuple[str, ...] | None, reasoning: bool
     claims, bare = _claims(ordered, reasoning, in_reasoning, hinted)
     think = THINK if reasoning else (THINK[1],)
     scan = marker_set(tuple(claims) + think + drop_tokens)
-    return _Table(hinted, claims, bare, scan, frozenset(drop_tokens))
+    openers = None if any(not o for o, _ in bare) else "".join(sorted({o[0] for o, _ in bare}))
+    return _Table(hinted, claims, bare, scan, frozenset(drop_tokens), openers)
 
 
 # Where the answer starts, a bare JSON object is first of all Llama 3's way of calling.

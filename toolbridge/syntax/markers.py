@@ -29,6 +29,7 @@ class MarkerSet:
     _first_re: re.Pattern[str] = field(init=False, repr=False)
     _groups: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
+    _opening: re.Pattern[str] = field(init=False, repr=False)
     _tail: re.Pattern[str] = field(init=False, repr=False)
     _waiting: frozenset[str] = field(init=False, repr=False)
 
@@ -53,6 +54,10 @@ class MarkerSet:
         object.__setattr__(self, "_groups", groups)
         first_re = "[" + "".join(re.escape(c) for c in firsts) + "]" if firsts else r"(?!)"
         object.__setattr__(self, "_first_re", re.compile(first_re))
+        # Where a marker may begin: its first two characters, or its first at the very end.
+        pairs = sorted({m[:2] for m in ordered})
+        opening = "|".join([*map(re.escape, pairs), first_re + r"\Z"]) if ordered else r"(?!)"
+        object.__setattr__(self, "_opening", re.compile(opening))
         object.__setattr__(self, "_longest", max((len(m) for m in ordered), default=0))
 
     @property
@@ -109,16 +114,23 @@ class MarkerSet:
         return text in self._waiting
 
     def clear(self, text: str) -> bool:
-        """True when ``text`` holds no character that can begin a marker (the common case):
-        a substring test per first character when they are few, else one character-class
-        search (auto's markers begin with some ten characters)."""
+        """True when no marker can begin in ``text``, and no marker's beginning end it (the
+        common case). Most texts hold no character that can begin one: a substring test per
+        first character when they are few, else one character-class search (auto's markers
+        begin with some ten characters). A text that does is clear still when no marker's
+        first two characters are in it, nor a first character at its end (the ``f`` of
+        "for", the ``<`` of ``3 < 4``)."""
         firsts = self._firsts
         if len(firsts) > 3:
-            return self._first_re.search(text) is None
-        for first in firsts:
-            if first in text:
-                return False
-        return True
+            if self._first_re.search(text) is None:
+                return True
+        else:
+            for first in firsts:
+                if first in text:
+                    break
+            else:
+                return True
+        return self._opening.search(text) is None
 
     def holdback(self, buf: str, pos: int) -> int:
         """Length of the longest tail of ``buf[pos:]`` that is a proper prefix of a marker."""
