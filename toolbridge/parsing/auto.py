@@ -233,6 +233,7 @@ class AutoParser:
         self._lead: _Trial | None = None  # the undecided trial, the first not refused
         self._waiting: tuple[Dialect, ...] = ()  # claimants whose trials are not made yet, in order
         self._mid = (False, False)  # where the block began: (in reasoning, mid-answer)
+        self._spare: DialectParser | None = None  # a parser read_plain made and left unread
         self._marker = ""  # the marker the trials read from (where ``_pending`` starts)
         self._pending: list[str] = []  # the text the trials have read, while they decide
         self._buf = ""
@@ -323,8 +324,7 @@ class AutoParser:
             return None
         scan = self._scan
         start = _SPACE.match(text).end()  # type: ignore[union-attr]
-        if start == len(text) or scan.at(text, start) is None and any(
-                o.startswith(text[start : start + len(o)]) for o, _ in self._bare):
+        if start == len(text) or scan.at(text, start) is None and self._bare_at(text, start):
             return None  # all space, or a bare opener may start a call
         m = scan.search(text, start)
         if m is None:
@@ -338,9 +338,17 @@ class AutoParser:
         winner = self._make_parser(claims[0])
         events = winner.read_plain(text[m.start() :], cut)
         if events is None:
+            self._spare = winner  # unchanged: the trial of this marker's first claimant takes it
             return None
         self._parser, self.dialect, self._phase, self._closed = winner, winner.dialect, CONTENT, True
         return [Text(text[: m.start()]), *events] if m.start() else events
+
+    def _bare_at(self, text: str, start: int) -> bool:
+        """Whether a bare opener begins (or may begin) at ``start``, where the answer starts."""
+        openers = self._openers
+        if openers is not None and text[start] not in openers:
+            return False
+        return any(o.startswith(text[start : start + len(o)]) for o, _ in self._bare)
 
     # ------------------------------------------------------------------ before a dialect is known
     # ------------------------------------------------------------------ before a dialect is known
@@ -428,6 +436,9 @@ class AutoParser:
         return _Trial(dialect, self._make_parser, True if own else None)
 
     def _make_parser(self, dialect: Dialect) -> DialectParser:
+        spare, self._spare = self._spare, None
+        if spare is not None and spare.dialect is dialect and self._mid == (False, True):
+            return spare  # made by read_plain for the same block, as this one would be
         in_reasoning, mid_answer = self._mid
         parser = DialectParser(dialect, self._tools, in_reasoning=in_reasoning, **self._options)
         if mid_answer:
