@@ -88,28 +88,30 @@ class Gateway:
 
     async def handle(self, req: Request, resp: Response) -> None:
         started = time.perf_counter()
-        route = self._routes.get((req.method, req.path))
-        if route is None and req.path.startswith(STORED) and req.method in ("GET", "DELETE"):
+        method, path = req.method, req.path
+        route = self._routes.get((method, path))
+        stored = route is None and path.startswith(STORED) and method in ("GET", "DELETE")
+        if stored:
             route = self._stored
         status, provenance = 404, Provenance()
-        front = self.responses if req.path == "/v1/responses" else _FRONTS.get(req.path, CHAT)
+        front = self.responses if path == "/v1/responses" else _FRONTS.get(path, CHAT)
         try:
-            if req.path != "/health" and (req.method, req.path) != ("HEAD", "/") and not self._authorised(req):
+            if path != "/health" and (method != "HEAD" or path != "/") and not self._authorised(req):
                 status = 401  # before the route: without the key, nothing is told about paths
                 resp.send(401, JSON, front.error("missing or wrong API key", "authentication_error",
                                                  "invalid_api_key"))
             elif route is None:
-                known = any(path == req.path for _, path in self._routes) or req.path.startswith(STORED)
+                known = any(p == path for _, p in self._routes) or path.startswith(STORED)
                 status = 405 if known else 404
-                resp.send(status, JSON, front.error(f"{req.method} {req.path} is not served here",
+                resp.send(status, JSON, front.error(f"{method} {path} is not served here",
                                                     code=str(status)))
             else:
                 status, provenance = await route(req, resp)
         finally:
-            endpoint = STORED + "{id}" if route == self._stored else req.path if route else "other"
-            self.metrics.inc("toolbridge_requests_total", endpoint=endpoint, status=str(status))
-            self.metrics.record(provenance, front=front.name)
-            log.info("%s %s %d calls[%s] %.1fms", req.method, req.path, status, provenance.header(),
+            endpoint = STORED + "{id}" if stored else path if route else "other"
+            self.metrics.request(endpoint, status)
+            self.metrics.record(provenance, front.name)
+            log.info("%s %s %d calls[%s] %.1fms", method, path, status, provenance.header(),
                      1000 * (time.perf_counter() - started))
 
     def _authorised(self, req: Request) -> bool:

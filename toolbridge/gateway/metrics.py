@@ -39,25 +39,44 @@ _HELP = {
 }
 
 
+Key = tuple[str, tuple[tuple[str, str], ...]]  # a counter: its name and sorted labels
+
+
 @dataclass
 class Metrics:
-    counters: Counter[tuple[str, tuple[tuple[str, str], ...]]] = field(default_factory=Counter)
+    counters: Counter[Key] = field(default_factory=Counter)
     open_streams: int = 0
+    # The keys of the counters every request moves, by name and label values: made once, not
+    # per request (every value is one of a few: routes, statuses, fronts, sources).
+    _keys: dict[tuple[str, tuple[str, ...]], Key] = field(default_factory=dict, repr=False)
 
     def inc(self, name: str, amount: int = 1, **labels: str) -> None:
         self.counters[(name, tuple(sorted(labels.items())))] += amount
 
-    def record(self, provenance: Provenance, **labels: str) -> None:
-        """Count one response's calls; ``labels`` (the front) go on the calls and invalid counters."""
+    def request(self, endpoint: str, status: int) -> None:
+        """Count one answered request (``endpoint``: its route, or ``other``)."""
+        key = self._key("toolbridge_requests_total", ("endpoint", "status"), (endpoint, str(status)))
+        self.counters[key] += 1
+
+    def record(self, provenance: Provenance, front: str) -> None:
+        """Count one response's calls; ``front`` labels the calls and invalid counters."""
         for source in ("native", "content", "reasoning"):
             count = getattr(provenance, source)
             if count:
-                self.inc("toolbridge_tool_calls_total", count, source=source, **labels)
+                key = self._key("toolbridge_tool_calls_total", ("front", "source"), (front, source))
+                self.counters[key] += count
         for word in ("rejected", "aborted", "repaired"):
             if getattr(provenance, word):
                 self.inc(f"toolbridge_{word}_total", getattr(provenance, word))
         if provenance.invalid:
-            self.inc("toolbridge_invalid_arguments_total", provenance.invalid, **labels)
+            key = self._key("toolbridge_invalid_arguments_total", ("front",), (front,))
+            self.counters[key] += provenance.invalid
+
+    def _key(self, name: str, labels: tuple[str, ...], values: tuple[str, ...]) -> Key:
+        key = self._keys.get((name, values))
+        if key is None:
+            key = self._keys[name, values] = (name, tuple(sorted(zip(labels, values))))
+        return key
 
     def render(self) -> str:
         lines: list[str] = []

@@ -172,7 +172,7 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False) -> Plan:
         on_invalid=settings.on_invalid,
         coerce=settings.coerce,
         repair=settings.repair,
-        strict=_strict(turn.tools) if parse else frozenset(),
+        strict=_strict(turn.tools, offered) if parse else frozenset(),
         freeforms=turn.freeforms,
         context=turn.context,
     )
@@ -197,8 +197,12 @@ NESTING_SLACK = 16
 
 def shallow_body(body: bytes) -> bool:
     """Whether a request ``body`` has too few brackets to nest, translated by any front, beyond
-    ``MAX_NESTING`` (each level opens one): a count at C speed, instead of walking the turn."""
-    return body.count(b"[") + body.count(b"{") <= MAX_NESTING - NESTING_SLACK
+    ``MAX_NESTING`` (each level opens one): a count at C speed, instead of walking the turn.
+    Braces are counted first: a large body has more than enough of them alone, and its second
+    count (a third of a millisecond per megabyte) is then skipped."""
+    limit = MAX_NESTING - NESTING_SLACK
+    braces = body.count(b"{")
+    return braces <= limit and braces + body.count(b"[") <= limit
 
 
 def check_nesting(turn: Turn, limit: int = MAX_NESTING) -> None:
@@ -223,16 +227,17 @@ def _toolset(tools: Any, freeforms: dict[str, Format] | None = None) -> Toolset 
         return None
     if not isinstance(tools, list):
         raise RequestError("'tools' must be an array", param="tools")
-    for i, tool in enumerate(tools):
-        if not isinstance(tool, dict) or tool.get("type", "function") != "function":
-            kind = tool.get("type") if isinstance(tool, dict) else type(tool).__name__
-            raise RequestError(f"tools[{i}]: only function tools are supported, not {kind!r}", param=f"tools[{i}]")
     if not tools:
         return None
-    key = orjson.dumps(tools) + repr(sorted(freeforms.items())).encode() if freeforms else orjson.dumps(tools)
+    try:
+        key = orjson.dumps(tools) + repr(sorted(freeforms.items())).encode() if freeforms else orjson.dumps(tools)
+    except orjson.JSONEncodeError:  # not JSON (from the Python API): the shape's error first, as ever
+        _check_functions(tools)
+        raise
     cached = _TOOLSETS.get(key)
-    if cached is not None:
+    if cached is not None:  # built from the same tools, so they passed the checks below
         return cached
+    _check_functions(tools)
     try:
         toolset = Toolset(tools, freeforms)
     except ConfigError as exc:
@@ -240,13 +245,32 @@ def _toolset(tools: Any, freeforms: dict[str, Format] | None = None) -> Toolset 
     return _TOOLSETS.put(key, toolset)
 
 
+def _check_functions(tools: list[Any]) -> None:
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, dict) or tool.get("type", "function") != "function":
+            kind = tool.get("type") if isinstance(tool, dict) else type(tool).__name__
+            raise RequestError(f"tools[{i}]: only function tools are supported, not {kind!r}", param=f"tools[{i}]")
+
+
 # Agents send the same tools with every request: their Toolsets (name tables, schema
 # validators) are built once and shared; a Toolset is not changed after it is built.
 _TOOLSETS = SharedCache(256)
 
 
-def _strict(tools: Any) -> frozenset[str]:
-    """The names of the function tools marked ``"strict": true`` (a checked tools list)."""
+def _strict(tools: Any, offered: Toolset) -> frozenset[str]:
+    """The names of the function tools marked ``"strict": true`` (a checked tools list), found
+    once per shared Toolset ``offered`` (made of the same tools); a bad flag is never kept, so
+    it is refused every time."""
+    names = _STRICT.get(offered)
+    if names is None:
+        names = _STRICT.put(offered, _strict_names(tools))
+    return names  # type: ignore[no-any-return]
+
+
+_STRICT = SharedCache(256)  # by Toolset, as _TOOLSETS holds them
+
+
+def _strict_names(tools: Any) -> frozenset[str]:
     names = set()
     for i, tool in enumerate(tools):
         fn = tool.get("function", tool)

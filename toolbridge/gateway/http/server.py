@@ -98,20 +98,17 @@ class ClientDisconnected(ConnectionError):
 
 
 class Request:
-    __slots__ = ("body", "headers", "keep_alive", "method", "target", "version")
+    __slots__ = ("body", "headers", "keep_alive", "method", "path", "target", "version")
 
     def __init__(self, method: str, target: str, version: str, headers: Headers, body: bytes,
                  keep_alive: bool) -> None:
         self.method = method
         self.target = target  # raw request target, e.g. "/v1/chat/completions?x=1"
+        self.path = target.partition("?")[0]  # read several times per request: split once
         self.version = version  # "1.1" or "1.0"
         self.headers = headers  # [(lower-case name, value)] in arrival order
         self.body = body
         self.keep_alive = keep_alive
-
-    @property
-    def path(self) -> str:
-        return self.target.partition("?")[0]
 
     def header(self, name: bytes, default: bytes | None = None) -> bytes | None:
         """First value of header ``name`` (lower-case bytes)."""

@@ -37,20 +37,21 @@ def check_calls(calls: list[Any], tools: Toolset | None, seen_ids: set[str]) -> 
         fn = call.get("function") if isinstance(call, dict) else None
         fn = fn if isinstance(fn, dict) else {}
         name = resolve(fn.get("name"), tools)
-        arguments = arguments_text(fn.get("arguments"))
-        if name is None or arguments is None:
+        read = read_arguments(fn.get("arguments"))
+        if name is None or read is None:
             out.rejected.append(json.dumps({"name": fn.get("name"), "arguments": fn.get("arguments")}, ensure_ascii=False))
             continue
+        arguments, value = read
         call_id = call.get("id") if isinstance(call.get("id"), str) and call["id"] not in seen_ids else new_id()
         seen_ids.add(call_id)
         out.calls.append({"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}})
-        out.invalid += not valid(name, arguments, tools)
+        out.invalid += not valid(name, value, tools)
     return out
 
 
-def valid(name: str, arguments: str, tools: Toolset | None) -> bool:
-    """Whether a kept call's arguments satisfy its tool's schema (reported, not enforced)."""
-    return tools is None or not tools.validate(name, json.loads(arguments))
+def valid(name: str, value: dict[str, Any], tools: Toolset | None) -> bool:
+    """Whether a kept call's decoded arguments satisfy its tool's schema (reported, not enforced)."""
+    return tools is None or not tools.validate(name, value)
 
 
 def resolve(name: Any, tools: Toolset | None) -> str | None:
@@ -60,18 +61,19 @@ def resolve(name: Any, tools: Toolset | None) -> str | None:
     return tools.resolve(name).name if tools is not None else name
 
 
-def arguments_text(arguments: Any) -> str | None:
-    """A native call's arguments as JSON object text, or None when they are not an object."""
+def read_arguments(arguments: Any) -> tuple[str, dict[str, Any]] | None:
+    """A native call's arguments as JSON object text and as that object, or None when they are
+    not an object. Decoded once: the object is what the schema check reads."""
     if isinstance(arguments, dict):
-        return json.dumps(arguments, ensure_ascii=False)
+        return json.dumps(arguments, ensure_ascii=False), arguments
     if arguments is None or arguments == "":
-        return "{}"
+        return "{}", {}
     if isinstance(arguments, str):
         try:
             value = json.loads(arguments)
         except ValueError:
             return None
-        return arguments if isinstance(value, dict) else None
+        return (arguments, value) if isinstance(value, dict) else None
     return None
 
 
@@ -148,10 +150,10 @@ class NativeStream:
         good: list[int] = []
         invalid = 0
         for call in self._calls.values():
-            joined = arguments_text("".join(call.arguments))
-            if call.index is not None and joined is not None:
+            read = read_arguments("".join(call.arguments))
+            if call.index is not None and read is not None:
                 good.append(call.index)
-                invalid += not valid(call.name, joined, self._tools)
+                invalid += not valid(call.name, read[1], self._tools)
             else:
                 self.rejected.append(json.dumps({"name": call.name, "arguments": "".join(call.arguments)},
                                                 ensure_ascii=False))
