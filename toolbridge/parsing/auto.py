@@ -351,7 +351,6 @@ class AutoParser:
         return any(o.startswith(text[start : start + len(o)]) for o, _ in self._bare)
 
     # ------------------------------------------------------------------ before a dialect is known
-    # ------------------------------------------------------------------ before a dialect is known
 
     def _run(self, buf: str, final: bool, pos: int = 0) -> None:
         while pos is not None:
