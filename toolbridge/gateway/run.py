@@ -46,9 +46,15 @@ def run(config: GatewayConfig) -> int:
 
 
 class _Formatter(logging.Formatter):
-    """The default format, with the date and time formatted once per second, not per line."""
+    """``FORMAT``, with the date and time formatted once per second, not per line, and a line
+    without exception or stack text written by one f-string instead of the generic path (the
+    same text: the gateway logs a line per request)."""
 
+    FORMAT = "%(asctime)s %(name)s %(message)s"
     _second, _text = -1, ""
+
+    def __init__(self) -> None:
+        super().__init__(self.FORMAT)
 
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         second = int(record.created)
@@ -56,13 +62,20 @@ class _Formatter(logging.Formatter):
             self._second, self._text = second, time.strftime("%Y-%m-%d %H:%M:%S", self.converter(second))
         return f"{self._text},{int(record.msecs):03d}"
 
+    def format(self, record: logging.LogRecord) -> str:
+        if record.exc_info or record.exc_text or record.stack_info:
+            return super().format(record)
+        record.message = record.getMessage()  # set as the generic path sets them, for any
+        record.asctime = self.formatTime(record)  # other handler that reads them
+        return f"{record.asctime} {record.name} {record.message}"
+
 
 def _configure_logging(config: GatewayConfig) -> None:
     """Log lines to standard error. Records skip what the format does not show (caller,
     thread, process): the gateway logs one line per request, and these lookups cost a third
     of it. Run in each worker: a spawned process does not inherit the configuration."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_Formatter("%(asctime)s %(name)s %(message)s"))
+    handler.setFormatter(_Formatter())
     logging.basicConfig(level=config.log_level.upper(), handlers=[handler])
     logging.logThreads = False
     logging.logProcesses = False

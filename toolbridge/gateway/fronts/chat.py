@@ -54,7 +54,8 @@ def chat_turn(body: Any) -> Turn:
             custom = choice.get("custom")
             choice = {"type": "function", "function": {"name": custom.get("name") if isinstance(custom, dict) else None}}
     # A null field is the field left out (as the API takes it): not passed on.
-    skip = _TURN_FIELDS | {k for k in _NULLABLE if body.get(k, 0) is None}
+    nulls = [k for k in _NULLABLE if body.get(k, 0) is None]
+    skip = _TURN_FIELDS.union(nulls) if nulls else _TURN_FIELDS
     return Turn(messages=body["messages"], tools=tools, tool_choice=choice,
                 parallel=body.get("parallel_tool_calls"), stream=bool(stream),
                 include_usage=bool(options.get("include_usage")),

@@ -452,7 +452,8 @@ class UpstreamPool:
         parts = [b"%s %s HTTP/1.1\r\nhost: %s\r\ncontent-length: %d\r\n"
                  % (method.encode(), target.encode(), self._host_header, len(body))]
         for name, value in headers:
-            if b"\n" in value or b"\r" in value or b"\n" in name or b"\r" in name:
+            # (a forbidden byte makes the copy without it shorter: cheaper than ``in`` per byte)
+            if len(value.translate(None, b"\r\n")) != len(value) or len(name.translate(None, b"\r\n")) != len(name):
                 raise ValueError(f"invalid request header {name!r}")
             parts += (name, b": ", value, b"\r\n")
         parts += (b"\r\n", body)

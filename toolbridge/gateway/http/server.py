@@ -135,7 +135,9 @@ def _date_header() -> bytes:
 
 
 def _check_header(name: bytes, value: bytes) -> None:
-    if b"\n" in value or b"\r" in value or b"\n" in name or b"\r" in name or b":" in name:
+    # A forbidden byte makes the copy without it shorter: one C pass each, where a test with
+    # ``in`` per byte costs more (``in`` on bytes first tries its operand as an integer).
+    if len(value.translate(None, b"\r\n")) != len(value) or len(name.translate(None, b"\r\n:")) != len(name):
         raise ValueError(f"invalid response header {name!r}")
 
 
