@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.corpus_run import DEFAULT_CORPUS, load, offered, options_for, text_for
+from tests.corpus_run import ALIASES, DEFAULT_CORPUS, load, offered, options_for, text_for
 from tests.harness import tool
-from toolbridge import StreamParser, ToolBridgeError, dialect_names, get_dialect
+from toolbridge import StreamParser, ToolBridgeError, ToolCallEnd, dialect_names, get_dialect
 
 DIALECTS = sorted({get_dialect(n).name for n in dialect_names()})
 TOOLS = [
@@ -89,13 +89,13 @@ def test_plain_calls_take_the_fast_path(dialect: str) -> None:
         for name in (dialect, "auto") if dialect == "hermes" else (dialect,):
             events = StreamParser(name, TOOLS).read_plain(text)
             assert events is not None, (name, text)
-            assert sum(type(e).__name__ == "ToolCallEnd" for e in events) == (text != PROSE) * len(PLAIN)
+            assert sum(isinstance(e, ToolCallEnd) for e in events) == (text != PROSE) * len(PLAIN)
 
 
 @pytest.mark.skipif(not DEFAULT_CORPUS.exists(), reason="shared corpus not present")
 def test_parse_whole_is_feed_and_close_on_the_corpus() -> None:
     for case in load(DEFAULT_CORPUS):
-        name = get_dialect(case["dialect"]).name if case["dialect"] in dialect_names() else "hermes"
+        name = ALIASES.get(case["dialect"], case["dialect"])
         options = {k: v for k, v in options_for(case).items() if v is not None}
         for dialect in (name, "auto"):
             whole, fed = events_both_ways(dialect, text_for(case), tools=offered(case), **options)
