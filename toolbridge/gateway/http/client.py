@@ -23,8 +23,9 @@ What it handles:
 - ``max_connections`` (optional) bounds the connections in use; callers wait for a free one;
 - timeouts: ``connect_timeout`` for opening a connection, ``read_timeout`` for the upstream's
   silence: until the response head arrives and between any two reads of the body. It raises
-  ``UpstreamTimeout`` (and aborts the connection). It costs no timer per chunk: one timer per
-  ``read_timeout`` period checks the time of the last read. Silence while the reader itself is
+  ``UpstreamTimeout`` (and aborts the connection). It costs no timer per chunk nor per exchange:
+  one timer per ``read_timeout`` period checks the time of the last read (a connection's timer
+  outlives an exchange and serves the next one). Silence while the reader itself is
   slow (reading paused by back-pressure) does not count. An overall deadline, if wanted, is
   ``asyncio.timeout()`` (3.11+) or ``asyncio.wait_for`` around the exchange;
 - closing: leaving the ``async with`` early -- an exception, a ``break``, or cancellation of
@@ -73,6 +74,7 @@ class _Conn(asyncio.Protocol):
         self.idle_since = 0.0
         self.parser: httptools.HttpResponseParser | None = None
         self.sink: Callable[[bytes], None] | None = None  # takes the body as it arrives (each())
+        self.timer: asyncio.TimerHandle | None = None  # kept from one exchange to the next (begin)
         self._reset()
 
     def _reset(self) -> None:
@@ -89,7 +91,6 @@ class _Conn(asyncio.Protocol):
         self.reading_paused = False
         self.waiter: asyncio.Future | None = None
         self.last_read = 0.0
-        self.timer: asyncio.TimerHandle | None = None
 
     # --- asyncio.Protocol ---
 
@@ -154,7 +155,6 @@ class _Conn(asyncio.Protocol):
     def on_message_complete(self) -> None:
         self.complete = True
         self.keep_alive = self.parser.should_keep_alive()
-        self._cancel_timer()
 
     # --- exchange ---
 
@@ -170,7 +170,10 @@ class _Conn(asyncio.Protocol):
         self._reset()
         self.parser = httptools.HttpResponseParser(self)
         self.last_read = self.loop.time()
-        self.timer = self.loop.call_at(self.last_read + self.pool.read_timeout, self._on_timer)
+        # A timer left by the previous exchange is due before this one's deadline and is set
+        # again for it when it fires (_on_timer): a call_at and a cancel less per exchange.
+        if self.timer is None:
+            self.timer = self.loop.call_at(self.last_read + self.pool.read_timeout, self._on_timer)
         self.transport.write(data)
 
     def _on_timer(self) -> None:
