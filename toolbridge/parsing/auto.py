@@ -270,18 +270,23 @@ class AutoParser:
             raise ConfigError("feed() called after close()")
         if self._trials:
             return self._resume(text, final=False)
-        if self._buf and self._phase is not START and self._scan.waits(self._buf + text):
+        buf = self._buf
+        if not buf:  # the common cases first: a delta of plain content or reasoning
+            phase = self._phase
+            if phase is not START:
+                if self._scan.clear(text):
+                    self._fed += len(text)
+                    return [Text(text) if phase is CONTENT else Reasoning(text)] if text else []
+            elif self._plain_start(text):
+                self._fed, self._phase = self._fed + len(text), CONTENT
+                return [Text(text)]
+        elif self._phase is not START and self._scan.waits(buf + text):
             self._buf += text  # still the start of a marker: held back whole, as _scan_text would
             self._fed += len(text)
             return []
-        self._base, self._fed = self._fed - len(self._buf), self._fed + len(text)
-        if not self._buf and self._phase is not START and self._scan.clear(text):
-            return [Text(text) if self._phase is CONTENT else Reasoning(text)] if text else []
-        if not self._buf and self._phase is START and self._plain_start(text):
-            self._phase = CONTENT
-            return [Text(text)]
+        self._base, self._fed = self._fed - len(buf), self._fed + len(text)
         self._out = []
-        self._run(self._buf + text, final=False)
+        self._run(buf + text, final=False)
         return self._out
 
     def _plain_start(self, text: str) -> bool:
