@@ -35,7 +35,7 @@ Message = dict[str, Any]
 Delta = dict[str, Any]
 
 
-@dataclass
+@dataclass(slots=True)
 class Report:
     """What happened while parsing one output: counts and the reasons behind them."""
 

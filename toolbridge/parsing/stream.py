@@ -240,9 +240,12 @@ class DialectParser:
             # marker being written): while the text still only waits, it is kept unread (as
             # ``keeps`` does; written out here, where every held delta passes).
             wait = getattr(self._body, "wait", None)
-            if wait is not None and wait(self._buf + text):
-                self._buf += text
-                return []
+            if wait is not None:
+                buf = self._buf + text
+                if wait(buf):
+                    self._buf = buf
+                    return []
+                return self._run(buf, final=False)
         elif text and self._phase is not START and self._scan.waits(self._buf + text):
             self._buf += text  # still the start of a marker: held back whole, as _in_text would
             return []
@@ -270,7 +273,7 @@ class DialectParser:
             read = self._plain_call(text, m.group(), m.end())
             if read is None:
                 return None
-            calls.append((text[pos : m.start()], *read[:2]))
+            calls.append((text[pos : m.start()], read[0], read[1]))
             pos = read[2]
         out: list[Event] = []
         index = self._next_index
@@ -283,7 +286,8 @@ class DialectParser:
         if pos < len(text):
             held = len(text) - scan.holdback(text, pos)  # what feed holds back, close emits
             out += [Text(piece) for piece in (text[pos:held], text[held:]) if piece]
-        self._next_index, self._closed, self._cut, self.phase = index, True, cut, CONTENT
+        # (the phase's markers are already the content's: START and CONTENT share them)
+        self._next_index, self._closed, self._cut, self._phase = index, True, cut, CONTENT
         return out
 
     def _bare_at_start(self, text: str) -> bool:
@@ -322,9 +326,10 @@ class DialectParser:
         if self._phase is not CALL or not self._buf or not text:
             return False
         wait = getattr(self._body, "wait", None)
-        if wait is None or not wait(self._buf + text):
+        buf = self._buf + text
+        if wait is None or not wait(buf):
             return False
-        self._buf += text
+        self._buf = buf
         return True
 
     def _plain_start(self, text: str) -> bool:

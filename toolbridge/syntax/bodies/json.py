@@ -83,8 +83,8 @@ def _head_patterns(args_keys: tuple[str, ...]) -> tuple[re.Pattern[str], re.Patt
     """The head of an envelope as models write it, the name first, then the arguments' key (up
     to the arguments' ``{``); and every proper beginning of one, while it is being written."""
     keys = "|".join(map(re.escape, args_keys))
-    head = re.compile(
-        rf'\{{{_WS}"name"{_WS}:{_WS}({_STRING}){_WS},{_WS}"({keys})"{_WS}:{_WS}(?=\{{)()')
+    head = re.compile(  # (from the whitespace before the envelope: whole() starts there)
+        rf'{_WS}\{{{_WS}"name"{_WS}:{_WS}({_STRING}){_WS},{_WS}"({keys})"{_WS}:{_WS}(?=\{{)()')
     after_key = _prefixes(['"', _WS, ":", _WS])
     key = "(?:" + "|".join(_prefixes([re.escape(c) for c in k], after_key) for k in args_keys) + ")"
     name = ['"', "n", "a", "m", "e", '"']
@@ -246,7 +246,7 @@ class JsonEnvelopeBody:
         anything else, which ``feed`` reads. Reads at C speed, and reports nothing."""
         if self._heads is None or self._lenient or self._inner or len(self._closes) != 1:
             return None
-        head = self._heads[0].match(buf, skip_ws(buf, pos))
+        head = self._heads[0].match(buf, pos)
         name = _name_of(head.group(1)) if head is not None else None
         if name is None:
             return None
