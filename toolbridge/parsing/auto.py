@@ -126,7 +126,7 @@ def candidate_dialects(model: str | None = None, names: Iterable[str] | None = N
 class _Trial:
     """One candidate dialect reading a block from its marker on."""
 
-    __slots__ = ("_make", "_parser", "dialect", "events", "keeps", "verdict", "reach", "settled", "read")
+    __slots__ = ("_make", "_parser", "dialect", "events", "verdict", "reach", "settled", "read")
 
     def __init__(self, dialect: Dialect, make: Callable[[Dialect], DialectParser],
                  verdict: bool | None = None) -> None:
@@ -143,7 +143,6 @@ class _Trial:
     def parser(self) -> DialectParser:
         if self._parser is None:
             self._parser = self._make(self.dialect)
-            self.keeps = self._parser.keeps  # (bound once: called for every held delta)
             # Until judged, the parser stops at a refused first block: nothing after it is wanted.
             self._parser.halt_on_reject = self.verdict is None
         return self._parser
@@ -230,7 +229,10 @@ class AutoParser:
         self.dialect: Dialect | None = None
         self._parser: DialectParser | None = None
         self._trials: list[_Trial] = []
-        self._lead: _Trial | None = None  # the undecided trial, the first not refused
+        # While the deciding trial (the first not refused) holds its block unread: the block's
+        # text so far and what tells whether more only waits (DialectParser.held_block).
+        self._block = ""
+        self._wait: Callable[[str], bool] | None = None
         self._waiting: tuple[Dialect, ...] = ()  # claimants whose trials are not made yet, in order
         self._mid = (False, False)  # where the block began: (in reasoning, mid-answer)
         self._spare: DialectParser | None = None  # a parser read_plain made and left unread
@@ -257,13 +259,16 @@ class AutoParser:
 
     def feed(self, text: str) -> list[Event]:
         """Consume the next piece of output; return the events it completes."""
-        lead = self._lead
-        if lead is not None and lead.keeps(text):
-            # The trial that decides holds its block unread: the text only waits with it.
-            self._pending.append(text)
-            lead.read += 1
-            self._fed += len(text)
-            return []
+        wait = self._wait
+        if wait is not None and text:
+            # The trial that decides holds its block unread: while the text only waits with it,
+            # it is kept here (the trial reads it once it no longer waits, as it would have).
+            block = self._block + text
+            if wait(block):
+                self._block = block
+                self._pending.append(text)
+                self._fed += len(text)
+                return []
         if self._parser is not None:
             return self._parser.feed(text)
         if self._closed:
@@ -466,7 +471,7 @@ class AutoParser:
         where the first candidate is the answer's dialect (the common case) it is the only one
         that reads the block."""
         pending, trials = self._pending, self._trials
-        self._lead = None
+        self._wait = None
         pending.append(text)  # kept for later trials, and to scan again should every trial refuse
         i = 0
         while i < len(trials) or self._waiting:
@@ -481,8 +486,10 @@ class AutoParser:
                 unread = pending[trial.read] if trial.read == len(pending) - 1 else "".join(pending[trial.read:])
                 trial.read = len(pending)
                 trial.feed(unread, final, self._cut)
-            if trial.verdict is None:
-                self._lead = trial  # the trial that decides: it has read all that is pending
+            if trial.verdict is None:  # the trial that decides: it has read all that is pending
+                held = trial.parser.held_block()
+                if held is not None:
+                    self._block, self._wait = held
                 return []
             if trial.verdict:
                 winner = self._parser = trial.parser

@@ -237,8 +237,7 @@ class DialectParser:
                 return [Text(text)]
         elif text and self._phase is CALL:
             # The block waits at the start of the buffer (a short block, a head or a close
-            # marker being written): while the text still only waits, it is kept unread (as
-            # ``keeps`` does; written out here, where every held delta passes).
+            # marker being written): while the text still only waits, it is kept unread.
             wait = getattr(self._body, "wait", None)
             if wait is not None:
                 buf = self._buf + text
@@ -319,18 +318,13 @@ class DialectParser:
                 return None
         return None if self._check(name, arguments, value) else (name, arguments, end)
 
-    def keeps(self, text: str) -> bool:
-        """Whether ``text`` only extends a call block that waits, unread, at the start of the
-        buffer (a short block, a head or a close marker still being written): then the text is
-        kept without reading it again, and ``feed(text)`` would have returned no events."""
-        if self._phase is not CALL or not self._buf or not text:
-            return False
-        wait = getattr(self._body, "wait", None)
-        buf = self._buf + text
-        if wait is None or not wait(buf):
-            return False
-        self._buf = buf
-        return True
+    def held_block(self) -> tuple[str, Callable[[str], bool]] | None:
+        """When a call block waits, unread, at the start of the buffer (a short block, a head or
+        a close marker still being written): the text held, and what tells whether that text
+        with more after it still only waits (then ``feed`` would keep it and return no events).
+        None otherwise. ``auto`` keeps such text itself while its deciding trial waits."""
+        wait = getattr(self._body, "wait", None) if self._phase is CALL and self._buf else None
+        return None if wait is None else (self._buf, wait)
 
     def _plain_start(self, text: str) -> bool:
         """Whether ``text``, where the answer starts, is plain content: it starts with no bare
