@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolbridge.dialects import dialect_names, get_dialect
-from toolbridge.syntax.markers import marker_set
+from toolbridge.syntax.markers import WHOLE_NEAR, marker_set
 
 SETS = sorted({tuple(sorted({*d.call_start, *(d.reasoning or ()), *d.end_tokens} - {""}))
                for d in map(get_dialect, dialect_names())})
@@ -28,11 +28,13 @@ def texts(draw: st.DrawFn) -> tuple[tuple[str, ...], str, int]:
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
-@given(case=texts())
-def test_search_is_the_alternation(case: tuple[tuple[str, ...], str, int]) -> None:
+@given(case=texts(), near=st.sampled_from([256, WHOLE_NEAR, 0]))
+def test_search_is_the_alternation(case: tuple[tuple[str, ...], str, int], near: int) -> None:
+    """However far the alternation itself scans first (``near``: 256 streaming, less in a whole
+    answer, 0: one pattern per first character from the start)."""
     markers, text, pos = case
     found = marker_set(markers)
-    got = found.search(text, pos)
+    got = found.search(text, pos, near)
     want = found._pattern.search(text, pos)
     assert (got and (got.start(), got.group())) == (want and (want.start(), want.group()))
 

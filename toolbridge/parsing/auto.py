@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ..syntax.markers import cut_off, marker_set
+from ..syntax.markers import WHOLE_NEAR, cut_off, marker_set
 from ..syntax.dialect import Dialect
 from ..dialects import dialect_names, get_dialect
 from ..errors import ConfigError
@@ -336,7 +336,7 @@ class AutoParser:
         start = _SPACE.match(text).end()  # type: ignore[union-attr]
         if start == len(text) or scan.at(text, start) is None and self._bare_at(text, start):
             return None  # all space, or a bare opener may start a call
-        m = scan.search(text, start)
+        m = scan.search(text, start, near=WHOLE_NEAR)
         if m is None:
             held = len(text) - scan.holdback(text, 0)  # what feed holds back, close emits
             self._phase, self._closed, self._cut = CONTENT, True, cut

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ..syntax.markers import cut_off, marker_set
+from ..syntax.markers import WHOLE_NEAR, cut_off, marker_set
 from ..syntax.dialect import FAIL, MORE, TRUNCATED, UNCLOSED_AT_END, Body, Dialect
 from ..dialects import get_dialect
 from ..errors import ConfigError
@@ -268,7 +268,7 @@ class DialectParser:
         if self._phase is START and self._bare_at_start(text):
             return None
         scan, calls, pos = self._scan, [], 0
-        while (m := scan.search(text, pos)) is not None:
+        while (m := scan.search(text, pos, near=WHOLE_NEAR)) is not None:
             read = self._plain_call(text, m.group(), m.end())
             if read is None:
                 return None

@@ -16,6 +16,7 @@ from itertools import repeat
 
 _WINDOW = 4096  # how far ``search`` looks for each first character's markers at a time
 _SHORT = 256  # texts up to this long are scanned by the alternation alone
+WHOLE_NEAR = 64  # the same in a whole answer (``search``'s ``near``: its first call comes soon)
 
 
 @dataclass(frozen=True)
@@ -65,25 +66,28 @@ class MarkerSet:
         """The length of the longest marker."""
         return self._longest
 
-    def search(self, buf: str, pos: int) -> re.Match[str] | None:
+    def search(self, buf: str, pos: int, near: int = _SHORT) -> re.Match[str] | None:
         """The earliest marker at or after ``pos``.
 
-        A short text (a delta, a held tail) is scanned by the alternation itself, and so are
-        the first ``_SHORT`` characters of a long one (markers are often near the cursor).
-        Beyond, one alternation per first character scans (each begins with its literal
-        character, which the regex engine looks for in C, false starts such as ``3 < 4``
-        included, where one alternation of them all tests every character against a set), a
-        window at a time so that a first character that never comes is not looked for to the
-        end of the buffer at every call (the window grows to ``_WINDOW``). Each starts where
-        a plain ``find`` (memchr, many times faster than the regex engine's own scan) sees its
-        first character, and not at all when the window holds none."""
+        A text of up to ``near`` characters (a delta, a held tail) is scanned by the
+        alternation itself, and so are the first ``near`` characters of a longer one (markers
+        are often near a streaming cursor; a whole answer's first call is often after a short
+        sentence). Beyond, one alternation per first character scans (each begins with its
+        literal character, which the regex engine looks for in C, false starts such as ``3 <
+        4`` included, where one alternation of them all tests every character against a set,
+        several times slower), a window at a time so that a first character that never comes is
+        not looked for to the end of the buffer at every call (the window grows to
+        ``_WINDOW``). Each starts where a plain ``find`` (memchr, many times faster than the
+        regex engine's own scan) sees its first character, not at all when the window holds
+        none, and stops where a marker found by another one starts."""
         end, reach = len(buf), self._longest - 1
-        if end - pos <= _SHORT:
+        if end - pos <= near:
             return self._pattern.search(buf, pos)
-        near = self._pattern.search(buf, pos, pos + _SHORT + reach)  # the first window, likewise
-        if near is not None and near.start() < pos + _SHORT:
-            return near  # (a marker that starts in the window ends by its end + reach)
-        groups, pos, window = self._groups, pos + _SHORT, 8 * _SHORT
+        found = self._pattern.search(buf, pos, pos + near + reach)  # the first window, likewise
+        if found is not None and found.start() < pos + near:
+            return found  # (a marker that starts in the window ends by its end + reach)
+        pos += near
+        groups, window = self._groups, 8 * _SHORT
         while pos < end:
             stop, window = pos + window, min(2 * window, _WINDOW)
             best = None
@@ -92,8 +96,8 @@ class MarkerSet:
                 if at < 0:
                     continue
                 m = group.search(buf, at, stop + reach)
-                if m is not None and m.start() < (stop if best is None else best.start()):
-                    best = m
+                if m is not None and m.start() < stop:
+                    best, stop = m, m.start()  # (the next first character's must start before it)
             if best is not None:
                 return best
             pos = stop
