@@ -226,34 +226,29 @@ class AutoParser:
         self._hinted, self._claims, self._bare, self._scan = table.hinted, table.claims, table.bare, table.scan
         self._drop, self._openers = table.drop, table.openers
         self._phase = REASONING if reasoning and in_reasoning else START
+        self.dialect: Dialect | None = None
+        self._parser: DialectParser | None = None
+        self._trials: list[_Trial] = []
+        # While the deciding trial (the first not refused) holds its block unread: the block's
+        # text so far and what tells whether more only waits (DialectParser.held_block).
+        self._block = ""
+        self._wait: Callable[[str], bool] | None = None
+        self._waiting: tuple[Dialect, ...] = ()  # claimants whose trials are not made yet, in order
+        self._mid = (False, False)  # where the block began: (in reasoning, mid-answer)
+        self._spare: DialectParser | None = None  # a parser read_plain made and left unread
+        self._marker = ""  # the marker the trials read from (where ``_pending`` starts)
+        self._pending: list[str] = []  # the text the trials have read, while they decide
+        self._buf = ""
+        # Positions count characters from the start of the output: ``_base`` is where the text
+        # being scanned starts, ``_fed`` how much was fed, ``_block_at`` where the trials began.
+        self._base = self._fed = self._block_at = 0
+        # A dialect whose trial refused a block does not claim a marker inside that block again
+        # (its own parser would not look there either): every dialect reads each stretch of the
+        # output at most once, so the work stays linear however many markers the output repeats.
+        self._reach: dict[str, int] = {}
+        self._cut = False
         self._out: list[Event] = []
-        # The rest of the state starts as the class attributes below say (immutable values,
-        # set on the instance when they change): a parser is made per response, and most
-        # responses are prose, or settle on a dialect at their first marker.
-
-    dialect: Dialect | None = None
-    _parser: DialectParser | None = None
-    _trials: list[_Trial] | tuple[()] = ()
-    # While the deciding trial (the first not refused) holds its block unread: the block's text
-    # so far and what tells whether more only waits (DialectParser.held_block).
-    _block = ""
-    _wait: Callable[[str], bool] | None = None
-    _waiting: tuple[Dialect, ...] = ()  # claimants whose trials are not made yet, in order
-    _mid = (False, False)  # where the block began: (in reasoning, mid-answer)
-    _spare: DialectParser | None = None  # a parser read_plain made and left unread
-    _marker = ""  # the marker the trials read from (where ``_pending`` starts)
-    _pending: list[str] | tuple[()] = ()  # the text the trials have read, while they decide
-    _buf = ""
-    # Positions count characters from the start of the output: ``_base`` is where the text
-    # being scanned starts, ``_fed`` how much was fed, ``_block_at`` where the trials began.
-    _base = _fed = _block_at = 0
-    # A dialect whose trial refused a block does not claim a marker inside that block again
-    # (its own parser would not look there either): every dialect reads each stretch of the
-    # output at most once, so the work stays linear however many markers the output repeats.
-    # (A dict of its own once a trial refuses.)
-    _reach: dict[str, int] = {}
-    _cut = False
-    _closed = False
+        self._closed = False
 
     @property
     def detected(self) -> str | None:
@@ -504,8 +499,6 @@ class AutoParser:
                 self._trials, self._waiting, self._pending = [], (), []
                 return trial.events
             name = trial.dialect.name
-            if not self._reach:
-                self._reach = {}  # (the class's empty one is shared)
             self._reach[name] = max(self._reach.get(name, 0), self._block_at + trial.reach)
         self._trials = []
         if self._phase is START:
