@@ -48,16 +48,14 @@ class Toolset:
         their input format: their calls are read as one raw-text string (``freeform``)."""
         if not isinstance(tools, list):
             raise ConfigError("tools must be a list of OpenAI tool objects")
-        self.schemas: dict[str, dict[str, Any]] = {}
-        for i, tool in enumerate(tools):
-            name, schema = _tool_entry(tool, i)
-            self.schemas[name] = schema
-        self.freeforms = {k: v for k, v in (freeforms or {}).items() if k in self.schemas}
+        self.schemas: dict[str, dict[str, Any]] = dict(map(_tool_entry, tools, range(len(tools))))
+        self.freeforms = {k: v for k, v in freeforms.items() if k in self.schemas} if freeforms else {}
         for name in self.freeforms:
             self.schemas[name] = freeform.READ_AS
-        self._tiers: list[Any] | None = None  # made at the first name that is not exact
         self._validators: dict[str, Any] = {}
         self._quick: dict[str, Any] = {}
+
+    _tiers: list[Any] | None = None  # made at the first name that is not exact
 
     def resolve(self, written: str) -> Resolution:
         """Match a name the model wrote to an offered name."""
