@@ -45,13 +45,19 @@ def events_both_ways(dialect: str, text: str, cut: bool = False, **options: Any)
     error (the same one both ways) is returned in place of the events."""
     results = []
     for whole in (True, False):
-        ids = count()
-        parser = StreamParser(dialect, call_id=lambda index: f"call_{index}_{next(ids)}", **options)
+        parser = StreamParser(dialect, call_id=counted_ids(), **options)
         try:
             results.append(parser.parse_whole(text, cut) if whole else parser.feed(text) + parser.close(cut))
         except ToolBridgeError as exc:
             results.append(repr(exc))
     return results[0], results[1]
+
+
+def counted_ids() -> Any:
+    """Call ids that also count how often they were asked for (so a fast path that asked for
+    one it did not use would show)."""
+    asked = count()
+    return lambda index: f"call_{index}_{next(asked)}"
 
 
 def texts_of(dialect: str) -> list[str]:

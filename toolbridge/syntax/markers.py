@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import repeat
 
 _WINDOW = 4096  # how far ``search`` looks for each first character's markers at a time
 _SHORT = 256  # texts up to this long are scanned by the alternation alone
