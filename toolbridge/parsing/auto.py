@@ -230,9 +230,11 @@ class AutoParser:
         self._parser: DialectParser | None = None
         self._trials: list[_Trial] = []
         # While the deciding trial (the first not refused) holds its block unread: the block's
-        # text so far and what tells whether more only waits (DialectParser.held_block).
+        # text so far, what tells whether more only waits (DialectParser.held_block), and how
+        # much of the block the trial holds (the rest is kept here, not yet in ``_pending``).
         self._block = ""
         self._wait: Callable[[str], bool] | None = None
+        self._kept_from = 0
         self._waiting: tuple[Dialect, ...] = ()  # claimants whose trials are not made yet, in order
         self._mid = (False, False)  # where the block began: (in reasoning, mid-answer)
         self._spare: DialectParser | None = None  # a parser read_plain made and left unread
@@ -265,9 +267,7 @@ class AutoParser:
             # it is kept here (the trial reads it once it no longer waits, as it would have).
             block = self._block + text
             if wait(block):
-                self._block = block
-                self._pending.append(text)
-                self._fed += len(text)
+                self._block = block  # (counted in _fed and _pending when the trials go on)
                 return []
         if self._parser is not None:
             return self._parser.feed(text)
@@ -471,7 +471,11 @@ class AutoParser:
         where the first candidate is the answer's dialect (the common case) it is the only one
         that reads the block."""
         pending, trials = self._pending, self._trials
-        self._wait = None
+        kept = self._block[self._kept_from :]  # what the deciding trial has not read yet
+        if kept:
+            pending.append(kept)
+            self._fed += len(kept)
+        self._block, self._wait = "", None
         pending.append(text)  # kept for later trials, and to scan again should every trial refuse
         i = 0
         while i < len(trials) or self._waiting:
@@ -490,6 +494,7 @@ class AutoParser:
                 held = trial.parser.held_block()
                 if held is not None:
                     self._block, self._wait = held
+                    self._kept_from = len(self._block)
                 return []
             if trial.verdict:
                 winner = self._parser = trial.parser
