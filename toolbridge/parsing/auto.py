@@ -35,7 +35,7 @@ from ..syntax.dialect import Dialect
 from ..dialects import dialect_names, get_dialect
 from ..errors import ConfigError
 from ..events import CallAborted, CallRejected, Event, Reasoning, Text, ToolCallBegin
-from .stream import CALL, CONTENT, REASONING, START, DialectParser, Phase, random_call_id
+from .stream import CALL, CONTENT, REASONING, START, DialectParser, Phase, final_text, random_call_id
 from ..tools import Toolset
 
 AUTO = "auto"
@@ -338,9 +338,8 @@ class AutoParser:
             return None  # all space, or a bare opener may start a call
         m = scan.search(text, start, near=WHOLE_NEAR)
         if m is None:
-            held = len(text) - scan.holdback(text, 0)  # what feed holds back, close emits
             self._phase, self._closed, self._cut = CONTENT, True, cut
-            return [Text(piece) for piece in (text[:held], text[held:]) if piece]
+            return final_text(scan, text, 0)
         claims = self._claims.get(m.group(), ())
         if not claims or m.group() in self._drop:
             return None

@@ -90,6 +90,15 @@ def random_call_id(index: int = 0) -> str:
     return "call_%024x" % _IDS.getrandbits(96)
 
 
+def final_text(scan: Any, text: str, pos: int) -> list[Event]:
+    """The Text events of a whole output's last stretch ``text[pos:]``, which holds no marker,
+    as ``feed`` then ``close`` give them: what ``feed`` emits, then the tail that could still
+    have grown into a marker (``scan``: a MarkerSet), which ``feed`` holds back and ``close``
+    emits."""
+    held = len(text) - scan.holdback(text, pos)
+    return [Text(piece) for piece in (text[pos:held], text[held:]) if piece]
+
+
 _UNMADE = object()  # a call's typer, before its first piece of arguments
 _NO_BLOCK = TextBuffer()  # the parser's ``_raw`` outside a block (never appended to)
 
@@ -283,8 +292,7 @@ class DialectParser:
                     ToolCallEnd(index, arguments))
             self._last_index, index = index, index + 1
         if pos < len(text):
-            held = len(text) - scan.holdback(text, pos)  # what feed holds back, close emits
-            out += [Text(piece) for piece in (text[pos:held], text[held:]) if piece]
+            out += final_text(scan, text, pos)
         # (the phase's markers are already the content's: START and CONTENT share them)
         self._next_index, self._closed, self._cut, self._phase = index, True, cut, CONTENT
         return out
