@@ -89,10 +89,12 @@ def parse(
     ``candidates``); the report's ``detected`` names the dialect auto recognised. ``cut``: the
     output stopped at a length limit (see ``StreamParser.close``). Raises ConfigError for an unknown dialect or bad tools.
     """
-    parser = StreamParser(dialect, tools, **options)
+    # (the parser StreamParser would make, made directly)
+    auto = dialect == "auto"
+    parser = AutoParser(tools, **options) if auto else DialectParser(dialect, tools, **options)
     events = parser.parse_whole(text, cut)
     builder = MessageBuilder(parser.dialect.name if parser.dialect else "auto")
     builder.add(events)
-    if dialect == "auto":
+    if auto:
         builder.report.detected = parser.detected
     return ParseResult(builder.message, builder.report, events, builder.finish_reason)

@@ -95,8 +95,11 @@ def final_text(scan: Any, text: str, pos: int) -> list[Event]:
     as ``feed`` then ``close`` give them: what ``feed`` emits, then the tail that could still
     have grown into a marker (``scan``: a MarkerSet), which ``feed`` holds back and ``close``
     emits."""
-    held = len(text) - scan.holdback(text, pos)
-    return [Text(piece) for piece in (text[pos:held], text[held:]) if piece]
+    kept = scan.holdback(text, pos)
+    if not kept:
+        return [Text(text[pos:])] if pos < len(text) else []
+    held = len(text) - kept
+    return [Text(text[pos:held]), Text(text[held:])] if pos < held else [Text(text[held:])]
 
 
 _UNMADE = object()  # a call's typer, before its first piece of arguments
@@ -299,10 +302,13 @@ class DialectParser:
 
     def _bare_at_start(self, text: str) -> bool:
         """Whether the answer may start a call here with a bare opener (or is all space)."""
-        start = _SPACE.match(text).end()  # type: ignore[union-attr]
-        if start == len(text) or self._openers is None:
+        openers = self._openers
+        if openers is None:
             return True
-        return text[start] in self._openers and any(
+        start = _SPACE.match(text).end() if not text or text[0].isspace() else 0  # type: ignore[union-attr]
+        if start == len(text):
+            return True
+        return text[start] in openers and any(
             o.startswith(text[start : start + len(o)]) for o in self.dialect.bare_start)
 
     def _plain_call(self, text: str, marker: str, pos: int) -> tuple[str, str, int] | None:
