@@ -93,6 +93,14 @@ class ArgumentTyper:
                 pos = self._punctuation(text, pos, out)
         return "".join(out)
 
+    def feed_string(self, text: str) -> str:
+        """``feed`` for a fragment that only continues a string value (``CallSink.args``'s
+        ``string``): while that string streams, it passes unread (a long raw value, encoded
+        whole, is not scanned again for the closing quote it cannot hold)."""
+        if self._state == STREAM and not self._escape:
+            return text
+        return self.feed(text)
+
     # ---------------------------------------------------------------- structure
 
     def _punctuation(self, text: str, pos: int, out: list[str]) -> int:

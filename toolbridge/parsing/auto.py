@@ -24,6 +24,7 @@ there); ``candidates`` restricts the dialects considered.
 from __future__ import annotations
 
 import fnmatch
+import inspect
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -123,6 +124,11 @@ def candidate_dialects(model: str | None = None, names: Iterable[str] | None = N
 
 
 
+# DialectParser's keyword options and their defaults.
+_PARSER_DEFAULTS = {name: p.default for name, p in inspect.signature(DialectParser).parameters.items()
+                    if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
 class _Trial:
     """One candidate dialect reading a block from its marker on."""
 
@@ -218,8 +224,11 @@ class AutoParser:
         hinted = get_dialect(hint) if hint else dialect_for_model(model)
         # End tokens never reach the client: the hinted family's, or every family's.
         drop_tokens = tuple(drop_tokens) + _end_tokens(hinted.name if hinted else None)
-        self._options = {"reasoning": reasoning, "validate": validate, "reject_invalid": reject_invalid,
-                         "call_id": call_id, "drop_tokens": drop_tokens, "coerce": coerce, "repair": repair}
+        options = {"reasoning": reasoning, "validate": validate, "reject_invalid": reject_invalid,
+                   "call_id": call_id, "drop_tokens": drop_tokens, "coerce": coerce, "repair": repair}
+        # The trials' parsers are given only what differs from the defaults (each keyword
+        # passed costs their construction some 50 ns).
+        self._options = {k: v for k, v in options.items() if v is not _PARSER_DEFAULTS[k]}
         table = _table_of(hinted.name if hinted else None,
                           tuple(candidates) if candidates is not None else None,
                           reasoning, in_reasoning, drop_tokens)

@@ -173,22 +173,26 @@ class DialectParser:
         coerce: bool = True,
         repair: bool = False,
     ) -> None:
-        self.dialect = get_dialect(dialect)
+        self.dialect = dialect = get_dialect(dialect)
         self.lenient = repair  # CallSink: bodies read JSON leniently
-        self._tools = tools if isinstance(tools, Toolset) or tools is None else Toolset(tools)
-        setup = _setup_of(self.dialect, reasoning, tuple(drop_tokens))
+        self._tools = tools = tools if isinstance(tools, Toolset) or tools is None else Toolset(tools)
+        setup = _setup_of(dialect, reasoning, drop_tokens if type(drop_tokens) is tuple else tuple(drop_tokens))
         self._split = reasoning
         self._think, self._drop, self._strays = setup.think, setup.drop, setup.strays
         self._scans = setup.content, setup.reasoning
-        self._answer = START if self.dialect.bare_start else CONTENT
+        self._answer = answer = START if dialect.bare_start else CONTENT
         self._openers = setup.openers
         if in_reasoning is None:
-            in_reasoning = self.dialect.starts_in_reasoning
-        self.phase = REASONING if setup.think and in_reasoning else self._answer
-        self._resume = self._phase  # where a rejected block's text goes back to
-        self._validate = validate and self._tools is not None
-        self._hold = reject_invalid and self._tools is not None
-        self._coerce = coerce and self._tools is not None
+            in_reasoning = dialect.starts_in_reasoning
+        if setup.think and in_reasoning:
+            self._resume = self._phase = REASONING
+            self._scan = setup.reasoning  # (as the phase setter sets them)
+        else:
+            self._resume = self._phase = answer
+            self._scan = setup.content
+        if tools is None:
+            validate = reject_invalid = coerce = False
+        self._validate, self._hold, self._coerce = validate, reject_invalid, coerce
         self._call_id = call_id
         self._out: list[Event] = []
         # The rest of the state starts as the class attributes below say (immutable values,
@@ -508,14 +512,14 @@ class DialectParser:
 
         return ArgumentTyper(schema, schema, report)
 
-    def args(self, text: str, value: Any = None) -> None:
+    def args(self, text: str, value: Any = None, string: bool = False) -> None:
         call = self._call
         typer = self._typer
         if text and call is not None and typer is not None:
             if typer is _UNMADE:  # (only a first piece can be all of the arguments, decoded)
                 typer = self._typer = self._argument_typer(call, text, value)
             if typer is not None:
-                text, value = typer.feed(text), None
+                text, value = typer.feed_string(text) if string else typer.feed(text), None
         if text and call is not None:
             if value is not None and not call.fragments:
                 call.value = value  # the arguments, decoded: not read again to check them

@@ -51,9 +51,11 @@ class CallSink(Protocol):
         ``native_id``: the id the model wrote (Kimi's ``functions.NAME:IDX``), kept as the call's
         id unless it repeats one already given."""
 
-    def args(self, text: str, value: Any = None) -> None:
+    def args(self, text: str, value: Any = None, string: bool = False) -> None:
         """Emit a fragment of the current call's JSON arguments (``value``: the decoded
-        arguments, when ``text`` is all of them at once and the body decoded them)."""
+        arguments, when ``text`` is all of them at once and the body decoded them; ``string``:
+        ``text`` only continues a string value, characters encoded by the JSON encoder, so it
+        holds no closing quote and ends in no cut escape: nothing in it needs reading)."""
 
     def end(self) -> None:
         """Finish the current call."""

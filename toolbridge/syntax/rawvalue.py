@@ -77,7 +77,7 @@ class RawValue:
                 self._held.append("")  # marks that the opening quote went out
                 self._sink.args('"')
             if text:
-                self._sink.args(_encode(text)[1:-1])
+                self._sink.args(_encode(text)[1:-1], string=True)
             if last:
                 self._sink.args('"')
             return

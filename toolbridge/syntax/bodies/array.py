@@ -79,8 +79,8 @@ class ElementSink:
         self.began = why is None
         return why
 
-    def args(self, text: str, value: Any = None) -> None:
-        self._sink.args(text, value)
+    def args(self, text: str, value: Any = None, string: bool = False) -> None:
+        self._sink.args(text, value, string)
 
     def end(self) -> None:
         self.ended = True

@@ -103,11 +103,11 @@ class _ValueSink:
     def coerce(self, key: str, raw: str) -> Any:
         return self._sink.coerce(key, raw)
 
-    def args(self, text: str, value: Any = None) -> None:
+    def args(self, text: str, value: Any = None, string: bool = False) -> None:
         if self.captured is not None:
             self.captured.append(text)
         else:
-            self._sink.args(text, value)
+            self._sink.args(text, value, string)
 
 
 class _S:  # states (plain ints: an Enum member's lookup costs several times as much)

@@ -288,7 +288,7 @@ class GemmaBody:
         if self._state == _S.QKEY:
             self._parts.append(piece)
         elif piece:
-            self._sink.args(_encode(piece)[1:-1])
+            self._sink.args(_encode(piece)[1:-1], string=True)
         if end == -1:
             return stop, self._fail("truncated") if final else MORE
         if self._state == _S.QKEY:
