@@ -148,3 +148,79 @@ def test_the_log_line_is_the_generic_formatters(message: str, args: tuple[Any, .
     record = logging.LogRecord("toolbridge.gateway", logging.INFO, "(unknown file)", 0, message, args, None)
     assert ours.format(record) == generic.format(record)
     assert record.message == record.getMessage() and record.asctime == ours.formatTime(record)
+
+
+ANSWERS = [  # (endpoint, status, provenance, front)
+    ("/v1/chat/completions", 200, Provenance(content=1), "chat"),
+    ("/v1/chat/completions", 200, Provenance(content=1), "chat"),  # the same figures again
+    ("/v1/chat/completions", 200, Provenance(content=2, repaired=1), "chat"),
+    ("/v1/chat/completions", 502, Provenance(), "chat"),
+    ("/v1/messages", 200, Provenance(native=1, invalid=1, dialect="hermes"), "messages"),
+    ("/v1/messages", 200, Provenance(native=1, invalid=1, dialect="qwen3_coder"), "messages"),
+    ("/v1/responses", 200, Provenance(reasoning=1, rejected=2, aborted=1), "responses"),
+    ("other", 404, Provenance(), "chat"),
+]
+
+
+@pytest.mark.parametrize("kept", [0, 1, 512])
+def test_answered_counts_as_request_and_record_do(kept: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolbridge.gateway import metrics as metrics_module
+
+    monkeypatch.setattr(metrics_module, "MOVES_KEPT", kept)  # nothing, one, or every figure kept
+    one_by_one, at_once = Metrics(), Metrics()
+    for rounds in range(2):
+        for endpoint, status, provenance, front in ANSWERS:
+            one_by_one.request(endpoint, status)
+            one_by_one.record(provenance, front)
+            at_once.answered(endpoint, status, provenance, front)
+            assert at_once.counters == one_by_one.counters
+    assert at_once.render() == one_by_one.render()
+    # Two pairs share their figures: the same answer twice, and two differing only in the
+    # dialect, which no counter shows.
+    assert len(at_once._moves) == min(kept, len(ANSWERS) - 2)
+
+
+def _records() -> list[logging.LogRecord]:
+    def record(message: str, args: tuple[Any, ...], exc_info: Any = None) -> logging.LogRecord:
+        return logging.LogRecord("toolbridge.gateway", logging.INFO, "(unknown file)", 0, message, args, exc_info)
+
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        import sys
+
+        failed = record("request failed: %s", ("x",), sys.exc_info())
+    return [record("%s %s %d calls[%s] %.1fms", ("POST", "/v1/chat/completions", 200, "content=1", 1.25)),
+            record("no arguments", ()), record("päth %s", ("ünïcode",)), failed]
+
+
+def test_the_line_handler_writes_what_the_stream_handler_does() -> None:
+    import io
+
+    streams = io.StringIO(), io.StringIO()
+    ours, generic = run._LineHandler(streams[0]), logging.StreamHandler(streams[1])
+    for handler in (ours, generic):
+        handler.setFormatter(run._Formatter())
+    for record in _records():
+        ours.handle(record)
+        generic.handle(record)
+        assert streams[0].getvalue() == streams[1].getvalue()
+    assert "Traceback" in streams[0].getvalue()
+
+
+def test_the_line_handler_flushes_each_line() -> None:
+    class Stream:
+        def __init__(self) -> None:
+            self.calls: list[str] = []
+
+        def write(self, text: str) -> None:
+            self.calls.append("write")
+
+        def flush(self) -> None:
+            self.calls.append("flush")
+
+    stream = Stream()
+    handler = run._LineHandler(stream)
+    for record in _records()[:2]:
+        handler.handle(record)
+    assert stream.calls == ["write", "flush", "write", "flush"]

@@ -109,8 +109,7 @@ class Gateway:
                 status, provenance = await route(req, resp)
         finally:
             endpoint = STORED + "{id}" if stored else path if route else "other"
-            self.metrics.request(endpoint, status)
-            self.metrics.record(provenance, front.name)
+            self.metrics.answered(endpoint, status, provenance, front.name)
             log.info("%s %s %d calls[%s] %.1fms", method, path, status, provenance.header(),
                      1000 * (time.perf_counter() - started))
 

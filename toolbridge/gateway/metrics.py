@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from .repair import Provenance
 
@@ -40,6 +41,7 @@ _HELP = {
 
 
 Key = tuple[str, tuple[tuple[str, str], ...]]  # a counter: its name and sorted labels
+MOVES_KEPT = 512  # distinct answer figures ``answered`` keeps
 
 
 @dataclass
@@ -49,6 +51,8 @@ class Metrics:
     # The keys of the counters every request moves, by name and label values: made once, not
     # per request (every value is one of a few: routes, statuses, fronts, sources).
     _keys: dict[tuple[str, tuple[str, ...]], Key] = field(default_factory=dict, repr=False)
+    # What ``answered`` adds, by an answer's figures (route, status, front, call counts).
+    _moves: dict[tuple[Any, ...], tuple[tuple[Key, int], ...]] = field(default_factory=dict, repr=False)
 
     def inc(self, name: str, amount: int = 1, **labels: str) -> None:
         self.counters[(name, tuple(sorted(labels.items())))] += amount
@@ -71,6 +75,25 @@ class Metrics:
         if provenance.invalid:
             key = self._key("toolbridge_invalid_arguments_total", ("front",), (front,))
             self.counters[key] += provenance.invalid
+
+    def answered(self, endpoint: str, status: int, provenance: Provenance, front: str) -> None:
+        """``request`` and ``record`` of one answer at once: the counters they move, and by how
+        much, are worked out once per distinct figures (by those two, on a scratch Metrics) and
+        then only added."""
+        p = provenance
+        figures = (endpoint, status, front, p.native, p.content, p.reasoning, p.rejected, p.aborted,
+                   p.repaired, p.invalid)
+        moves = self._moves.get(figures)
+        if moves is None:
+            scratch = Metrics(_keys=self._keys)
+            scratch.request(endpoint, status)
+            scratch.record(provenance, front)
+            moves = tuple(scratch.counters.items())
+            if len(self._moves) < MOVES_KEPT:  # call counts vary: keep the common figures
+                self._moves[figures] = moves
+        counters = self.counters
+        for key, amount in moves:
+            counters[key] += amount
 
     def _key(self, name: str, labels: tuple[str, ...], values: tuple[str, ...]) -> Key:
         key = self._keys.get((name, values))

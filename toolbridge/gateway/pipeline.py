@@ -154,8 +154,10 @@ class Pipeline:
             assert self.pool is not None
             await self.constrainer.detect(self.pool, self.base + "/models", self.upstream_headers(req, False))
         try:
-            large = len(req.body) > OFFLOOP_REQUEST_BYTES
-            turn, plan, path, retry = await self.cpu(large, "request", self._plan, front, req.body)
+            if len(req.body) > OFFLOOP_REQUEST_BYTES:
+                turn, plan, path, retry = await self.cpu(True, "request", self._plan, front, req.body)
+            else:  # inline, without the coroutine ``cpu`` would make
+                turn, plan, path, retry = self._plan(front, req.body)
         except orjson.JSONDecodeError as exc:
             return self.fail.refuse(front, resp, 400, f"the request body is not valid JSON: {exc}")
         except RequestError as exc:
@@ -265,8 +267,10 @@ class Pipeline:
                 return await self._again(front, streamed, headers, resp, tries)
             return streamed
         try:
-            body, provenance = await self.cpu(len(raw) > OFFLOOP_BYTES, "whole", self._read_whole,
-                                              front, raw, plan)
+            if len(raw) > OFFLOOP_BYTES:
+                body, provenance = await self.cpu(True, "whole", self._read_whole, front, raw, plan)
+            else:
+                body, provenance = self._read_whole(front, raw, plan)
         except InvalidArguments as exc:
             return await self._again(front, exc, headers, resp, tries)
         except RequestError as exc:
