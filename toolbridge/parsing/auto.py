@@ -201,6 +201,13 @@ class AutoParser:
     ``dialect`` is None until a dialect is recognised, then that Dialect; ``detected`` its name.
     """
 
+    # Slots, as DialectParser's (their reads take one fixed path); ``__dict__`` only holds the
+    # winner's own ``feed`` and ``close`` once a dialect is recognised.
+    __slots__ = ("_tools", "_think", "_restart", "_options", "_hinted", "_claims", "_bare", "_scan",
+                 "_drop", "_openers", "_phase", "dialect", "_parser", "_trials", "_block", "_wait",
+                 "_kept_from", "_waiting", "_mid", "_spare", "_marker", "_pending", "_buf", "_base",
+                 "_fed", "_block_at", "_reach", "_cut", "_out", "_closed", "__dict__")
+
     def __init__(
         self,
         tools: list[dict[str, Any]] | Toolset | None = None,

@@ -47,6 +47,8 @@ class StreamParser(DialectParser):
         ConfigError: unknown dialect or malformed tools.
     """
 
+    __slots__ = ()
+
     def __new__(cls, dialect: str | Dialect = "", *args: Any, **kwargs: Any) -> Any:
         if dialect == "auto":
             return AutoParser(*args, **kwargs)

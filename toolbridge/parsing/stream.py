@@ -104,6 +104,7 @@ def final_text(scan: Any, text: str, pos: int) -> list[Event]:
 
 _UNMADE = object()  # a call's typer, before its first piece of arguments
 _NO_BLOCK = TextBuffer()  # the parser's ``_raw`` outside a block (never appended to)
+_NO_IDS: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,16 @@ class DialectParser:
     """The parser of one dialect; ``StreamParser`` (``toolbridge.parsing.parser``) is the public
     name, which also makes ``AutoParser`` for ``dialect="auto"``. Arguments as StreamParser's."""
 
+    # Slots, all set at construction: attribute reads and writes per delta then take one fixed
+    # path. (As a plain instance, a parser's 34 attributes outgrow the 30 a class's instances
+    # share, and which ones are shared depends on the order a process first sets them, so
+    # parsers streamed after other work ran several per cent slower.)
+    __slots__ = ("dialect", "lenient", "_tools", "_split", "_think", "_drop", "_strays", "_scans",
+                 "_answer", "_openers", "_resume", "_phase", "_scan", "_validate", "_hold", "_coerce",
+                 "_call_id", "_out", "_typer", "_raw", "_buf", "_held", "_body", "_call",
+                 "_block_rejection", "_keep_at", "_next_index", "_native_ids", "_last_index",
+                 "_closed", "_cut", "_closing", "halt_on_reject", "first_settled")
+
     def __init__(
         self,
         dialect: str | Dialect,
@@ -195,28 +206,24 @@ class DialectParser:
         self._validate, self._hold, self._coerce = validate, reject_invalid, coerce
         self._call_id = call_id
         self._out: list[Event] = []
-        # The rest of the state starts as the class attributes below say (immutable values,
-        # set on the instance when they change): a parser is made per response, and most
-        # responses change few of them.
-
-    _typer: Any = None  # the call's ArgumentTyper, _UNMADE until its first piece, None: none
-    _raw = _NO_BLOCK  # the open block's text (a 33k call: some 8,000 deltas)
-    _buf = ""
-    _held: list[Event] | None = None
-    _body: Body | None = None
-    _call: _Call | None = None
-    _block_rejection = ""
-    _keep_at: int | None = None
-    _next_index = 0
-    _native_ids: frozenset[str] | set[str] = frozenset()  # a set of its own once one is seen
-    _last_index: int | None = None
-    _closed = False
-    _cut = False  # close(cut=True): the output stopped at a length limit
-    _closing = False  # the current call is being ended by the end of output
-    # Set by auto while a trial is being judged: stop reading when the first block is refused
-    # (nothing after it is wanted), so a trial's work is bounded by the block.
-    halt_on_reject = False
-    first_settled: int | None = None  # where the first block's events end, in its run
+        self._typer: Any = None  # the call's ArgumentTyper, _UNMADE until its first piece, None: none
+        self._raw = _NO_BLOCK  # the open block's text (a 33k call: some 8,000 deltas)
+        self._buf = ""
+        self._held: list[Event] | None = None
+        self._body: Body | None = None
+        self._call: _Call | None = None
+        self._block_rejection = ""
+        self._keep_at: int | None = None
+        self._next_index = 0
+        self._native_ids: frozenset[str] | set[str] = _NO_IDS  # a set of its own once one is seen
+        self._last_index: int | None = None
+        self._closed = False
+        self._cut = False  # close(cut=True): the output stopped at a length limit
+        self._closing = False  # the current call is being ended by the end of output
+        # Set by auto while a trial is being judged: stop reading when the first block is refused
+        # (nothing after it is wanted), so a trial's work is bounded by the block.
+        self.halt_on_reject = False
+        self.first_settled: int | None = None  # where the first block's events end, in its run
 
     # ------------------------------------------------------------------ public API
 
