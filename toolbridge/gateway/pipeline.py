@@ -239,10 +239,11 @@ class Pipeline:
         """One upstream exchange; None when it was refused for tools and ``retry`` is set. An
         answer with a call that had to be valid and is not goes to ``_again``."""
         assert self.pool is not None
-        exchange = self.pool.request("POST", self.base + path, headers, orjson.dumps(plan.body))
         # A constrained body is kept until the upstream takes it: a rejection sends it again.
         constrained = plan.constraint is not None and bool(plan.constraint.restore)
-        if not retry and not constrained:
+        discard = not retry and not constrained
+        exchange = self.pool.request("POST", self.base + path, headers, upstream_body(plan, discard))
+        if discard:
             # Sent: the request's objects are not kept for the life of a stream (fewer objects
             # for the collector to scan, less memory per stream).
             plan.body.clear()
@@ -442,6 +443,16 @@ class Pipeline:
             return self.fail.stream_error(front, resp, str(exc), exc.type, exc.code)
         resp.end(closing + front.stream_end())
         return None
+
+
+def upstream_body(plan: Plan, discard: bool) -> bytes:
+    """``plan.body`` as JSON text. When the body is dropped once sent (``discard``) and still
+    holds the request's tools list, that list is written as the text already made of it
+    (``Plan.tools_json``, by the same encoder: the same bytes) instead of being encoded again."""
+    body, made = plan.body, plan.tools_json
+    if discard and made is not None and body.get("tools") is made[0]:
+        body["tools"] = orjson.Fragment(made[1])
+    return orjson.dumps(body)
 
 
 def keepalive(encoder: Any, resp: Response) -> asyncio.Task[None] | None:

@@ -84,6 +84,9 @@ class Plan:
     freeforms: dict[str, Format] = field(default_factory=dict)  # the turn's freeform tools
     context: Any = None  # the front's own (what its answer repeats of the request)
     constraint: Any = None  # upstream/constraint.Outcome: the grammar sent with the body, or why none
+    # The request's tools list and its JSON text, made once for the shared Toolset's key and
+    # spliced into the upstream body's encoding in place of encoding the list again.
+    tools_json: tuple[Any, bytes] | None = None
 
     def enforced(self, name: str) -> bool:
         """Whether a call to ``name`` must have valid arguments: under ``reject`` and ``retry``
@@ -141,9 +144,10 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False) -> Plan:
     """Check a turn's tool fields and plan it; raises RequestError (400) naming the field.
     ``shallow``: the turn is known to nest well within ``MAX_NESTING`` (``shallow_body``), so
     its nesting is not walked."""
-    if not shallow:
-        check_nesting(turn)
-    offered = _toolset(turn.tools, turn.freeforms)
+    text = tools_text(turn.tools)
+    if not shallow:  # tools that made a shared Toolset passed this check then: not walked again
+        check_nesting(turn, known_tools=text is not None and _known(text, turn.freeforms))
+    offered = _toolset(turn.tools, turn.freeforms, text)
     mode, named = _tool_choice(turn.tool_choice, offered)
     parallel = True if turn.parallel is None else turn.parallel
     if not isinstance(parallel, bool):
@@ -175,6 +179,7 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False) -> Plan:
         strict=_strict(turn.tools, offered) if parse else frozenset(),
         freeforms=turn.freeforms,
         context=turn.context,
+        tools_json=None if text is None else (turn.tools, text),
     )
 
 
@@ -198,17 +203,29 @@ NESTING_SLACK = 16
 def shallow_body(body: bytes) -> bool:
     """Whether a request ``body`` has too few brackets to nest, translated by any front, beyond
     ``MAX_NESTING`` (each level opens one): a count at C speed, instead of walking the turn.
-    Braces are counted first: a large body has more than enough of them alone, and its second
-    count (a third of a millisecond per megabyte) is then skipped."""
-    limit = MAX_NESTING - NESTING_SLACK
-    braces = body.count(b"{")
-    return braces <= limit and braces + body.count(b"[") <= limit
+    Counted over spans that double from ``SHALLOW_SPAN``: a large body (an agent's, with its
+    tools) has more than enough of them early, and the rest of it is then not read."""
+    limit, size = MAX_NESTING - NESTING_SLACK, len(body)
+    brackets, start, span = 0, 0, SHALLOW_SPAN
+    while start < size:
+        end = start + span
+        brackets += body.count(b"{", start, end) + body.count(b"[", start, end)
+        if brackets > limit:
+            return False
+        start, span = end, span * 2
+    return True
 
 
-def check_nesting(turn: Turn, limit: int = MAX_NESTING) -> None:
+SHALLOW_SPAN = 4096  # bytes: the first span shallow_body counts
+
+
+def check_nesting(turn: Turn, limit: int = MAX_NESTING, known_tools: bool = False) -> None:
     """Raise RequestError (400) naming the field when the turn's body nests arrays and objects
-    more than ``limit`` levels deep (the body itself is the first level)."""
+    more than ``limit`` levels deep (the body itself is the first level). ``known_tools``: the
+    tools are known to be within it, and are not walked."""
     for key, value in turn.body().items():
+        if known_tools and key == "tools":
+            continue
         if deeper_than(value, limit - 1):
             raise RequestError(f"'{key}' nests arrays and objects more than {limit} levels deep "
                                f"(counting the request body)", param=key)
@@ -222,7 +239,30 @@ def _reader(name: str, model: str | None) -> tuple[Dialect | str, bool, tuple[st
     return dialect, dialect.special_markers, dialect.end_tokens
 
 
-def _toolset(tools: Any, freeforms: dict[str, Format] | None = None) -> Toolset | None:
+def tools_text(tools: Any) -> bytes | None:
+    """The JSON text of a non-empty tools list; None for anything else, or for a list that is
+    not JSON (from the Python API: ``_toolset`` tells why)."""
+    if not isinstance(tools, list) or not tools:
+        return None
+    try:
+        return orjson.dumps(tools)
+    except orjson.JSONEncodeError:
+        return None
+
+
+def _key(text: bytes, freeforms: dict[str, Format] | None) -> bytes:
+    """What a Toolset is shared under: the tools' JSON text, and the freeform formats."""
+    return text + repr(sorted(freeforms.items())).encode() if freeforms else text
+
+
+def _known(text: bytes, freeforms: dict[str, Format] | None) -> bool:
+    """Whether tools of JSON ``text`` made a shared Toolset (so passed ``plan_turn``'s checks)."""
+    return _TOOLSETS.get(_key(text, freeforms)) is not None
+
+
+def _toolset(tools: Any, freeforms: dict[str, Format] | None = None,
+             text: bytes | None = None) -> Toolset | None:
+    """The shared Toolset of ``tools`` (``text``: their JSON text, when already made)."""
     if tools is None:
         return None
     if not isinstance(tools, list):
@@ -230,7 +270,7 @@ def _toolset(tools: Any, freeforms: dict[str, Format] | None = None) -> Toolset 
     if not tools:
         return None
     try:
-        key = orjson.dumps(tools) + repr(sorted(freeforms.items())).encode() if freeforms else orjson.dumps(tools)
+        key = _key(orjson.dumps(tools) if text is None else text, freeforms)
     except orjson.JSONEncodeError:  # not JSON (from the Python API): the shape's error first, as ever
         _check_functions(tools)
         raise
