@@ -1,0 +1,53 @@
+"""A short call block is held, unread, until its close marker comes, then read at once (JSON
+blocks up to HOLD_BLOCK characters, XML blocks up to HOLD_XML_BLOCK); a longer one streams as
+it is written. Pinned and under ``auto``, which keeps the held deltas itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.harness import tool
+from toolbridge import ArgumentsDelta, StreamParser, ToolCallBegin, ToolCallEnd, get_dialect
+from toolbridge.syntax.bodies.json import HOLD_BLOCK
+from toolbridge.syntax.bodies.xml import HOLD_XML_BLOCK
+
+TOOLS = [tool("note", text={"type": "string"}, n={"type": "integer"})]
+HOLDS = {"hermes": HOLD_BLOCK, "qwen3_coder": HOLD_XML_BLOCK, "glm45": 0}  # (glm45: no holding)
+
+
+def feeds(dialect: str, name: str, text: str, size: int = 4) -> list[list[Any]]:
+    parser = StreamParser(name, TOOLS)
+    return [parser.feed(text[k : k + size]) for k in range(0, len(text), size)] + [parser.close()]
+
+
+def call(dialect: str, value: str) -> str:
+    render = get_dialect(dialect).render
+    assert render is not None
+    return "Sure.\n" + render([("note", {"text": value, "n": 2})])
+
+
+@pytest.mark.parametrize("name", ["pinned", "auto"])
+@pytest.mark.parametrize("dialect", ["hermes", "qwen3_coder"])
+def test_a_short_block_comes_whole_when_closed(dialect: str, name: str) -> None:
+    text = call(dialect, "hi")
+    start = text.index(get_dialect(dialect).call_start[0])
+    assert len(text) - start <= HOLDS[dialect]
+    out = feeds(dialect, dialect if name == "pinned" else "auto", text)
+    with_call = [k for k, events in enumerate(out) if any(isinstance(e, ArgumentsDelta) for e in events)]
+    assert len(with_call) == 1, "the call's arguments came in one feed"
+    [k] = with_call
+    kinds = [type(e) for e in out[k]]
+    assert ToolCallBegin in kinds and ToolCallEnd in kinds
+    assert (k + 1) * 4 >= len(text) - 4, "released by the feed that completed the close marker"
+
+
+@pytest.mark.parametrize("dialect", ["hermes", "qwen3_coder", "glm45"])
+def test_a_long_block_streams_before_it_closes(dialect: str) -> None:
+    text = call(dialect, "x" * 600)
+    out = feeds(dialect, dialect, text)
+    first = next(k for k, events in enumerate(out) if any(isinstance(e, ArgumentsDelta) for e in events))
+    start = text.index(get_dialect(dialect).call_start[0])
+    assert first * 4 <= start + HOLDS[dialect] + 64, "arguments flowed once the block outgrew the hold"
+    assert sum(isinstance(e, ArgumentsDelta) for events in out for e in events) > 10
