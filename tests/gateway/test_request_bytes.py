@@ -16,7 +16,8 @@ from toolbridge.gateway import turn as turn_module
 from toolbridge.gateway.fronts.chat import chat_turn
 from toolbridge.gateway.pipeline import upstream_body
 from toolbridge.gateway.turn import (MAX_NESTING, NESTING_SLACK, SHALLOW_SPAN, RequestError, Settings,
-                                     plan_turn, shallow_body)
+                                     _encoded_within, check_nesting, plan_turn, shallow_body)
+from toolbridge.limits import deeper_than
 
 LIMIT = MAX_NESTING - NESTING_SLACK
 USER = [{"role": "user", "content": "hi"}]
@@ -61,12 +62,13 @@ def test_deep_tools_are_refused_every_time_and_never_shared() -> None:
 def test_known_tools_are_not_walked_and_the_rest_of_the_turn_is(monkeypatch: pytest.MonkeyPatch) -> None:
     tools = [tool("known_a", city={"type": "string"})]
     first = plan(tools)
-    walked: list[Any] = []
-    deeper = turn_module.deeper_than
-    monkeypatch.setattr(turn_module, "deeper_than", lambda value, limit: walked.append(value) or deeper(value, limit))
+    read: list[Any] = []
+    encoded, deeper = turn_module._encoded_within, turn_module.deeper_than
+    monkeypatch.setattr(turn_module, "_encoded_within", lambda value, levels: read.append(value) or encoded(value, levels))
+    monkeypatch.setattr(turn_module, "deeper_than", lambda value, levels: read.append(value) or deeper(value, levels))
     again = plan(copy.deepcopy(tools))
     assert again.tools is first.tools
-    assert walked == ["m", USER]  # the model and the messages: not the tools
+    assert read == [USER]  # the messages: not the tools (nor the model, a string)
     with pytest.raises(RequestError, match="'messages' nests") as refused:  # the rest is still checked
         plan(copy.deepcopy(tools), [{"role": "user", "content": nested(MAX_NESTING)}])
     assert refused.value.param == "messages"
@@ -87,11 +89,11 @@ BODIES = [  # (request fields, freeform tools?)
 def test_the_upstream_body_is_the_same_bytes_with_the_tools_text_spliced_in(fields: dict[str, Any],
                                                                              freeform: bool) -> None:
     made = plan_turn(chat_turn(copy.deepcopy(fields)), SETTINGS)
-    assert made.tools_json is not None and bool(made.freeforms) == freeform
+    assert "tools" in made.texts and bool(made.freeforms) == freeform
     expected = orjson.dumps(made.body)
     kept = plan_turn(chat_turn(copy.deepcopy(fields)), SETTINGS)
     assert upstream_body(kept, discard=False) == expected
-    assert kept.body["tools"] is kept.tools_json[0]  # a body kept for sending again is not touched
+    assert kept.body["tools"] is kept.texts["tools"][0]  # a body kept for sending again is not touched
     assert upstream_body(made, discard=True) == expected
 
 
@@ -103,5 +105,62 @@ def test_tools_replaced_in_the_body_are_encoded_as_they_are() -> None:
 
 def test_a_different_tool_set_gets_its_own_text_and_toolset() -> None:
     first, second = plan([tool("g")]), plan([tool("h")])
-    assert first.tools is not second.tools and first.tools_json[1] != second.tools_json[1]
+    assert first.tools is not second.tools and first.texts["tools"][1] != second.texts["tools"][1]
     assert b'"h"' in upstream_body(second, discard=True)
+
+
+class Mapping(dict):  # type: ignore[type-arg]
+    """A dict subclass: the walk does not count it, the encoder does."""
+
+
+INNERS = [[], {}, "x", 7, None, [1, 2], {"a": [1]}, Mapping(a=[[1]]), (1, (2,)), {"s": {1, 2}}]
+PLAIN = 7  # the first seven are plain JSON
+
+
+@pytest.mark.parametrize("inner", INNERS, ids=repr)
+@pytest.mark.parametrize("levels", [0, 1, 5, 126, 127, 128, 300])
+def test_the_encoders_word_on_nesting_is_the_walks(inner: Any, levels: int) -> None:
+    value = nested(levels) if inner == "x" else _around(inner, levels)
+    for limit in (1, 5, MAX_NESTING - 1):
+        text = _encoded_within(value, limit)
+        if text is not None:  # its word: within, and the text is the value's
+            assert not deeper_than(value, limit) and text == orjson.dumps(value)
+        if INNERS.index(inner) < PLAIN:  # plain JSON: it has a word whenever the walk passes it
+            assert (text is not None) == (not deeper_than(value, limit))
+
+
+def _around(inner: Any, levels: int) -> Any:
+    value = inner
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [MAX_NESTING - 2, MAX_NESTING - 1, MAX_NESTING, MAX_NESTING + 1])
+@pytest.mark.parametrize("inner", [[], {}, "x", {"s": {1}}], ids=repr)
+def test_check_nesting_refuses_what_the_walk_finds_too_deep(depth: int, inner: Any) -> None:
+    turn = chat_turn({"model": "m", "messages": USER, "stop": ["a"]})
+    turn.options["x"] = _around(inner, depth - 1)  # the body itself is the first level
+    too_deep = deeper_than(turn.options["x"], MAX_NESTING - 1)
+    if too_deep:
+        with pytest.raises(RequestError, match="'x' nests") as refused:
+            check_nesting(turn)
+        assert refused.value.param == "x"
+    else:
+        texts = check_nesting(turn)
+        assert set(texts) <= {"messages", "stop", "x"} and {"messages", "stop"} <= set(texts)
+        for key, (value, text) in texts.items():
+            assert value is turn.body()[key] and text == orjson.dumps(value)
+    assert too_deep == (depth - (inner == "x") > MAX_NESTING - 1)  # (the table spans both sides)
+
+
+def test_a_large_request_is_sent_as_the_same_bytes_with_every_field_text_spliced_in() -> None:
+    messages = [{"role": "user", "content": [{"type": "text", "text": f"part {i}"}]} for i in range(80)]
+    fields = {"model": "m", "messages": messages, "tools": [tool("big", a={"type": "string"})],
+              "stop": ["x"], "temperature": 0.1}
+    body = orjson.dumps(fields)
+    assert not shallow_body(body)
+    made = plan_turn(chat_turn(orjson.loads(body)), SETTINGS)
+    assert {"messages", "tools", "stop"} <= set(made.texts)
+    expected = orjson.dumps(made.body)
+    assert upstream_body(made, discard=True) == expected

@@ -446,12 +446,14 @@ class Pipeline:
 
 
 def upstream_body(plan: Plan, discard: bool) -> bytes:
-    """``plan.body`` as JSON text. When the body is dropped once sent (``discard``) and still
-    holds the request's tools list, that list is written as the text already made of it
-    (``Plan.tools_json``, by the same encoder: the same bytes) instead of being encoded again."""
-    body, made = plan.body, plan.tools_json
-    if discard and made is not None and body.get("tools") is made[0]:
-        body["tools"] = orjson.Fragment(made[1])
+    """``plan.body`` as JSON text. When the body is dropped once sent (``discard``), each field
+    still holding the value whose text planning made (``Plan.texts``: by the same encoder, the
+    same bytes) is written as that text instead of being encoded again."""
+    body = plan.body
+    if discard:
+        for key, (value, text) in plan.texts.items():
+            if body.get(key) is value:
+                body[key] = orjson.Fragment(text)
     return orjson.dumps(body)
 
 

@@ -15,6 +15,7 @@ another exception; so is a turn nested deeper than ``MAX_NESTING`` arrays and ob
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,9 +85,10 @@ class Plan:
     freeforms: dict[str, Format] = field(default_factory=dict)  # the turn's freeform tools
     context: Any = None  # the front's own (what its answer repeats of the request)
     constraint: Any = None  # upstream/constraint.Outcome: the grammar sent with the body, or why none
-    # The request's tools list and its JSON text, made once for the shared Toolset's key and
-    # spliced into the upstream body's encoding in place of encoding the list again.
-    tools_json: tuple[Any, bytes] | None = None
+    # The JSON text of body fields made while planning (the tools, for the shared Toolset's
+    # key; every field the nesting check encoded), each with the value it is the text of, by
+    # key: spliced into the upstream body's encoding instead of encoding them again.
+    texts: dict[str, tuple[Any, bytes]] = field(default_factory=dict)
 
     def enforced(self, name: str) -> bool:
         """Whether a call to ``name`` must have valid arguments: under ``reject`` and ``retry``
@@ -145,8 +147,10 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False) -> Plan:
     ``shallow``: the turn is known to nest well within ``MAX_NESTING`` (``shallow_body``), so
     its nesting is not walked."""
     text = tools_text(turn.tools)
-    if not shallow:  # tools that made a shared Toolset passed this check then: not walked again
-        check_nesting(turn, known_tools=text is not None and _known(text, turn.freeforms))
+    texts = {} if shallow else check_nesting(  # tools that made a shared Toolset passed it then
+        turn, known_tools=text is not None and _known(text, turn.freeforms))
+    if text is not None:
+        texts["tools"] = (turn.tools, text)
     offered = _toolset(turn.tools, turn.freeforms, text)
     mode, named = _tool_choice(turn.tool_choice, offered)
     parallel = True if turn.parallel is None else turn.parallel
@@ -179,7 +183,7 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False) -> Plan:
         strict=_strict(turn.tools, offered) if parse else frozenset(),
         freeforms=turn.freeforms,
         context=turn.context,
-        tools_json=None if text is None else (turn.tools, text),
+        texts=texts,
     )
 
 
@@ -219,16 +223,61 @@ def shallow_body(body: bytes) -> bool:
 SHALLOW_SPAN = 4096  # bytes: the first span shallow_body counts
 
 
-def check_nesting(turn: Turn, limit: int = MAX_NESTING, known_tools: bool = False) -> None:
+def check_nesting(turn: Turn, limit: int = MAX_NESTING,
+                  known_tools: bool = False) -> dict[str, tuple[Any, bytes]]:
     """Raise RequestError (400) naming the field when the turn's body nests arrays and objects
     more than ``limit`` levels deep (the body itself is the first level). ``known_tools``: the
-    tools are known to be within it, and are not walked."""
+    tools are known to be within it, and are not read. Returns the JSON text of the fields it
+    read by encoding them (``_encoded_within``), each with its value, by key."""
+    texts = {}
     for key, value in turn.body().items():
-        if known_tools and key == "tools":
-            continue
-        if deeper_than(value, limit - 1):
+        if (known_tools and key == "tools") or type(value) not in _CONTAINERS:
+            continue  # (a scalar nests nothing)
+        text = _encoded_within(value, limit - 1)
+        if text is not None:
+            texts[key] = (value, text)
+        elif deeper_than(value, limit - 1):
             raise RequestError(f"'{key}' nests arrays and objects more than {limit} levels deep "
                                f"(counting the request body)", param=key)
+    return texts
+
+
+_CONTAINERS = (dict, list)
+
+
+def _encoded_within(value: Any, levels: int) -> bytes | None:
+    """The JSON text of ``value`` when it nests at most ``levels`` arrays and objects, told by
+    the encoder at C speed: under as many arrays as take it to the encoder's own bound, one
+    level more fails. None when that cannot tell (deeper, or not JSON): then walk the value.
+    The encoder counts at least every dict and list the walk does, so its word is sound."""
+    spare = _encoder_depth() - levels
+    if spare < 0:
+        return None
+    wrapped = value
+    for _ in range(spare):
+        wrapped = [wrapped]
+    try:
+        text = orjson.dumps(wrapped)
+    except orjson.JSONEncodeError:
+        return None
+    return text[spare:len(text) - spare]
+
+
+@functools.cache
+def _encoder_depth() -> int:
+    """How many arrays orjson nests before it refuses (254 in the versions known), found once by
+    trying, so that another version's bound is used as it is."""
+    value: Any = []
+    for depth in range(1, MAX_ENCODER_DEPTH + 1):
+        try:
+            orjson.dumps(value)
+        except orjson.JSONEncodeError:
+            return depth - 1
+        value = [value]
+    return 0  # no bound found: never rely on one
+
+
+MAX_ENCODER_DEPTH = 1024
 
 
 def _reader(name: str, model: str | None) -> tuple[Dialect | str, bool, tuple[str, ...]]:
