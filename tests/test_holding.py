@@ -1,6 +1,7 @@
 """A short call block is held, unread, until its close marker comes, then read at once (JSON
-blocks up to HOLD_BLOCK characters, XML blocks up to HOLD_XML_BLOCK); a longer one streams as
-it is written. Pinned and under ``auto``, which keeps the held deltas itself."""
+blocks up to HOLD_BLOCK characters, tagged blocks, ``Body.hold_until``, up to
+HOLD_TAGGED_BLOCK); a longer one streams as it is written. Pinned and under ``auto``, which
+keeps the held deltas itself."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import pytest
 from tests.harness import tool
 from toolbridge import ArgumentsDelta, StreamParser, ToolCallBegin, ToolCallEnd, get_dialect
 from toolbridge.syntax.bodies.json import HOLD_BLOCK
-from toolbridge.syntax.bodies.xml import HOLD_XML_BLOCK
+from toolbridge.syntax.dialect import HOLD_TAGGED_BLOCK
 
 TOOLS = [tool("note", text={"type": "string"}, n={"type": "integer"})]
-HOLDS = {"hermes": HOLD_BLOCK, "qwen3_coder": HOLD_XML_BLOCK, "glm45": 0}  # (glm45: no holding)
+HOLDS = {"hermes": HOLD_BLOCK, "qwen3_coder": HOLD_TAGGED_BLOCK, "glm45": HOLD_TAGGED_BLOCK,
+         "deepseek_v3": HOLD_TAGGED_BLOCK, "kimi_k2": HOLD_TAGGED_BLOCK, "minimax_m2": HOLD_TAGGED_BLOCK,
+         "gemma4": 0}  # (gemma4: read as it comes)
 
 
 def feeds(dialect: str, name: str, text: str, size: int = 4) -> list[list[Any]]:
@@ -29,7 +32,7 @@ def call(dialect: str, value: str) -> str:
 
 
 @pytest.mark.parametrize("name", ["pinned", "auto"])
-@pytest.mark.parametrize("dialect", ["hermes", "qwen3_coder"])
+@pytest.mark.parametrize("dialect", [d for d, hold in HOLDS.items() if hold])
 def test_a_short_block_comes_whole_when_closed(dialect: str, name: str) -> None:
     text = call(dialect, "hi")
     start = text.index(get_dialect(dialect).call_start[0])
@@ -43,7 +46,7 @@ def test_a_short_block_comes_whole_when_closed(dialect: str, name: str) -> None:
     assert (k + 1) * 4 >= len(text) - 4, "released by the feed that completed the close marker"
 
 
-@pytest.mark.parametrize("dialect", ["hermes", "qwen3_coder", "glm45"])
+@pytest.mark.parametrize("dialect", sorted(HOLDS))
 def test_a_long_block_streams_before_it_closes(dialect: str) -> None:
     text = call(dialect, "x" * 600)
     out = feeds(dialect, dialect, text)

@@ -28,7 +28,7 @@ from toolbridge import (
     get_dialect,
 )
 from toolbridge.syntax.bodies.json import HOLD_BLOCK
-from toolbridge.syntax.bodies.xml import HOLD_XML_BLOCK
+from toolbridge.syntax.dialect import HOLD_TAGGED_BLOCK
 
 DIALECTS = sorted({get_dialect(n).name for n in dialect_names()})
 TOOLS = [
@@ -257,7 +257,7 @@ def test_long_string_argument_streams_in_bounded_pieces(dialect: str, tools: Any
         sent = sum(len(ev.text) for ev in fed if isinstance(ev, ArgumentsDelta))
         # A call block is held whole while it is short (HOLD_BLOCK characters, twice that for
         # XML's longer tags): the first release may carry what was held.
-        held = HOLD_XML_BLOCK if dialect == "qwen3_coder" else HOLD_BLOCK
+        held = HOLD_TAGGED_BLOCK if dialect == "qwen3_coder" else HOLD_BLOCK
         bound = 2 * CHUNK if streamed_while_open else held + CHUNK
         assert sent <= bound, f"one feed of {CHUNK} characters released {sent} of argument text"
         if start + CHUNK <= value_closed_at:

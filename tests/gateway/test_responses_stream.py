@@ -37,7 +37,7 @@ from tests.gateway.test_responses import (  # noqa: F401  (stacks is a fixture)
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
 from toolbridge.syntax.bodies.json import HOLD_BLOCK
-from toolbridge.syntax.bodies.xml import HOLD_XML_BLOCK
+from toolbridge.syntax.dialect import HOLD_TAGGED_BLOCK
 
 openai = pytest.importorskip("openai")
 
@@ -335,9 +335,9 @@ def test_custom_input_streams_as_written(stacks: Any, writer: str, patch: str) -
     deltas = [e.delta for e in events if e.type == "response.custom_tool_call_input.delta"]
     [done] = [e.input for e in events if e.type == "response.custom_tool_call_input.done"]
     assert "".join(deltas) == done == streamed.output[0].input == text
-    # A call block is held until it passes HOLD_BLOCK characters (HOLD_XML_BLOCK for XML's
+    # A call block is held until it passes HOLD_BLOCK characters (HOLD_TAGGED_BLOCK for XML's
     # longer tags): a short one comes whole.
-    held = HOLD_BLOCK if dialect == "hermes" else HOLD_XML_BLOCK
+    held = HOLD_BLOCK if dialect == "hermes" else HOLD_TAGGED_BLOCK
     assert len(deltas) >= max(1, (len(text) - held) // 8), "as the model writes it"
     assert items(streamed) == [("custom_tool_call", ("apply_patch", text))]
     check_events(sse(s, body(tools=[apply_patch()])))

@@ -30,7 +30,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..syntax.markers import WHOLE_NEAR, cut_off, marker_set
-from ..syntax.dialect import FAIL, MORE, TRUNCATED, UNCLOSED_AT_END, Body, Dialect
+from ..syntax.dialect import FAIL, HOLD_TAGGED_BLOCK, MORE, TRUNCATED, UNCLOSED_AT_END, Body, Dialect
 from ..dialects import get_dialect
 from ..errors import ConfigError
 from ..pieces import TextBuffer
@@ -168,7 +168,7 @@ class DialectParser:
                  "_answer", "_openers", "_resume", "_phase", "_scan", "_validate", "_hold", "_coerce",
                  "_call_id", "_out", "_typer", "_raw", "_buf", "_held", "_body", "_call",
                  "_block_rejection", "_keep_at", "_next_index", "_native_ids", "_last_index",
-                 "_closed", "_cut", "_closing", "halt_on_reject", "first_settled")
+                 "_closed", "_cut", "_closing", "halt_on_reject", "first_settled", "_holding")
 
     def __init__(
         self,
@@ -224,6 +224,7 @@ class DialectParser:
         # (nothing after it is wanted), so a trial's work is bounded by the block.
         self.halt_on_reject = False
         self.first_settled: int | None = None  # where the first block's events end, in its run
+        self._holding: tuple[str, ...] = ()  # while a short block is held: what closes it
 
     # ------------------------------------------------------------------ public API
 
@@ -261,7 +262,7 @@ class DialectParser:
         elif text and self._phase is CALL:
             # The block waits at the start of the buffer (a short block, a head or a close
             # marker being written): while the text still only waits, it is kept unread.
-            wait = getattr(self._body, "wait", None)
+            wait = self._block_waits if self._holding else getattr(self._body, "wait", None)
             if wait is not None:
                 buf = self._buf + text
                 if wait(buf):
@@ -348,7 +349,9 @@ class DialectParser:
         a close marker still being written): the text held, and what tells whether that text
         with more after it still only waits (then ``feed`` would keep it and return no events).
         None otherwise. ``auto`` keeps such text itself while its deciding trial waits."""
-        wait = getattr(self._body, "wait", None) if self._phase is CALL and self._buf else None
+        if self._phase is not CALL or not self._buf:
+            return None
+        wait = self._block_waits if self._holding else getattr(self._body, "wait", None)
         return None if wait is None else (self._buf, wait)
 
     def _plain_start(self, text: str) -> bool:
@@ -437,10 +440,24 @@ class DialectParser:
     def _open_block(self, opener: str, consumed: str) -> None:
         self._resume, self.phase = self._phase, CALL
         self._raw = TextBuffer(consumed)
-        self._body = self.dialect.body(self, opener)
+        self._body = body = self.dialect.body(self, opener)
+        self._holding = getattr(body, "hold_until", ())
+
+    def _block_waits(self, buf: str) -> bool:
+        """Whether a held block, ``buf`` from its start, is still short and unclosed."""
+        if len(buf) > HOLD_TAGGED_BLOCK:
+            return False
+        for close in self._holding:
+            if close in buf:
+                return False
+        return True
 
     def _in_call(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
         assert self._body is not None
+        if self._holding:  # a short block is kept unread until it closes (Body.hold_until)
+            if not final and len(buf) - pos <= HOLD_TAGGED_BLOCK and self._block_waits(buf[pos:]):
+                return pos, False
+            self._holding = ()
         end, outcome = self._body.feed(buf, pos, final)
         if self._keep_at is not None:  # the body settled text: a failure repeats only what follows
             self._raw, self._keep_at = TextBuffer(buf[max(pos, self._keep_at):end]), None

@@ -82,8 +82,19 @@ class CallSink(Protocol):
         later failure of the block turns only what follows into content."""
 
 
+# The longest call block of a tagged body (``Body.hold_until``) held back whole while it is
+# being written: twice a JSON block's (the tags take about twice an envelope's characters).
+HOLD_TAGGED_BLOCK = 256
+
+
 class Body(Protocol):
-    """A call block reader."""
+    """A call block reader.
+
+    ``hold_until`` (optional; none by default): the markers that close the block when a short
+    block is to be held, unread, until one of them comes (or it grows past
+    ``HOLD_TAGGED_BLOCK`` characters), then read at once: a short call reaches the client a few
+    tokens later, whole, and reading it tag by tag as each delta comes costs several times
+    more. The parser does the holding."""
 
     reason: str
 

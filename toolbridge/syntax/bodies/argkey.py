@@ -93,6 +93,7 @@ class ArgKeyBody:
         self._value: RawValue | None = None
         self._json: JsonEnvelopeBody | None = None
         self._opened_by = opened_by
+        self.hold_until = (tags.block_close,)  # (Body.hold_until: a short block comes whole)
 
     def fast(self, text: str) -> str | None:
         """The arguments fragment for ``text`` when it only continues a streamed string value."""

@@ -145,6 +145,8 @@ class AttrXmlBody(NamedCall):
         self._vsink: _ValueSink | None = None
         self._wrapped: tuple[str, str, dict[str, Any]] | None = None  # key, JSON text, object
         self._scanner: JsonScanner | None = None
+        # (Body.hold_until: a short block comes whole)
+        self.hold_until = tags.block_close if tags.block_close and not self._bare else tags.invoke_close
 
     def fast(self, text: str) -> str | None:
         """The arguments fragment for ``text`` when it only continues a streamed value."""

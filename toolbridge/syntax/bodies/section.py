@@ -208,6 +208,8 @@ class SectionBody:
         self._opened_by = opened_by
         self._implicit = opened_by in tags.opens_call
         self._inner: Body | None = tags.call(sink, opened_by) if opened_by in tags.call_begin else None
+        # (Body.hold_until: a short section opened by its own marker comes whole)
+        self.hold_until = tags.section_end if self._inner is None else ()
 
     def fast(self, text: str) -> str | None:
         return self._inner.fast(text) if self._inner is not None else None

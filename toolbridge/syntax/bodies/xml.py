@@ -20,7 +20,6 @@ that merely mentions the tag does not start a call.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..markers import MarkerSet, marker_set, match_at, opens_more, read_label, skip_ws
@@ -36,11 +35,6 @@ from ..dialect import (
     Outcome,
     raw_value,
 )
-from .json import HOLD_BLOCK
-
-# The longest call block held back whole while it is being written: as a JSON block's, twice
-# over (the tags are about twice as long as a JSON envelope's).
-HOLD_XML_BLOCK = 2 * HOLD_BLOCK
 
 
 @dataclass(frozen=True)
@@ -110,16 +104,8 @@ class NamedCall:
 
 
 class XmlBody(NamedCall):
-    """Read a block of XML function elements; see the module docstring.
-
-    A short block (up to ``HOLD_XML_BLOCK`` characters) is held, unread, until its close tag
-    comes, then read at once: a short call reaches the client a few tokens later, whole, and
-    reading it tag by tag as each delta comes costs several times more (as ``JsonEnvelopeBody``
-    does with a short JSON block)."""
-
-    # While the block waits, what tells whether the text from its start still only waits (the
-    # parser then keeps the text without calling ``feed``).
-    wait: Callable[[str], bool] | None = None
+    """Read a block of XML function elements; see the module docstring. A short wrapped block
+    is held whole until its close tag comes (``Body.hold_until``)."""
 
     def __init__(self, sink: CallSink, opened_by: str, *, tags: XmlTags) -> None:
         self.reason = ""
@@ -133,16 +119,13 @@ class XmlBody(NamedCall):
         self._in_call = False
         self._params = 0
         self._value: RawValue | None = None
+        self.hold_until = () if self._bare else (tags.block_close,)
 
     def fast(self, text: str) -> str | None:
         """The arguments fragment for ``text`` when it only continues a streamed string value."""
         return self._value.fast(text) if self._value is not None else None
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
-        self.wait = None
-        if self._state == _S.LEAD and not final and self._holds(buf, pos):
-            self.wait = self._block_waits
-            return pos, MORE
         while True:
             state = self._state
             if state == _S.VALUE:
@@ -154,13 +137,6 @@ class XmlBody(NamedCall):
                 pos, outcome = self._tag(buf, pos, final)
             if outcome is not None:
                 return pos, outcome
-
-    def _holds(self, buf: str, pos: int) -> bool:
-        """Whether the block, from its start at ``pos``, is short and not yet closed."""
-        return len(buf) - pos <= HOLD_XML_BLOCK and buf.find(self._tags.block_close, pos) < 0
-
-    def _block_waits(self, buf: str) -> bool:
-        return len(buf) <= HOLD_XML_BLOCK and self._tags.block_close not in buf
 
     def _tag(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         tags, state = self._tags, self._state
