@@ -17,7 +17,8 @@ from toolbridge.syntax.dialect import HOLD_TAGGED_BLOCK
 TOOLS = [tool("note", text={"type": "string"}, n={"type": "integer"})]
 HOLDS = {"hermes": HOLD_BLOCK, "qwen3_coder": HOLD_TAGGED_BLOCK, "glm45": HOLD_TAGGED_BLOCK,
          "deepseek_v3": HOLD_TAGGED_BLOCK, "kimi_k2": HOLD_TAGGED_BLOCK, "minimax_m2": HOLD_TAGGED_BLOCK,
-         "gemma4": 0}  # (gemma4: read as it comes)
+         "gemma4": HOLD_TAGGED_BLOCK, "jamba": HOLD_TAGGED_BLOCK, "mistral": 0}  # (mistral: read as it comes)
+RELEASED_BY = {"jamba": "]"}  # the marker whose arrival releases the block, when not the last one
 
 
 def feeds(dialect: str, name: str, text: str, size: int = 4) -> list[list[Any]]:
@@ -43,7 +44,11 @@ def test_a_short_block_comes_whole_when_closed(dialect: str, name: str) -> None:
     [k] = with_call
     kinds = [type(e) for e in out[k]]
     assert ToolCallBegin in kinds and ToolCallEnd in kinds
-    assert (k + 1) * 4 >= len(text) - 4, "released by the feed that completed the close marker"
+    close = RELEASED_BY.get(dialect)
+    released_at = text.rindex(close) + len(close) if close else len(text)
+    assert (k + 1) * 4 >= released_at, "not before the close marker came"
+    if name == "pinned":  # (under auto, another claimant's trial may hold it to the block's end)
+        assert released_at > k * 4, "released by the feed that completed the close marker"
 
 
 @pytest.mark.parametrize("dialect", sorted(HOLDS))

@@ -80,6 +80,7 @@ class GemmaBody:
         self._escaped = False  # a double-quoted string's piece ended with a lone backslash
         self._calls = 0
         self._first = True  # no member yet in the innermost container
+        self.hold_until = (close,)  # (Body.hold_until: a short call comes whole)
 
     def fast(self, text: str) -> str | None:
         """The arguments fragment for ``text`` when it only continues a string value."""
