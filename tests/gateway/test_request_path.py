@@ -224,3 +224,17 @@ def test_the_line_handler_flushes_each_line() -> None:
     for record in _records()[:2]:
         handler.handle(record)
     assert stream.calls == ["write", "flush", "write", "flush"]
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_the_line_handler_applies_its_filters_as_the_stream_handler_does(keep: bool) -> None:
+    import io
+
+    streams = io.StringIO(), io.StringIO()
+    ours, generic = run._LineHandler(streams[0]), logging.StreamHandler(streams[1])
+    for handler in (ours, generic):
+        handler.setFormatter(run._Formatter())
+        handler.addFilter(lambda record: keep)
+    for record in _records():
+        assert bool(ours.handle(record)) == bool(generic.handle(record)) == keep
+    assert streams[0].getvalue() == streams[1].getvalue() and bool(streams[0].getvalue()) == keep

@@ -16,6 +16,7 @@ import signal
 import sys
 import time
 from dataclasses import replace
+from typing import Any
 
 from .config import GatewayConfig
 from .app import serve
@@ -72,13 +73,23 @@ class _Formatter(logging.Formatter):
 
 class _LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
     """A StreamHandler that writes a record's line and flushes its stream in one step: the same
-    text and the same flush per line, without the generic path's second turn of the handler's
-    lock and its lookups (the gateway logs a line per request)."""
+    text and the same flush per line under the same lock, without the generic path's filter
+    pass (when it has no filters), second turn of the lock and lookups (the gateway logs a line
+    per request)."""
+
+    def handle(self, record: logging.LogRecord) -> Any:
+        if self.filters:
+            return super().handle(record)
+        with self.lock:  # type: ignore[union-attr]  # (made by the handler's __init__)
+            self.emit(record)
+        return True
 
     def emit(self, record: logging.LogRecord) -> None:
-        try:  # (Handler.handle holds the lock meanwhile, as for the generic emit)
+        try:  # (under the lock, as for the generic emit)
+            formatter = self.formatter
+            line = formatter.format(record) if formatter is not None else self.format(record)
             stream = self.stream
-            stream.write(self.format(record) + self.terminator)
+            stream.write(line + self.terminator)
             stream.flush()
         except RecursionError:
             raise
