@@ -55,6 +55,7 @@ from .references import (
     CALL_END,
     CALL_START,
     DELTA,
+    LEAD,
     PROSE,
     RENDER,
     SIZES,
@@ -244,6 +245,29 @@ def _short(m: Measured) -> list[Row]:
     return rows
 
 
+# Families served most through gateways, each beside hermes (no goal: where they stand).
+FAMILIES = ("qwen3_coder", "glm45", "glm47", "deepseek_v3", "deepseek_v31", "kimi_k2", "minimax_m2",
+            "gpt_oss", "mistral", "gemma4", "command_r_plus", "granite")
+
+
+def _families(m: Measured) -> list[Row]:
+    section = f"short answers in other families, pinned, {DELTA}-char deltas, construction included"
+    made = [("get_weather", {"city": "Paris", "unit": "celsius", "days": 3})]
+    hermes = short_output("hermes")
+    reference = Side("hermes", partial(stream, partial(StreamParser, "hermes", TOOLS), split_deltas(hermes.text)),
+                     check_events(hermes))
+    rows = []
+    for name in FAMILIES:
+        render = get_dialect(name).render
+        assert render is not None, name
+        out = Output(f"{name} short", LEAD + render(made), made, LEAD, "")
+        deltas = split_deltas(out.text)
+        ours = Side("toolbridge", partial(stream, partial(StreamParser, name, TOOLS), deltas), check_events(out))
+        rows.append(m(Row(section, f"{name} short ({len(deltas)} deltas)", "pinned hermes, the same call", None),
+                      ours, reference))
+    return rows
+
+
 def _construction(m: Measured) -> list[Row]:
     section = "parser construction alone (tools given as the request's list)"
     return [
@@ -311,7 +335,7 @@ def measure(quick: bool) -> dict[str, Any]:
     """Check and time every row; ``{"header": {...}, "rows": [...]}`` (times in ns per call)."""
     plan = QUICK if quick else FULL
     m: Measured = partial(measure_row, plan=plan)
-    sections = (_whole, _prose, _auto_whole, _auto_streamed, _short, _construction)
+    sections = (_whole, _prose, _auto_whole, _auto_streamed, _short, _families, _construction)
     rows = [row for section in sections for row in _apart(section, m)] + _apart(_per_delta_rows, plan)
     header = {
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
