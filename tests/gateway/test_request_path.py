@@ -238,3 +238,32 @@ def test_the_line_handler_applies_its_filters_as_the_stream_handler_does(keep: b
     for record in _records():
         assert bool(ours.handle(record)) == bool(generic.handle(record)) == keep
     assert streams[0].getvalue() == streams[1].getvalue() and bool(streams[0].getvalue()) == keep
+
+
+ABSENT = object()
+
+
+@pytest.mark.parametrize("stream", [ABSENT, None, True, False])
+@pytest.mark.parametrize("stream_options", [ABSENT, None, {"include_usage": True}, {}])
+def test_a_null_stream_field_is_left_out_and_any_other_passed_on(stream: Any, stream_options: Any) -> None:
+    body: dict[str, Any] = {"model": "m", "messages": USER, "tools": [weather()], "temperature": 0}
+    for key, value in (("stream", stream), ("stream_options", stream_options)):
+        if value is not ABSENT:
+            body[key] = value
+    expected = {k: v for k, v in body.items()
+                if k not in ("messages", "tools") and not (k.startswith("stream") and v is None)}
+    turn = chat_turn(body)
+    assert turn.options == expected and list(turn.options) == list(expected)
+    assert turn.stream is bool(stream is True) and turn.include_usage is (stream_options not in (ABSENT, None) and bool(stream_options))
+
+
+@pytest.mark.parametrize("tools, custom", [
+    (None, False), ([], False), ("x", False), ([weather()], False), ([weather(), "odd"], False),
+    ([weather(), {"type": "custom", "custom": {"name": "patch"}}], True),
+    ([{"type": "custom", "custom": {"name": "patch"}}], True),
+])
+def test_custom_tools_are_found_wherever_they_are(tools: Any, custom: bool) -> None:
+    from toolbridge.gateway.fronts.chat import _custom_tools
+
+    out, freeforms = _custom_tools(tools)
+    assert bool(freeforms) == custom and (out is tools) == (not custom)

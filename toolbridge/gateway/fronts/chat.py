@@ -54,8 +54,9 @@ def chat_turn(body: Any) -> Turn:
             custom = choice.get("custom")
             choice = {"type": "function", "function": {"name": custom.get("name") if isinstance(custom, dict) else None}}
     # A null field is the field left out (as the API takes it): not passed on.
-    nulls = [k for k in _NULLABLE if body.get(k, 0) is None]
-    skip = _TURN_FIELDS.union(nulls) if nulls else _TURN_FIELDS
+    skip = _TURN_FIELDS
+    if (stream is None and "stream" in body) or ("stream_options" in body and body["stream_options"] is None):
+        skip = _TURN_FIELDS.union(k for k in _NULLABLE if body.get(k, 0) is None)
     return Turn(messages=body["messages"], tools=tools, tool_choice=choice,
                 parallel=body.get("parallel_tool_calls"), stream=bool(stream),
                 include_usage=bool(options.get("include_usage")),
@@ -67,7 +68,7 @@ def _custom_tools(tools: Any) -> tuple[Any, dict[str, Format]]:
     """``tools`` with each ``custom`` tool (``{"type": "custom", "custom": {"name",
     "description", "format"}}``) offered as its function (``freeform.declaration``), and the
     freeform tools by name."""
-    if not isinstance(tools, list) or not any(isinstance(t, dict) and t.get("type") == "custom" for t in tools):
+    if not isinstance(tools, list) or not _any_custom(tools):
         return tools, {}
     out, freeforms = [], {}
     for i, tool in enumerate(tools):
@@ -86,6 +87,13 @@ def _custom_tools(tools: Any) -> tuple[Any, dict[str, Format]]:
         out.append(declaration(name, description if isinstance(description, str) else None, fmt))
         freeforms[name] = fmt
     return out, freeforms
+
+
+def _any_custom(tools: list[Any]) -> bool:
+    for tool in tools:  # (a loop: a generator costs more than the look at a few tools)
+        if isinstance(tool, dict) and tool.get("type") == "custom":
+            return True
+    return False
 
 
 def _custom_history(messages: list[Any]) -> None:
