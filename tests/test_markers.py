@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolbridge.dialects import dialect_names, get_dialect
-from toolbridge.syntax.markers import WHOLE_NEAR, marker_set
+from toolbridge.syntax.markers import WHOLE_NEAR, marker_set, match_at
 
 SETS = sorted({tuple(sorted({*d.call_start, *(d.reasoning or ()), *d.end_tokens} - {""}))
                for d in map(get_dialect, dialect_names())})
@@ -68,3 +68,19 @@ def test_clear_passes_false_starts() -> None:
     for text, clear in [("for ", True), ("3 < 4", True), ("`x` y", True), ("`x`", False), ("a\nb", True), ("of", False),
                         ("fun", False), ("x <", False), ("<t", False), ("``", False), ("<tool_call>", False)]:
         assert found.clear(text) is clear, text
+
+
+def _match_at_by_definition(buf: str, pos: int, options: tuple[str, ...], final: bool) -> str | None:
+    """match_at as its docstring defines it, option by option."""
+    rest = buf[pos : pos + max(map(len, options))]
+    found = max((o for o in options if rest.startswith(o)), key=len, default=None)
+    if not final and any(len(o) > len(rest) and o.startswith(rest) for o in options):
+        return ""
+    return found
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(options=st.lists(st.text(alphabet="<>/ab", max_size=5), min_size=1, max_size=4),
+       buf=st.text(alphabet="<>/ab", max_size=8), pos=st.integers(0, 8), final=st.booleans())
+def test_match_at_is_its_definition(options: list[str], buf: str, pos: int, final: bool) -> None:
+    assert match_at(buf, pos, tuple(options), final) == _match_at_by_definition(buf, pos, tuple(options), final)

@@ -201,11 +201,24 @@ def match_at(buf: str, pos: int, options: tuple[str, ...], final: bool = False) 
     """The option that ``buf`` starts with at ``pos``; "" when more text is needed (the rest of
     ``buf`` is a proper prefix of an option, or a longer option may still match); None when
     nothing can match."""
-    rest = buf[pos : pos + max(map(len, options))]
-    found = max((o for o in options if rest.startswith(o)), key=len, default=None)
-    if not final and any(len(o) > len(rest) and o.startswith(rest) for o in options):
+    longest, pattern, beginnings = _options_of(options)
+    rest = buf[pos : pos + longest]
+    if not final and rest in beginnings:
         return ""
-    return found
+    found = pattern.match(rest)
+    return found.group() if found is not None else None
+
+
+@lru_cache(maxsize=512)
+def _options_of(options: tuple[str, ...]) -> tuple[int, re.Pattern[str], frozenset[str]]:
+    """``match_at``'s view of ``options``: the longest's length, one pattern that matches the
+    longest option a text starts with, and every proper beginning of an option ("" included)."""
+    beginnings = frozenset(o[:k] for o in options for k in range(len(o)))
+    written = tuple(o for o in options if o)
+    source = alternation(written) if written else ""
+    if written and "" in options:
+        source += "|"  # (the empty option matches where no other does)
+    return max(map(len, options)), re.compile(source), beginnings
 
 
 def read_label(buf: str, pos: int, stop: str, limit: int = 256) -> tuple[str, int, bool | None]:
