@@ -4,7 +4,8 @@ The rows: whole answers through ``parse()`` (hermes with a 1k..128k-char argumen
 regex + ``json.loads`` parser as vLLM's hermes parser reads a message and against ``json.loads``
 of the call's JSON alone), 2k characters of prose (against one substring test), ``auto``
 against the pinned dialect (whole and streamed, short and long, hermes and qwen3_coder), short
-streamed answers and 8 parallel calls against a plain incremental hermes parser, parser
+streamed answers and 8 parallel calls against a plain incremental hermes parser, short streamed
+answers in twelve other families against hermes on the same call (no goal), parser
 construction alone, and the per-delta cost of streaming one long call (the figure of
 ``toolbridge bench``, measured by ``parsers``). The outputs, the reference parsers and the
 checks of every result are in ``references``.
