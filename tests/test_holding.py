@@ -59,3 +59,13 @@ def test_a_long_block_streams_before_it_closes(dialect: str) -> None:
     start = text.index(get_dialect(dialect).call_start[0])
     assert first * 4 <= start + HOLDS[dialect] + 64, "arguments flowed once the block outgrew the hold"
     assert sum(isinstance(e, ArgumentsDelta) for events in out for e in events) > 10
+
+
+def test_a_block_that_does_not_open_as_json_is_refused_as_it_comes() -> None:
+    """hermes holds only a block that opens with "{" (what it reads whole at C speed): another
+    family's block (here Qwen3-Coder's XML) is refused once it shows it, not at its close, so
+    that under auto the trial of the right family starts early."""
+    text = call("qwen3_coder", "hi")
+    out = feeds("hermes", "hermes", text)
+    refused = next(k for k, events in enumerate(out) if any(type(e).__name__ == "CallRejected" for e in events))
+    assert (refused + 1) * 4 < text.index("</tool_call>"), "refused before the block closed"

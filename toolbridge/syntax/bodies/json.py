@@ -264,8 +264,12 @@ class JsonEnvelopeBody:
         reaches the client a few tokens later, whole; reading it piece by piece costs several
         times more."""
         close = self._closes[0]
-        return (self._heads is not None and not self._lenient and bool(close)
-                and len(buf) - pos <= HOLD_BLOCK and buf.find(close, pos) < 0)
+        if self._heads is None or self._lenient or not close or len(buf) - pos > HOLD_BLOCK:
+            return False
+        first = skip_ws(buf, pos)
+        # (a block that does not open with "{" is not read whole at C speed: it is read as it
+        # comes, and under auto a trial refuses another family's block at once, not at its end)
+        return (first == len(buf) or buf[first] == "{") and buf.find(close, pos) < 0
 
     def _block_waits(self, buf: str) -> bool:
         return len(buf) <= HOLD_BLOCK and self._closes[0] not in buf
