@@ -92,9 +92,11 @@ def test_the_upstream_body_is_the_same_bytes_with_the_tools_text_spliced_in(fiel
     assert "tools" in made.texts and bool(made.freeforms) == freeform
     expected = orjson.dumps(made.body)
     kept = plan_turn(chat_turn(copy.deepcopy(fields)), SETTINGS)
+    text = kept.texts["tools"]
     assert upstream_body(kept, discard=False) == expected
-    assert kept.body["tools"] is kept.texts["tools"][0]  # a body kept for sending again is not touched
+    assert kept.body["tools"] is text[0]  # a body kept for sending again is not touched
     assert upstream_body(made, discard=True) == expected
+    assert made.texts == kept.texts == {}  # not kept for the life of a stream
 
 
 def test_tools_replaced_in_the_body_are_encoded_as_they_are() -> None:

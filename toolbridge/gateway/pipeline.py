@@ -448,12 +448,15 @@ class Pipeline:
 def upstream_body(plan: Plan, discard: bool) -> bytes:
     """``plan.body`` as JSON text. When the body is dropped once sent (``discard``), each field
     still holding the value whose text planning made (``Plan.texts``: by the same encoder, the
-    same bytes) is written as that text instead of being encoded again."""
-    body = plan.body
-    if discard:
-        for key, (value, text) in plan.texts.items():
-            if body.get(key) is value:
-                body[key] = orjson.Fragment(text)
+    same bytes) is written as that text instead of being encoded again. The texts are dropped
+    either way: a plan lives as long as its stream."""
+    body, texts = plan.body, plan.texts
+    if texts:
+        plan.texts = {}
+        if discard:
+            for key, (value, text) in texts.items():
+                if body.get(key) is value:
+                    body[key] = orjson.Fragment(text)
     return orjson.dumps(body)
 
 
