@@ -132,7 +132,7 @@ _PARSER_DEFAULTS = {name: p.default for name, p in inspect.signature(DialectPars
 class _Trial:
     """One candidate dialect reading a block from its marker on."""
 
-    __slots__ = ("_make", "_parser", "dialect", "events", "verdict", "reach", "settled", "read")
+    __slots__ = ("_make", "_parser", "dialect", "events", "reach", "read", "settled", "verdict")
 
     def __init__(self, dialect: Dialect, make: Callable[[Dialect], DialectParser],
                  verdict: bool | None = None) -> None:
@@ -203,10 +203,10 @@ class AutoParser:
 
     # Slots, as DialectParser's (their reads take one fixed path); ``__dict__`` only holds the
     # winner's own ``feed`` and ``close`` once a dialect is recognised.
-    __slots__ = ("_tools", "_think", "_restart", "_options", "_hinted", "_claims", "_bare", "_scan",
-                 "_drop", "_openers", "_phase", "dialect", "_parser", "_trials", "_block", "_wait",
-                 "_kept_from", "_waiting", "_mid", "_spare", "_marker", "_pending", "_buf", "_base",
-                 "_fed", "_block_at", "_reach", "_cut", "_out", "_closed", "__dict__")
+    __slots__ = ("__dict__", "_bare", "_base", "_block", "_block_at", "_buf", "_claims", "_closed", "_cut",
+                 "_drop", "_fed", "_hinted", "_kept_from", "_marker", "_mid", "_openers", "_options", "_out",
+                 "_parser", "_pending", "_phase", "_reach", "_restart", "_scan", "_spare", "_think",
+                 "_tools", "_trials", "_wait", "_waiting", "dialect")
 
     def __init__(
         self,

@@ -164,11 +164,11 @@ class DialectParser:
     # path. (As a plain instance, a parser's 34 attributes outgrow the 30 a class's instances
     # share, and which ones are shared depends on the order a process first sets them, so
     # parsers streamed after other work ran several per cent slower.)
-    __slots__ = ("dialect", "lenient", "_tools", "_split", "_think", "_drop", "_strays", "_scans",
-                 "_answer", "_openers", "_resume", "_phase", "_scan", "_validate", "_hold", "_coerce",
-                 "_call_id", "_out", "_typer", "_raw", "_buf", "_held", "_body", "_call",
-                 "_block_rejection", "_keep_at", "_next_index", "_native_ids", "_last_index",
-                 "_closed", "_cut", "_closing", "halt_on_reject", "first_settled", "_holding")
+    __slots__ = ("_answer", "_block_rejection", "_body", "_buf", "_call", "_call_id", "_closed", "_closing",
+                 "_coerce", "_cut", "_drop", "_held", "_hold", "_holding", "_keep_at", "_last_index",
+                 "_native_ids", "_next_index", "_openers", "_out", "_phase", "_raw", "_resume", "_scan",
+                 "_scans", "_split", "_strays", "_think", "_tools", "_typer", "_validate", "dialect",
+                 "first_settled", "halt_on_reject", "lenient")
 
     def __init__(
         self,
