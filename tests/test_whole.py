@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from tests.corpus_run import ALIASES, DEFAULT_CORPUS, load, offered, options_for, text_for
 from tests.harness import tool
 from toolbridge import StreamParser, ToolBridgeError, ToolCallEnd, dialect_names, get_dialect
+from toolbridge.parsing.stream import CONTENT
 
 DIALECTS = sorted({get_dialect(n).name for n in dialect_names()})
 TOOLS = [
@@ -125,3 +126,18 @@ def test_parse_whole_is_feed_and_close_on_drawn_texts(pieces: list[str], dialect
                                                       options: dict[str, Any], cut: bool) -> None:
     whole, fed = events_both_ways(dialect, "".join(pieces), cut, **options)
     assert whole == fed
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_feed_block_is_feed(dialect: str) -> None:
+    """``feed_block`` (auto's trials: a text that starts with a marker found by the caller)
+    gives the events of ``feed``, mid-answer, for the dialect's own blocks and anything else."""
+    d = get_dialect(dialect)
+    texts = [t for t in texts_of(dialect) if t] + [m + " not a call" for m in d.call_start]
+    for text in texts:
+        marker = next((m for m in sorted(d.call_start, key=len, reverse=True) if text.startswith(m)), "<tool_call>")
+        for options in OPTIONS[:3]:
+            got, want = (StreamParser(dialect, call_id=counted_ids(), **options) for _ in range(2))
+            got.phase = want.phase = CONTENT
+            assert (got.feed_block(text, marker) + got.close()
+                    == want.feed(text) + want.close()), (dialect, text, options)

@@ -153,9 +153,10 @@ class _Trial:
             self._parser.halt_on_reject = self.verdict is None
         return self._parser
 
-    def feed(self, text: str, final: bool, cut: bool = False) -> None:
+    def feed(self, text: str, final: bool, cut: bool = False, marker: str = "") -> None:
+        """Read ``text``; ``marker``: it is the block's beginning, which starts with that marker."""
         parser = self._parser or self.parser
-        events = parser.feed(text)
+        events = parser.feed_block(text, marker) if marker else parser.feed(text)
         self._note(parser, len(self.events))
         if final:
             before = len(self.events) + len(events)
@@ -502,9 +503,10 @@ class AutoParser:
             if trial.verdict is False:
                 continue
             if trial.read < len(pending):
-                unread = pending[trial.read] if trial.read == len(pending) - 1 else "".join(pending[trial.read:])
+                read = trial.read
+                unread = pending[read] if read == len(pending) - 1 else "".join(pending[read:])
                 trial.read = len(pending)
-                trial.feed(unread, final, self._cut)
+                trial.feed(unread, final, self._cut, "" if read else self._marker)
             if trial.verdict is None:  # the trial that decides: it has read all that is pending
                 held = trial.parser.held_block()
                 if held is not None:

@@ -274,6 +274,16 @@ class DialectParser:
             return []
         return self._run(self._buf + text if self._buf else text, final=False)
 
+    def feed_block(self, text: str, marker: str) -> list[Event]:
+        """``feed(text)`` for a text that starts with ``marker``, found whole by the caller
+        where this parser's content resumes (``auto``'s trials, which found it with a wider
+        set of markers): a call marker of the dialect opens its block at once, unsearched."""
+        if (self._buf or self._closed or self._phase is not CONTENT or marker not in self.dialect.call_start
+                or not text.startswith(marker)):
+            return self.feed(text)
+        self._open_block(marker, marker)
+        return self._run(text, False, len(marker))
+
     def parse_whole(self, text: str, cut: bool = False) -> list[Event]:
         """``feed(text) + close(cut)``: the events of a whole output (what ``parse`` reads),
         prose and plain calls read at C speed (``read_plain``), anything else by ``feed`` and
@@ -378,9 +388,9 @@ class DialectParser:
 
     # ------------------------------------------------------------------ phases
 
-    def _run(self, buf: str, final: bool) -> list[Event]:
+    def _run(self, buf: str, final: bool, pos: int = 0) -> list[Event]:
         self._out = []
-        pos, more = 0, True
+        more = True
         while more:
             if self._phase is CALL:
                 pos, more = self._in_call(buf, pos, final)
