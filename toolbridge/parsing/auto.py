@@ -232,11 +232,15 @@ class AutoParser:
         hinted = get_dialect(hint) if hint else dialect_for_model(model)
         # End tokens never reach the client: the hinted family's, or every family's.
         drop_tokens = tuple(drop_tokens) + _end_tokens(hinted.name if hinted else None)
-        options = {"reasoning": reasoning, "validate": validate, "reject_invalid": reject_invalid,
-                   "call_id": call_id, "drop_tokens": drop_tokens, "coerce": coerce, "repair": repair}
         # The trials' parsers are given only what differs from the defaults (each keyword
-        # passed costs their construction some 50 ns).
-        self._options = {k: v for k, v in options.items() if v is not _PARSER_DEFAULTS[k]}
+        # passed costs their construction some 50 ns); most requests change none but the tokens.
+        if (reasoning is False and validate is True and reject_invalid is False and call_id is random_call_id
+                and coerce is True and repair is False):
+            self._options: dict[str, Any] = {"drop_tokens": drop_tokens}
+        else:
+            options = {"reasoning": reasoning, "validate": validate, "reject_invalid": reject_invalid,
+                       "call_id": call_id, "drop_tokens": drop_tokens, "coerce": coerce, "repair": repair}
+            self._options = {k: v for k, v in options.items() if v is not _PARSER_DEFAULTS[k]}
         table = _table_of(hinted.name if hinted else None,
                           tuple(candidates) if candidates is not None else None,
                           reasoning, in_reasoning, drop_tokens)
