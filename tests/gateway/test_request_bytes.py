@@ -64,8 +64,10 @@ def test_known_tools_are_not_walked_and_the_rest_of_the_turn_is(monkeypatch: pyt
     first = plan(tools)
     read: list[Any] = []
     encoded, deeper = turn_module._encoded_within, turn_module.deeper_than
-    monkeypatch.setattr(turn_module, "_encoded_within", lambda value, levels: read.append(value) or encoded(value, levels))
-    monkeypatch.setattr(turn_module, "deeper_than", lambda value, levels: read.append(value) or deeper(value, levels))
+    monkeypatch.setattr(turn_module, "_encoded_within",
+                        lambda value, levels: read.append(value) or encoded(value, levels))
+    monkeypatch.setattr(turn_module, "deeper_than",
+                        lambda value, levels: read.append(value) or deeper(value, levels))
     again = plan(copy.deepcopy(tools))
     assert again.tools is first.tools
     assert read == [USER]  # the messages: not the tools (nor the model, a string)
@@ -79,8 +81,8 @@ def test_known_tools_are_not_walked_and_the_rest_of_the_turn_is(monkeypatch: pyt
 BODIES = [  # (request fields, freeform tools?)
     ({"messages": USER, "tools": [tool("a", x={"type": "string"})], "temperature": 0.2}, False),
     ({"tools": [tool("b", n={"type": "integer"}), tool("c")], "messages": USER, "model": "m"}, False),
-    ({"model": "m", "messages": USER, "tool_choice": "auto", "tools": [tool("d", s={"type": "string",
-                                                                                    "description": "ünï \u2028"})]}, False),
+    ({"model": "m", "messages": USER, "tool_choice": "auto",
+      "tools": [tool("d", s={"type": "string", "description": "ünï \u2028"})]}, False),
     ({"model": "m", "messages": USER, "tools": [{"type": "custom", "custom": {"name": "patch"}}]}, True),
 ]
 

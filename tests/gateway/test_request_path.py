@@ -182,7 +182,8 @@ def test_answered_counts_as_request_and_record_do(kept: int, monkeypatch: pytest
 
 def _records() -> list[logging.LogRecord]:
     def record(message: str, args: tuple[Any, ...], exc_info: Any = None) -> logging.LogRecord:
-        return logging.LogRecord("toolbridge.gateway", logging.INFO, "(unknown file)", 0, message, args, exc_info)
+        return logging.LogRecord("toolbridge.gateway", logging.INFO, "(unknown file)", 0, message,
+                                 args, exc_info)
 
     try:
         raise ValueError("boom")
@@ -254,7 +255,8 @@ def test_a_null_stream_field_is_left_out_and_any_other_passed_on(stream: Any, st
                 if k not in ("messages", "tools") and not (k.startswith("stream") and v is None)}
     turn = chat_turn(body)
     assert turn.options == expected and list(turn.options) == list(expected)
-    assert turn.stream is bool(stream is True) and turn.include_usage is (stream_options not in (ABSENT, None) and bool(stream_options))
+    usage = stream_options not in (ABSENT, None) and bool(stream_options)
+    assert turn.stream is (stream is True) and turn.include_usage is usage
 
 
 @pytest.mark.parametrize("tools, custom", [

@@ -52,7 +52,8 @@ class Metrics:
     # per request (every value is one of a few: routes, statuses, fronts, sources).
     _keys: dict[tuple[str, tuple[str, ...]], Key] = field(default_factory=dict, repr=False)
     # What ``answered`` adds, by an answer's figures (route, status, front, call counts).
-    _moves: dict[tuple[Any, ...], tuple[tuple[Key, int], ...]] = field(default_factory=dict, repr=False)
+    _moves: dict[tuple[Any, ...], tuple[tuple[Key, int], ...]] = field(default_factory=dict,
+                                                                       repr=False)
 
     def inc(self, name: str, amount: int = 1, **labels: str) -> None:
         self.counters[(name, tuple(sorted(labels.items())))] += amount

@@ -154,10 +154,11 @@ class Pipeline:
             assert self.pool is not None
             await self.constrainer.detect(self.pool, self.base + "/models", self.upstream_headers(req, False))
         try:
-            if len(req.body) > OFFLOOP_REQUEST_BYTES:
-                turn, plan, path, retry = await self.cpu(True, "request", self._plan, front, req.body)
+            body = req.body
+            if len(body) > OFFLOOP_REQUEST_BYTES:
+                turn, plan, path, retry = await self.cpu(True, "request", self._plan, front, body)
             else:  # inline, without the coroutine ``cpu`` would make
-                turn, plan, path, retry = self._plan(front, req.body)
+                turn, plan, path, retry = self._plan(front, body)
         except orjson.JSONDecodeError as exc:
             return self.fail.refuse(front, resp, 400, f"the request body is not valid JSON: {exc}")
         except RequestError as exc:
@@ -242,7 +243,8 @@ class Pipeline:
         # A constrained body is kept until the upstream takes it: a rejection sends it again.
         constrained = plan.constraint is not None and bool(plan.constraint.restore)
         discard = not retry and not constrained
-        exchange = self.pool.request("POST", self.base + path, headers, upstream_body(plan, discard))
+        exchange = self.pool.request("POST", self.base + path, headers,
+                                     upstream_body(plan, discard))
         if discard:
             # Sent: the request's objects are not kept for the life of a stream (fewer objects
             # for the collector to scan, less memory per stream).

@@ -55,7 +55,8 @@ def chat_turn(body: Any) -> Turn:
             choice = {"type": "function", "function": {"name": custom.get("name") if isinstance(custom, dict) else None}}
     # A null field is the field left out (as the API takes it): not passed on.
     skip = _TURN_FIELDS
-    if (stream is None and "stream" in body) or ("stream_options" in body and body["stream_options"] is None):
+    if (stream is None and "stream" in body) or (
+            "stream_options" in body and body["stream_options"] is None):
         skip = _TURN_FIELDS.union(k for k in _NULLABLE if body.get(k, 0) is None)
     return Turn(messages=body["messages"], tools=tools, tool_choice=choice,
                 parallel=body.get("parallel_tool_calls"), stream=bool(stream),
