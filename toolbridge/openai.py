@@ -66,6 +66,8 @@ class Report:
 class MessageBuilder:
     """Fold events into the assistant message and the report."""
 
+    __slots__ = ("_calls", "_done", "_reasoning", "_text", "report")
+
     def __init__(self, dialect: str) -> None:
         self.report = Report(dialect)
         self._text: list[str] = []
@@ -108,17 +110,20 @@ class MessageBuilder:
 
     @property
     def message(self) -> Message:
+        text = "".join(self._text)
+        if not self._done:  # (the common answer: text alone)
+            if not self._reasoning:
+                return {"role": "assistant", "content": text}
+            return {"role": "assistant", "content": text, "reasoning_content": "".join(self._reasoning)}
         made = self._calls
         calls = [
             {"id": call["id"], "type": "function", "function": {"name": call["name"], "arguments": call["arguments"]}}
             for call in map(made.__getitem__, self._done)
         ]
-        text = "".join(self._text)
-        message: Message = {"role": "assistant", "content": (text.rstrip() or None) if calls else text}
+        message: Message = {"role": "assistant", "content": text.rstrip() or None}
         if self._reasoning:
             message["reasoning_content"] = "".join(self._reasoning)
-        if calls:
-            message["tool_calls"] = calls
+        message["tool_calls"] = calls
         return message
 
     @property
