@@ -126,10 +126,11 @@ class JsonArrayBody:
         self._element: JsonEnvelopeBody | None = None
         self._element_sink = ElementSink(sink)
         self._pending: list[str] = []  # the current element's text while its call has not begun
-        # (Body.hold_until: after a dedicated call marker, a short list comes whole; a "]" in
-        # its values only ends the hold early)
-        dedicated = not lenient and not echo and opened_by not in ("{", "[")
-        self.hold_until = tuple(c for c in shape.closes if c) if dedicated else ()
+        # (Body.hold_until: after a call marker, a code fence included, a short list comes
+        # whole; a "]" in its values only ends the hold early. Not after a bare "{" or "[" at
+        # the answer's start, nor after an opener that is also text: those stay prose-fast.)
+        marked = not echo and opened_by not in ("{", "[")
+        self.hold_until = tuple(c for c in shape.closes if c) if marked else ()
 
     def fast(self, text: str) -> str | None:
         """The arguments fragment for ``text`` when it only continues a streamed string."""
