@@ -25,10 +25,11 @@ header, and the block is rejected (prose mentioning ``<|channel|>`` stays prose)
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .section import CallBody, CallSpec
 from ..markers import marker_set
-from ..dialect import DONE, FAIL, MORE, CallSink, Outcome
+from ..dialect import DONE, FAIL, HOLD_TAGGED_BLOCK, MORE, CallSink, Outcome
 
 
 START, CHANNEL, CONSTRAIN, MESSAGE = "<|start|>", "<|channel|>", "<|constrain|>", "<|message|>"
@@ -40,6 +41,7 @@ _SPECIAL = re.compile(r"<\|[a-z_]+\|>")
 _SPLIT = re.compile(r"(<\|channel\|>|<\|constrain\|>)")
 _TEXT_END = marker_set((*TERMINATORS, START))
 _CALL = CallSpec(name_end=(), close=("<|call|>", "<|end|>"))
+_CALL_ENDS = (*TERMINATORS, START)  # what ends a call message's JSON
 
 
 class _H:  # states (plain ints: an Enum member's lookup costs several times as much)
@@ -73,7 +75,13 @@ def parse_header(header: str) -> tuple[str, str, int] | str:
 
 
 class HarmonyBody:
-    """Read one Harmony message; see the module docstring."""
+    """Read one Harmony message; see the module docstring. A call's arguments, while short and
+    unterminated, are held unread and then read at once (as ``Body.hold_until`` blocks are:
+    content messages are not held, they stream as written)."""
+
+    # While a call's arguments wait, what tells whether the text from their start still only
+    # waits (the parser then keeps the text without calling ``feed``).
+    wait: Callable[[str], bool] | None = None
 
     def __init__(self, sink: CallSink, opened_by: str) -> None:
         self.reason = ""
@@ -86,10 +94,14 @@ class HarmonyBody:
         return self._call.fast(text) if self._call is not None else None
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
+        self.wait = None
         if self._state == _H.HEADER:
             pos, outcome = self._header(buf, pos, final)
             if outcome is not None:
                 return pos, outcome
+            if self._call is not None and not final and _arguments_wait(buf[pos : pos + HOLD_TAGGED_BLOCK + 1]):
+                self.wait = _arguments_wait
+                return pos, MORE
         if self._call is not None:
             pos, outcome = self._call.feed(buf, pos, final)
             self.reason = self._call.reason
@@ -145,3 +157,8 @@ class HarmonyBody:
     def _fail(self, why: str) -> Outcome:
         self.reason = why
         return FAIL
+
+
+def _arguments_wait(text: str) -> bool:
+    """Whether a call's arguments, ``text`` from their start, are short and unterminated."""
+    return len(text) <= HOLD_TAGGED_BLOCK and not any(end in text for end in _CALL_ENDS)
