@@ -79,3 +79,11 @@ def test_a_harmony_final_message_streams_as_written() -> None:
     out = feeds("gpt_oss", "gpt_oss", text)
     with_text = [k for k, events in enumerate(out) if any(type(e).__name__ == "Text" for e in events)]
     assert len(with_text) > 100 and with_text[0] * 4 < 64, "the answer's text flowed as it came"
+
+
+def test_a_chosen_body_holds_its_short_block() -> None:
+    """Mistral's list form (its body is chosen at the first character): a short list comes whole."""
+    text = 'Sure.\n[TOOL_CALLS][{"name": "note", "arguments": {"text": "hi", "n": 2}}]'
+    out = feeds("mistral", "mistral", text)
+    with_call = [k for k, events in enumerate(out) if any(isinstance(e, ArgumentsDelta) for e in events)]
+    assert len(with_call) == 1 and (with_call[0] + 1) * 4 >= len(text), with_call

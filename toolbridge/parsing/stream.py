@@ -30,7 +30,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..syntax.markers import WHOLE_NEAR, cut_off, marker_set
-from ..syntax.dialect import FAIL, HOLD_TAGGED_BLOCK, MORE, TRUNCATED, UNCLOSED_AT_END, Body, Dialect
+from ..syntax.dialect import FAIL, HOLD_TAGGED_BLOCK, MORE, TRUNCATED, UNCLOSED_AT_END, Body, Dialect, still_held
 from ..dialects import get_dialect
 from ..errors import ConfigError
 from ..pieces import TextBuffer
@@ -455,12 +455,7 @@ class DialectParser:
 
     def _block_waits(self, buf: str) -> bool:
         """Whether a held block, ``buf`` from its start, is still short and unclosed."""
-        if len(buf) > HOLD_TAGGED_BLOCK:
-            return False
-        for close in self._holding:
-            if close in buf:
-                return False
-        return True
+        return still_held(buf, self._holding)
 
     def _in_call(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
         assert self._body is not None

@@ -87,6 +87,17 @@ class CallSink(Protocol):
 HOLD_TAGGED_BLOCK = 256
 
 
+def still_held(text: str, closes: tuple[str, ...]) -> bool:
+    """Whether a held block, ``text`` from where it is held, is still short and unclosed (none
+    of ``closes`` in it): then it is kept unread (``Body.hold_until``)."""
+    if len(text) > HOLD_TAGGED_BLOCK:
+        return False
+    for close in closes:
+        if close in text:
+            return False
+    return True
+
+
 class Body(Protocol):
     """A call block reader.
 

@@ -31,7 +31,8 @@ from typing import Any
 
 from .json import JsonEnvelopeBody, close_tail
 from ..markers import marker_set, match_at, skip_ws
-from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, Body, BodyFactory, CallSink, Calls, Outcome
+from ..dialect import (DONE, FAIL, HOLD_TAGGED_BLOCK, MORE, UNCLOSED_AT_END, Body, BodyFactory, CallSink, Calls,
+                       Outcome, still_held)
 
 
 @dataclass(frozen=True)
@@ -273,8 +274,14 @@ class ChooseBody:
         self._body: Body | None = None
         self.reason = ""
 
+    # While the chosen body's short block waits: what tells whether the text still only waits.
+    wait: Callable[[str], bool] | None = None
+
     def fast(self, text: str) -> str | None:
         return self._body.fast(text) if self._body is not None else None
+
+    def _waits(self, text: str) -> bool:
+        return still_held(text, self._body.hold_until)  # type: ignore[union-attr]
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         if self._body is None:
@@ -287,6 +294,11 @@ class ChooseBody:
             factory = self._choices.get(buf[start], self._default)
             self._body = factory(self._sink, self._opened_by)
             pos = start
+            # The body chosen holds a short block (Body.hold_until): held here, where it starts.
+            if getattr(self._body, "hold_until", ()) and not final and self._waits(buf[pos : pos + HOLD_TAGGED_BLOCK + 1]):
+                self.wait = self._waits
+                return pos, MORE
+        self.wait = None
         pos, outcome = self._body.feed(buf, pos, final)
         self.reason = self._body.reason
         return pos, outcome

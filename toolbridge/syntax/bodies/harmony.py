@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from .section import CallBody, CallSpec
 from ..markers import marker_set
-from ..dialect import DONE, FAIL, HOLD_TAGGED_BLOCK, MORE, CallSink, Outcome
+from ..dialect import DONE, FAIL, HOLD_TAGGED_BLOCK, MORE, CallSink, Outcome, still_held
 
 
 START, CHANNEL, CONSTRAIN, MESSAGE = "<|start|>", "<|channel|>", "<|constrain|>", "<|message|>"
@@ -161,4 +161,4 @@ class HarmonyBody:
 
 def _arguments_wait(text: str) -> bool:
     """Whether a call's arguments, ``text`` from their start, are short and unterminated."""
-    return len(text) <= HOLD_TAGGED_BLOCK and not any(end in text for end in _CALL_ENDS)
+    return still_held(text, _CALL_ENDS)
