@@ -19,7 +19,8 @@ HOLDS = {"hermes": HOLD_BLOCK, "qwen3_coder": HOLD_TAGGED_BLOCK, "glm45": HOLD_T
          "deepseek_v3": HOLD_TAGGED_BLOCK, "kimi_k2": HOLD_TAGGED_BLOCK, "minimax_m2": HOLD_TAGGED_BLOCK,
          "gemma4": HOLD_TAGGED_BLOCK, "jamba": HOLD_TAGGED_BLOCK, "command_r_plus": HOLD_TAGGED_BLOCK,
          "gpt_oss": HOLD_TAGGED_BLOCK, "mistral": 0}  # (mistral: read as it comes)
-RELEASED_BY = {"jamba": "]", "command_r_plus": "]"}  # the marker whose arrival releases the block, when not the last one
+# The marker whose arrival releases the block, when not the last one.
+RELEASED_BY = {"jamba": "]", "command_r_plus": "]"}
 
 
 def feeds(dialect: str, name: str, text: str, size: int = 4) -> list[list[Any]]:

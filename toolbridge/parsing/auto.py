@@ -124,9 +124,12 @@ def candidate_dialects(model: str | None = None, names: Iterable[str] | None = N
 
 
 
-# DialectParser's keyword options and their defaults.
+# DialectParser's keyword options and their defaults; and those of the options auto passes on
+# but the dropped tokens, in AutoParser's order (requests that change none are the most).
 _PARSER_DEFAULTS = {name: p.default for name, p in inspect.signature(DialectParser).parameters.items()
                     if p.kind is inspect.Parameter.KEYWORD_ONLY}
+_USUAL = tuple(_PARSER_DEFAULTS[k]
+               for k in ("reasoning", "validate", "reject_invalid", "call_id", "coerce", "repair"))
 
 
 class _Trial:
@@ -234,8 +237,7 @@ class AutoParser:
         drop_tokens = tuple(drop_tokens) + _end_tokens(hinted.name if hinted else None)
         # The trials' parsers are given only what differs from the defaults (each keyword
         # passed costs their construction some 50 ns); most requests change none but the tokens.
-        if (reasoning is False and validate is True and reject_invalid is False and call_id is random_call_id
-                and coerce is True and repair is False):
+        if (reasoning, validate, reject_invalid, call_id, coerce, repair) == _USUAL:
             self._options: dict[str, Any] = {"drop_tokens": drop_tokens}
         else:
             options = {"reasoning": reasoning, "validate": validate, "reject_invalid": reject_invalid,

@@ -30,7 +30,8 @@ from functools import lru_cache
 from typing import Any
 
 from ..syntax.markers import WHOLE_NEAR, cut_off, marker_set
-from ..syntax.dialect import FAIL, HOLD_TAGGED_BLOCK, MORE, TRUNCATED, UNCLOSED_AT_END, Body, Dialect, still_held
+from ..syntax.dialect import (FAIL, HOLD_TAGGED_BLOCK, MORE, TRUNCATED, UNCLOSED_AT_END, Body, Dialect,
+                              still_held)
 from ..dialects import get_dialect
 from ..errors import ConfigError
 from ..pieces import TextBuffer
@@ -460,7 +461,7 @@ class DialectParser:
     def _in_call(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
         assert self._body is not None
         if self._holding:  # a short block is kept unread until it closes (Body.hold_until)
-            if not final and len(buf) - pos <= HOLD_TAGGED_BLOCK and self._block_waits(buf[pos:]):
+            if not final and self._block_waits(buf[pos : pos + HOLD_TAGGED_BLOCK + 1]):
                 return pos, False
             self._holding = ()
         end, outcome = self._body.feed(buf, pos, final)

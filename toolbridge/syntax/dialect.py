@@ -87,10 +87,11 @@ class CallSink(Protocol):
 HOLD_TAGGED_BLOCK = 256
 
 
-def still_held(text: str, closes: tuple[str, ...]) -> bool:
-    """Whether a held block, ``text`` from where it is held, is still short and unclosed (none
-    of ``closes`` in it): then it is kept unread (``Body.hold_until``)."""
-    if len(text) > HOLD_TAGGED_BLOCK:
+def still_held(text: str, closes: tuple[str, ...], limit: int = HOLD_TAGGED_BLOCK) -> bool:
+    """Whether a held block, ``text`` from where it is held, is still short (``limit``
+    characters at most) and unclosed (none of ``closes`` in it): then it is kept unread
+    (``Body.hold_until``; a JSON envelope holds its own, up to ``HOLD_BLOCK``)."""
+    if len(text) > limit:
         return False
     for close in closes:
         if close in text:

@@ -295,7 +295,8 @@ class ChooseBody:
             self._body = factory(self._sink, self._opened_by)
             pos = start
             # The body chosen holds a short block (Body.hold_until): held here, where it starts.
-            if getattr(self._body, "hold_until", ()) and not final and self._waits(buf[pos : pos + HOLD_TAGGED_BLOCK + 1]):
+            held = buf[pos : pos + HOLD_TAGGED_BLOCK + 1]
+            if getattr(self._body, "hold_until", ()) and not final and self._waits(held):
                 self.wait = self._waits
                 return pos, MORE
         self.wait = None

@@ -39,9 +39,9 @@ _NOT_RECIPIENTS = ("assistant", "user", "all")
 _HEADER_LIMIT = 256
 _SPECIAL = re.compile(r"<\|[a-z_]+\|>")
 _SPLIT = re.compile(r"(<\|channel\|>|<\|constrain\|>)")
-_TEXT_END = marker_set((*TERMINATORS, START))
+_ENDS = (*TERMINATORS, START)  # what ends a message's body (a next message's start included)
+_TEXT_END = marker_set(_ENDS)
 _CALL = CallSpec(name_end=(), close=("<|call|>", "<|end|>"))
-_CALL_ENDS = (*TERMINATORS, START)  # what ends a call message's JSON
 
 
 class _H:  # states (plain ints: an Enum member's lookup costs several times as much)
@@ -161,4 +161,4 @@ class HarmonyBody:
 
 def _arguments_wait(text: str) -> bool:
     """Whether a call's arguments, ``text`` from their start, are short and unterminated."""
-    return still_held(text, _CALL_ENDS)
+    return still_held(text, _ENDS)

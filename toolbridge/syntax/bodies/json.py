@@ -22,7 +22,7 @@ from typing import Any
 from ...limits import deeper_than
 from ..jsonscan import DONE as SCANNED, ERROR, JsonScanner
 from ..markers import cut_off, match_at, read_label, skip_ws
-from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Outcome
+from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Outcome, still_held
 
 
 def _refuse(constant: str) -> None:
@@ -272,7 +272,7 @@ class JsonEnvelopeBody:
         return (first == len(buf) or buf[first] == "{") and buf.find(close, pos) < 0
 
     def _block_waits(self, buf: str) -> bool:
-        return len(buf) <= HOLD_BLOCK and self._closes[0] not in buf
+        return still_held(buf, (self._closes[0],), HOLD_BLOCK)
 
     def _head_waits(self, buf: str) -> bool:
         heads = self._heads
