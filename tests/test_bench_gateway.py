@@ -19,9 +19,9 @@ from toolbridge.bench.report import report_text, summarise
 from toolbridge.bench.script import ARGS, DIALECTS, Script, assemble, call_args, check_message
 
 TINY = ["--quick", "--streams", "1,4", "--workers", "1,2", "--repeat", "1", "--rate", "300",
-        "--args", "small,33k", "--long-streams", "1,2", "--long-rate", "4000",
+        "--args", "small,prose,33k", "--long-streams", "1,2", "--long-rate", "4000",
         "--ramp", "0.1", "--duration", "0.2", "--grace", "5", "--nice", "0", "--json"]
-LEVELS = {"small": {"1", "4"}, "33k": {"1", "2"}}
+LEVELS = {"small": {"1", "4"}, "prose": {"1", "4"}, "33k": {"1", "2"}}
 STREAM_FIELDS = {"delay_p50_ms", "delay_p99_ms", "lost", "failed_checks", "us_per_chunk", "util",
                  "rss_kb_per_stream", "other_load", "client_chunks_per_stream"}
 PLAIN_FIELDS = {"rps", "p50_ms", "p99_ms", "added_p50_ms", "added_p99_ms", "us_per_request",
@@ -39,9 +39,9 @@ def report() -> dict[str, Any]:
 def test_every_server_level_and_measure_is_reported(report: dict[str, Any]) -> None:
     s, header = report["summary"], report["header"]
     assert header["quick"] is True and header["workers"] == [1, 2]
-    assert header["args"] == s["args"] == ["small", "33k"]
-    assert header["levels"] == {"small": [1, 4], "33k": [1, 2]}
-    assert header["rate"] == {"small": 300, "33k": 4000}
+    assert header["args"] == s["args"] == ["small", "prose", "33k"]
+    assert header["levels"] == {"small": [1, 4], "prose": [1, 4], "33k": [1, 2]}
+    assert header["rate"] == {"small": 300, "prose": 300, "33k": 4000}
     chunks = header["upstream_chunks_per_stream"]
     assert chunks["33k"] > 33_000 // 4 > 50 * chunks["small"]  # the same 4-character deltas
     assert set(s["streams"]) == set(s["plain"]) == set(LEVELS)
@@ -64,24 +64,34 @@ def test_every_server_level_and_measure_is_reported(report: dict[str, Any]) -> N
 
 def test_goals_and_litellm_comparison(report: dict[str, Any]) -> None:
     goals = report["summary"]["goals"]
-    assert len(goals) == 8 and sum(g["goal"].startswith("vs LiteLLM") for g in goals) == 4
+    assert len(goals) == 12 and sum(g["goal"].startswith("vs LiteLLM") for g in goals) == 4
     assert {g["result"] for g in goals} <= {"PASS", "FAIL", "n/a"}
-    assert goals[1]["result"] == "n/a"  # the 512-stream goal is judged only at 512 streams
+    assert goals[2]["result"] == "n/a"  # the 512-stream goal is judged only at 512 streams
     assert "(small args, 4 streams)" in goals[0]["goal"]
-    assert "(33k args, 2 streams)" in goals[-1]["goal"]  # the floor ratio for the long call
+    assert "(small args, 64 clients)" in goals[1]["goal"]  # non-streamed, against the floor
+    ratios = {g["goal"]: g["target"] for g in goals if "x the floor" in g["goal"]}
+    assert ratios == {  # every size against its floor, streamed and not; prose the tighter
+        "parsing + translation per chunk, x the floor (small args, 4 streams)": "<= 1.5x",
+        "non-streamed req/s, x the floor (small args, 64 clients)": ">= 0.85x",
+        "parsing + translation per chunk, x the floor (prose args, 4 streams)": "<= 1.2x",
+        "non-streamed req/s, x the floor (prose args, 64 clients)": ">= 0.85x",
+        "parsing + translation per chunk, x the floor (33k args, 2 streams)": "<= 1.5x",
+        "non-streamed req/s, x the floor (33k args, 64 clients)": ">= 0.85x"}
 
 
 def test_runs_carry_the_raw_figures_and_the_text_report_renders(report: dict[str, Any]) -> None:
     runs = report["runs"]
     assert {r["server"] for r in runs} == {"direct", "floor", "gateway", "gateway x2"}
-    assert {r["args"] for r in runs} == {"small", "33k"}
+    assert {r["args"] for r in runs} == {"small", "prose", "33k"}
     assert all(r["problem_count"] == 0 for r in runs)
     streams = [r for r in runs if r["mode"] == "stream" and r["server"] == "gateway"]
-    assert all(r["client_chunks_per_stream"] < r["upstream_chunks_per_stream"] for r in streams)
-    assert {r["args"] for r in streams} == {"small", "33k"}
+    assert all(r["client_chunks_per_stream"] < r["upstream_chunks_per_stream"]  # a call's merged
+               or r["args"] == "prose" for r in streams)
+    assert {r["args"] for r in streams} == {"small", "prose", "33k"}
     text = report_text(report["header"], summarise(runs, report["header"]))
     for heading in ("Streams:", "Non-streamed", "Goals:", "Workers", "vs LiteLLM",
                     "| 33k | gateway | 2 |", "| small | gateway | 4 |", "| 33k | floor | 64 |",
+                    "| prose | gateway | 4 |", "prose: no call, content only",
                     "33,000 characters"):
         assert heading in text
 
@@ -95,7 +105,8 @@ def test_script_round_trip(dialect: str, size: str) -> None:
     assert len(script.chunks) >= 60 and sources == sorted(sources)
     relayed = [json.loads(c % (b"chatcmpl-bench-1",)) for c in script.chunks]
     assert script.check(relayed, script.sources(translated=False), translated=False) is None
-    assert check_message(assemble(relayed), dialect, translated=True, size=size) is not None
+    untranslated = check_message(assemble(relayed), dialect, translated=True, size=size)
+    assert (untranslated is None) == (size == "prose")  # only prose passes through as it is
     assert max(len(json.loads(c % (b"x",))["choices"][0]["delta"].get("content", ""))
                for c in script.chunks) <= len("</tool_call>")  # a marker, or 4 characters
 

@@ -16,7 +16,9 @@ Method (that of benchmarks/stack/README.md, whose load generator this reuses):
   deltas); the request offers tools, so the gateway parses and translates. The call comes in
   argument sizes (``--args``, each measured in turn against its own direct and floor runs and
   reported beside the others): ``small``, ~300 characters at 30 chunks/s per stream (~100
-  chunks), and ``33k``, a ``new_string`` of 33,000 characters (~8,400 chunks), which streams at
+  chunks), ``prose``, the same turn without the call (content only, about as long, at the same
+  rate and levels: what the gateway adds to an answer it only passes on), and ``33k``, a
+  ``new_string`` of 33,000 characters (~8,400 chunks), which streams at
   ``--long-rate`` (1000 chunks/s: 8 s a stream) and at fewer levels (``--long-streams`` 1,16:
   the top one about the chunk rate of 512 small streams). Every stream a client receives is
   checked against the script after the run. Delay = client receive time - upstream send time
@@ -47,7 +49,7 @@ from typing import Any
 
 from .fronts import measure as measure_fronts, report as report_fronts
 from .report import report_json, report_text, summarise
-from .script import ARGS, DIALECTS, Script, arg_chars
+from .script import ARGS, DIALECTS, SHORT, Script, arg_chars
 
 SERVER_CPU, LOAD_CPU = 0, 1
 LOADGEN = "toolbridge.bench.load"
@@ -204,10 +206,10 @@ class Bench:
             print(msg, file=sys.stderr, flush=True)
 
     def levels(self, size: str) -> list[int]:
-        return self.a.levels if size == "small" else self.a.long_levels
+        return self.a.levels if size in SHORT else self.a.long_levels
 
     def rate(self, size: str) -> float:
-        return self.a.rate if size == "small" else self.a.long_rate
+        return self.a.rate if size in SHORT else self.a.long_rate
 
     def load(self, mode: str, target: int, up: int, pids: dict[str, list[int]], server: str,
              rep: int, size: str, **opts: Any) -> None:
@@ -365,13 +367,14 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     add("--json", action="store_true", help="print machine-readable results")
     add("--dialect", choices=DIALECTS, default="hermes", help="the model's dialect in the script")
     add("--args", type=_sizes, default=list(ARGS), metavar="LIST",
-        help="argument sizes of the call, each measured in turn: small (~300 characters) "
-             "and/or <N>k (a new_string of N thousand characters); default small,33k")
+        help="argument sizes of the call, each measured in turn: small (~300 characters), "
+             "prose (no call: content only) and/or <N>k (a new_string of N thousand "
+             "characters); default small,prose,33k")
     add("--rate", type=float, default=30.0, help="upstream chunks per second per stream")
     add("--long-streams", type=_ints, default=[1, 16], metavar="LIST",
-        help="stream levels for the sizes other than small (default 1,16)")
+        help="stream levels for the <N>k sizes (default 1,16)")
     add("--long-rate", type=float, default=1000.0,
-        help="upstream chunks per second per stream for the sizes other than small "
+        help="upstream chunks per second per stream for the <N>k sizes "
              "(default 1000: 33k streams for 8 s)")
     add("--duration", type=float, default=None, help="seconds of each 64-client non-streamed run")
     add("--ramp", type=float, default=0.5, help="seconds over which stream starts are spread")
