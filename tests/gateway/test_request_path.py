@@ -227,6 +227,44 @@ def test_the_line_handler_flushes_each_line() -> None:
     assert stream.calls == ["write", "flush", "write", "flush"]
 
 
+class _CountingStream:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.text = ""
+
+    def write(self, text: str) -> None:
+        self.calls.append("write")
+        self.text += text
+
+    def flush(self) -> None:
+        self.calls.append("flush")
+
+
+def test_on_the_loop_a_turns_lines_are_written_together_at_the_next_turn() -> None:
+    import asyncio
+    import io
+
+    stream, reference = _CountingStream(), io.StringIO()
+    handler, generic = run._LineHandler(stream), logging.StreamHandler(reference)
+    for h in (handler, generic):
+        h.setFormatter(run._Formatter())
+
+    async def turns() -> None:
+        for record in _records():  # one turn of the loop finishes several requests
+            handler.handle(record)
+            generic.handle(record)
+        assert stream.calls == []  # nothing written yet: one write is scheduled
+        await asyncio.sleep(0)
+        assert stream.calls == ["write", "flush"] and stream.text == reference.getvalue()
+        handler.handle(_records()[1])
+        handler.flush()  # a flush (at exit too) writes what waits, at once
+        assert stream.calls == ["write", "flush"] * 2
+        await asyncio.sleep(0)  # the scheduled write then finds nothing left
+        assert stream.calls == ["write", "flush"] * 2 + ["flush"]
+
+    asyncio.run(turns())
+
+
 @pytest.mark.parametrize("keep", [True, False])
 def test_the_line_handler_applies_its_filters_as_the_stream_handler_does(keep: bool) -> None:
     import io

@@ -73,9 +73,17 @@ class _Formatter(logging.Formatter):
 
 class _LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
     """A StreamHandler that writes a record's line and flushes its stream in one step: the same
-    text and the same flush per line under the same lock, without the generic path's filter
-    pass (when it has no filters), second turn of the lock and lookups (the gateway logs a line
-    per request)."""
+    text under the same lock, without the generic path's filter pass (when it has no filters),
+    second turn of the lock and lookups (the gateway logs a line per request).
+
+    On the event loop's thread the lines of one turn of the loop are written together, by one
+    write and flush scheduled for the loop's next turn (under load a turn finishes several
+    requests, and a write per line was a system call per request); elsewhere, and when the
+    handler is flushed (at exit too), at once. A line waits at most until the loop turns."""
+
+    def __init__(self, stream: Any = None) -> None:
+        super().__init__(stream)
+        self._pending: list[str] = []  # lines of this turn of the loop, not yet written
 
     def handle(self, record: logging.LogRecord) -> Any:
         if self.filters:
@@ -88,13 +96,36 @@ class _LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
         try:  # (under the lock, as for the generic emit)
             formatter = self.formatter
             line = formatter.format(record) if formatter is not None else self.format(record)
-            stream = self.stream
-            stream.write(line + self.terminator)
-            stream.flush()
+            pending = self._pending
+            if pending:  # this turn's write is scheduled already
+                pending.append(line + self.terminator)
+                return
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # not on an event loop's thread: written at once
+                stream = self.stream
+                stream.write(line + self.terminator)
+                stream.flush()
+                return
+            pending.append(line + self.terminator)
+            loop.call_soon(self.flush)
         except RecursionError:
             raise
         except Exception:  # noqa: BLE001  # as StreamHandler.emit: reported by handleError
             self.handleError(record)
+
+    def flush(self) -> None:
+        """Write the lines still pending, then flush the stream."""
+        with self.lock:  # type: ignore[union-attr]
+            pending = self._pending
+            if pending:
+                self._pending = []
+                try:
+                    self.stream.write("".join(pending))
+                except Exception:  # noqa: BLE001  # a closed stream: as a failed emit
+                    self.handleError(logging.makeLogRecord({"msg": "(log lines lost)"}))
+                    return
+            super().flush()
 
 
 def _configure_logging(config: GatewayConfig) -> None:
