@@ -80,5 +80,8 @@ HERMES = register(
         sample=SAMPLE,
         shape=Shape(calls=('<tool_call>\n{"name": "{NAME}", "arguments": {ARGS}}\n</tool_call>',),
                     separator="\n", trigger="<tool_call>"),
+        # A tag wrapper's block is the call object: anything but "{" is refused at once (a
+        # fence may also hold a tagged call, so its blocks are read).
+        block_opens={m: ("{",) for m in WRAPPERS if not m.startswith("```")},
     )
 )

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ..syntax.markers import WHOLE_NEAR, cut_off, marker_set
+from ..syntax.markers import WHOLE_NEAR, cut_off, marker_set, skip_ws
 from ..syntax.dialect import Dialect
 from ..dialects import dialect_names, get_dialect
 from ..errors import ConfigError
@@ -208,7 +208,7 @@ class AutoParser:
     # Slots, as DialectParser's (their reads take one fixed path); ``__dict__`` only holds the
     # winner's own ``feed`` and ``close`` once a dialect is recognised.
     __slots__ = ("__dict__", "_bare", "_base", "_block", "_block_at", "_buf", "_claims", "_closed", "_cut",
-                 "_drop", "_fed", "_hinted", "_kept_from", "_marker", "_mid", "_openers", "_options", "_out",
+                 "_drop", "_fed", "_guarded", "_hinted", "_kept_from", "_marker", "_mid", "_openers", "_options", "_out",
                  "_parser", "_pending", "_phase", "_reach", "_restart", "_scan", "_spare", "_think",
                  "_tools", "_trials", "_wait", "_waiting", "dialect")
 
@@ -247,7 +247,7 @@ class AutoParser:
                           tuple(candidates) if candidates is not None else None,
                           reasoning, in_reasoning, drop_tokens)
         self._hinted, self._claims, self._bare, self._scan = table.hinted, table.claims, table.bare, table.scan
-        self._drop, self._openers = table.drop, table.openers
+        self._drop, self._openers, self._guarded = table.drop, table.openers, table.guarded
         self._phase = REASONING if reasoning and in_reasoning else START
         self.dialect: Dialect | None = None
         self._parser: DialectParser | None = None
@@ -364,6 +364,8 @@ class AutoParser:
             self._phase, self._closed, self._cut = CONTENT, True, cut
             return final_text(scan, text, 0)
         claims = self._claims.get(m.group(), ())
+        if m.group() in self._guarded:
+            claims = self._passed_over(claims, m.group(), text, m.end(), note=False)
         if not claims or m.group() in self._drop:
             return None
         self._mid = (False, True)  # (set again before any trial is made)
@@ -417,6 +419,8 @@ class AutoParser:
             self._phase = START
             return m.end()
         claims = self._unread(self._claims.get(marker, ()), m.start())
+        if marker in self._guarded:
+            claims = self._passed_over(claims, marker, buf, m.end())
         if self._phase is REASONING:
             hinted = self._hinted
             if hinted in claims and not hinted.calls_in_reasoning and marker in hinted.call_start:
@@ -475,6 +479,21 @@ class AutoParser:
         if mid_answer:
             parser.phase = CONTENT  # mid-answer: a bare opener is not one here
         return parser
+
+    def _passed_over(self, claims: tuple[Dialect, ...], marker: str, buf: str, end: int,
+                     note: bool = True) -> tuple[Dialect, ...]:
+        """``claims`` without the dialects whose body refuses the block ``marker`` opens (ending
+        at ``end``) at its first character (as ``Dialect.refuses_block`` tells). ``note``: each is noted
+        as its refused trial would be (it reached the character it refused), without reading it."""
+        refused = [d for d, opening in self._guarded[marker] if opening.match(buf, end) is None]
+        if not refused:
+            return claims
+        if note:
+            reach = self._base + skip_ws(buf, end)
+            for d in refused:
+                self._reach[d.name] = max(self._reach.get(d.name, 0), reach)
+        gone = {id(d) for d in refused}
+        return tuple([d for d in claims if id(d) not in gone])
 
     def _unread(self, claims: tuple[Dialect, ...], pos: int) -> tuple[Dialect, ...]:
         """The claimants of a marker at ``pos`` that have not refused a block holding it."""
@@ -561,6 +580,10 @@ class _Table:
     scan: Any  # the MarkerSet of every claimed marker, the reasoning tags and the dropped tokens
     drop: frozenset[str]  # the dropped tokens
     openers: str | None  # the bare openers' first characters (None: any answer may be a call)
+    # Marker -> its claimants that read its block only when it opens as they declare
+    # (``Dialect.block_opens``), each with what matches such an opening (``Dialect.opening_of``),
+    # for the markers that have such claimants.
+    guarded: dict[str, tuple[tuple[Dialect, re.Pattern[str]], ...]]
 
 
 _TABLES: dict[tuple[Any, ...], tuple[tuple[str, ...], _Table]] = {}
@@ -594,7 +617,9 @@ def _table(hint: str | None, candidates: tuple[str, ...] | None, reasoning: bool
     think = THINK if reasoning else (THINK[1],)
     scan = marker_set(tuple(claims) + think + drop_tokens)
     openers = None if any(not o for o, _ in bare) else "".join(sorted({o[0] for o, _ in bare}))
-    return _Table(hinted, claims, bare, scan, frozenset(drop_tokens), openers)
+    guarded = {m: picky for m, ds in claims.items()
+               if (picky := tuple((d, p) for d in ds if (p := d.opening_of(m)) is not None))}
+    return _Table(hinted, claims, bare, scan, frozenset(drop_tokens), openers, guarded)
 
 
 # Where the answer starts, a bare JSON object is first of all Llama 3's way of calling.

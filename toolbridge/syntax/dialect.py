@@ -12,12 +12,14 @@ Importing ``toolbridge.dialects`` registers every built-in dialect; it also look
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol
 
 from ..errors import DialectError
+from .markers import opening
 from .shape import Shape
 
 UNCLOSED_AT_END = "call not closed at end of output"
@@ -161,10 +163,30 @@ class Dialect:
     sample: str = field(default="", repr=False)
     # How its calls are written, for constrained decoding (None: it cannot be constrained).
     shape: Shape | None = field(default=None, repr=False)
+    # Call markers whose block the body reads only when it begins, after white space, with one
+    # of these texts: any other first character is refused at once (``auto`` then passes the
+    # dialect over for that block without reading it: ``refuses_block``).
+    block_opens: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False, compare=False,
+                                                       repr=False)
 
     def __post_init__(self) -> None:
         if not self.call_start:
             raise DialectError(f"dialect {self.name!r} declares no call-start marker")
+        if not set(self.block_opens) <= set(self.call_start):
+            raise DialectError(f"dialect {self.name!r}: block_opens names a marker it does not declare")
+
+    def refuses_block(self, marker: str, text: str, start: int) -> bool:
+        """Whether the block that call ``marker`` opens, its text so far ``text[start:]``, is one
+        the body refuses at its first character (``block_opens``); False while that cannot be
+        told yet (nothing but white space so far, or the beginning of an opening)."""
+        pattern = self.opening_of(marker)
+        return pattern is not None and pattern.match(text, start) is None
+
+    def opening_of(self, marker: str) -> re.Pattern[str] | None:
+        """What matches where a block ``marker`` opens may be this dialect's (``block_opens``:
+        ``markers.opening``), None when the dialect reads any block the marker opens."""
+        opens = self.block_opens.get(marker)
+        return None if opens is None else opening(opens)
 
     @property
     def own_end_tokens(self) -> tuple[str, ...]:

@@ -197,6 +197,15 @@ def skip_ws(buf: str, pos: int) -> int:
     return _WS.match(buf, pos).end()  # type: ignore[union-attr]  # a starred pattern always matches
 
 
+@lru_cache(maxsize=64)
+def opening(texts: tuple[str, ...]) -> re.Pattern[str]:
+    """What matches at a position where, after white space (``skip_ws``'s), one of ``texts``
+    begins, or could still begin (the rest is a proper prefix of one, or nothing at all)."""
+    heads = sorted({t[:k] for t in texts for k in range(1, len(t))}, key=len, reverse=True)
+    growing = "|".join(map(re.escape, heads))
+    return re.compile(f"{_WS.pattern}(?:{'|'.join(map(re.escape, texts))}|(?:{growing})?\\Z)")
+
+
 def match_at(buf: str, pos: int, options: tuple[str, ...], final: bool = False) -> str | None:
     """The option that ``buf`` starts with at ``pos``; "" when more text is needed (the rest of
     ``buf`` is a proper prefix of an option, or a longer option may still match); None when
