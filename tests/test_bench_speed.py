@@ -28,7 +28,7 @@ SIZES = ("1k", "8k", "33k", "128k")
 CASES = [
     *(case for size in SIZES for case in [f"hermes {size} arg"] * 2),
     "prose hermes", "prose auto",
-    "auto hermes 8k arg", "auto qwen3_coder 8k arg",
+    "auto hermes 8k arg", "auto qwen3_coder 8k arg", "auto hermes short, whole", "auto qwen3_coder short, whole",
     "auto hermes short", "auto qwen3_coder short", "auto hermes 33k arg", "auto qwen3_coder 33k arg",
     "hermes 1 call", "hermes 8 parallel calls",
     *(f"{name} short" for name in FAMILIES),

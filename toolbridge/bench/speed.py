@@ -208,6 +208,11 @@ def _auto_whole(m: Measured) -> list[Row]:
         pinned = Side("pinned", partial(parse, out.text, dialect, TOOLS), check_message(out))
         row = Row(section, f"auto {dialect} 8k arg", f"pinned {dialect}", 1.3)
         rows.append(m(row, auto, pinned))
+    for dialect in RENDER:  # a short answer, whole: a non-streamed request through the gateway
+        out = short_output(dialect)
+        auto = Side("auto", partial(parse, out.text, "auto", TOOLS), check_message(out))
+        pinned = Side("pinned", partial(parse, out.text, dialect, TOOLS), check_message(out))
+        rows.append(m(Row(section, f"auto {dialect} short, whole", f"pinned {dialect}", 1.3), auto, pinned))
     return rows
 
 

@@ -363,10 +363,11 @@ class AutoParser:
         if m is None:
             self._phase, self._closed, self._cut = CONTENT, True, cut
             return final_text(scan, text, 0)
-        claims = self._claims.get(m.group(), ())
-        if m.group() in self._guarded:
-            claims = self._passed_over(claims, m.group(), text, m.end(), note=False)
-        if not claims or m.group() in self._drop:
+        marker = m.group()
+        claims = self._claims.get(marker, ())
+        if marker in self._guarded:
+            claims = self._passed_over(claims, marker, text, m.end(), note=False)
+        if not claims or marker in self._drop:
             return None
         self._mid = (False, True)  # (set again before any trial is made)
         winner = self._make_parser(claims[0])
@@ -485,7 +486,10 @@ class AutoParser:
         """``claims`` without the dialects whose body refuses the block ``marker`` opens (ending
         at ``end``) at its first character (as ``Dialect.refuses_block`` tells). ``note``: each is noted
         as its refused trial would be (it reached the character it refused), without reading it."""
-        refused = [d for d, opening in self._guarded[marker] if opening.match(buf, end) is None]
+        refused: list[Dialect] = []
+        for d, opening in self._guarded[marker]:  # (a loop: most often one, which reads the block)
+            if opening.match(buf, end) is None:
+                refused.append(d)
         if not refused:
             return claims
         if note:
