@@ -371,7 +371,9 @@ class AutoParser:
             return None
         self._mid = (False, True)  # (set again before any trial is made)
         winner = self._make_parser(claims[0])
-        events = winner.read_plain(text[m.start() :], cut)
+        # (a marker the winner claims by a shorter one of its own: its own search finds that)
+        opened = marker if marker in winner.dialect.call_start else ""
+        events = winner.read_plain(text, cut, m.start(), opened)
         if events is None:
             self._spare = winner  # unchanged: the trial of this marker's first claimant takes it
             return None

@@ -292,23 +292,29 @@ class DialectParser:
         events = self.read_plain(text, cut)
         return self.feed(text) + self.close(cut) if events is None else events
 
-    def read_plain(self, text: str, cut: bool = False) -> list[Event] | None:
-        """The events of ``feed(text) + close(cut)``, read at C speed, when the rest of the
-        output, ``text``, holds no marker but the dialect's call openers and each call block is
-        read whole by its body (``whole``: one decode) into a call that ``feed`` would make as it
-        is (a name offered exactly, arguments already typed and valid); the parser is then
-        closed. None for anything else, the parser unchanged."""
+    def read_plain(self, text: str, cut: bool = False, start: int = 0, opened: str = "") -> list[Event] | None:
+        """The events of ``feed(text[start:]) + close(cut)``, read at C speed, when the rest of
+        the output, ``text[start:]``, holds no marker but the dialect's call openers and each
+        call block is read whole by its body (``whole``: one decode) into a call that ``feed``
+        would make as it is (a name offered exactly, arguments already typed and valid); the
+        parser is then closed. None for anything else, the parser unchanged. ``opened``: the
+        call marker ``text`` has at ``start`` (``auto`` found it), read without a search."""
         if self.lenient or self._buf or self._closed or self._phase is REASONING or self._phase is CALL:
             return None
-        if self._phase is START and self._bare_at_start(text):
+        if self._phase is START and self._bare_at_start(text[start:] if start else text):
             return None
-        scan, calls, pos = self._scan, [], 0
-        while (m := scan.search(text, pos, near=WHOLE_NEAR)) is not None:
-            read = self._plain_call(text, m.group(), m.end())
+        scan, calls, pos, at, marker = self._scan, [], start, start, opened
+        while True:
+            if not marker:
+                m = scan.search(text, pos, near=WHOLE_NEAR)
+                if m is None:
+                    break
+                at, marker = m.start(), m.group()
+            read = self._plain_call(text, marker, at + len(marker))
             if read is None:
                 return None
-            calls.append((text[pos : m.start()], read[0], read[1]))
-            pos = read[2]
+            calls.append((text[pos:at], read[0], read[1]))
+            pos, marker = read[2], ""
         out: list[Event] = []
         index = self._next_index
         for lead, name, arguments in calls:
