@@ -48,6 +48,8 @@ QWEN3_CODER = register(
         shape=Shape(calls=("<tool_call>\n<function={NAME}>\n{ARGS}</function>\n</tool_call>",),
                     args="<parameter={KEY}>\n{VALUE}\n</parameter>\n", separator="\n",
                     value_ends=(TAGS.parameter[0], TAGS.function_close), trigger="<tool_call>"),
+        # Inside the wrapper a function tag comes first: any other first character is refused.
+        block_opens={"<tool_call>": (TAGS.function[0],)},
     )
 )
 

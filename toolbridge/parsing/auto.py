@@ -485,21 +485,24 @@ class AutoParser:
 
     def _passed_over(self, claims: tuple[Dialect, ...], marker: str, buf: str, end: int,
                      note: bool = True) -> tuple[Dialect, ...]:
-        """``claims`` without the dialects whose body refuses the block ``marker`` opens (ending
-        at ``end``) at its first character (as ``Dialect.refuses_block`` tells). ``note``: each is noted
-        as its refused trial would be (it reached the character it refused), without reading it."""
-        refused: list[Dialect] = []
-        for d, opening in self._guarded[marker]:  # (a loop: most often one, which reads the block)
-            if opening.match(buf, end) is None:
-                refused.append(d)
-        if not refused:
+        """``claims`` without the first ones, in trial order, whose body refuses the block
+        ``marker`` opens (ending at ``end``) at its first character (as ``Dialect.refuses_block``
+        tells): the trials that would be made first, and refuse. ``note``: each is noted as its
+        refused trial would be (it reached the character it refused), without reading it. (A
+        later claimant is left to its trial: the block is most often an earlier one's.)"""
+        openings, skipped = self._guarded[marker], 0
+        for d in claims:
+            opening = openings.get(d.name)
+            if opening is None or opening.match(buf, end) is not None:
+                break
+            skipped += 1
+        if not skipped:
             return claims
         if note:
             reach = self._base + skip_ws(buf, end)
-            for d in refused:
+            for d in claims[:skipped]:
                 self._reach[d.name] = max(self._reach.get(d.name, 0), reach)
-        gone = {id(d) for d in refused}
-        return tuple([d for d in claims if id(d) not in gone])
+        return claims[skipped:]
 
     def _unread(self, claims: tuple[Dialect, ...], pos: int) -> tuple[Dialect, ...]:
         """The claimants of a marker at ``pos`` that have not refused a block holding it."""
@@ -586,10 +589,10 @@ class _Table:
     scan: Any  # the MarkerSet of every claimed marker, the reasoning tags and the dropped tokens
     drop: frozenset[str]  # the dropped tokens
     openers: str | None  # the bare openers' first characters (None: any answer may be a call)
-    # Marker -> its claimants that read its block only when it opens as they declare
-    # (``Dialect.block_opens``), each with what matches such an opening (``Dialect.opening_of``),
-    # for the markers that have such claimants.
-    guarded: dict[str, tuple[tuple[Dialect, re.Pattern[str]], ...]]
+    # Marker -> the names of its claimants that read its block only when it opens as they
+    # declare (``Dialect.block_opens``), each with what matches such an opening
+    # (``Dialect.opening_of``), for the markers that have such claimants.
+    guarded: dict[str, dict[str, re.Pattern[str]]]
 
 
 _TABLES: dict[tuple[Any, ...], tuple[tuple[str, ...], _Table]] = {}
@@ -624,7 +627,7 @@ def _table(hint: str | None, candidates: tuple[str, ...] | None, reasoning: bool
     scan = marker_set(tuple(claims) + think + drop_tokens)
     openers = None if any(not o for o, _ in bare) else "".join(sorted({o[0] for o, _ in bare}))
     guarded = {m: picky for m, ds in claims.items()
-               if (picky := tuple((d, p) for d in ds if (p := d.opening_of(m)) is not None))}
+               if (picky := {d.name: p for d in ds if (p := d.opening_of(m)) is not None})}
     return _Table(hinted, claims, bare, scan, frozenset(drop_tokens), openers, guarded)
 
 
