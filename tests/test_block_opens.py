@@ -11,6 +11,7 @@ declarations over the shared corpus and over drawn answers: the same events eith
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 from collections.abc import Iterator
 from itertools import count
 from typing import Any
@@ -127,6 +128,12 @@ def both(text: str, **options: Any) -> tuple[list[Any], list[Any]]:
 def test_auto_reads_drawn_answers_as_when_every_claimant_is_tried(lead: str, rest: str, marker: str) -> None:
     declared, tried = both(lead + marker + rest, tools=TOOLS)
     assert declared == tried
+
+
+def test_a_dialect_made_from_another_with_other_markers_declares_nothing() -> None:
+    derived = replace(get_dialect("hermes"), name="derived", call_start=("<derived_call>",))
+    assert derived.opening_of("<tool_call>") is None and derived.opening_of("<derived_call>") is None
+    assert not derived.refuses_block("<tool_call>", "<tool_call>x", len("<tool_call>"))
 
 
 def test_the_declaration_is_what_the_check_turns_off() -> None:

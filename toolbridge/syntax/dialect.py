@@ -172,8 +172,6 @@ class Dialect:
     def __post_init__(self) -> None:
         if not self.call_start:
             raise DialectError(f"dialect {self.name!r} declares no call-start marker")
-        if not set(self.block_opens) <= set(self.call_start):
-            raise DialectError(f"dialect {self.name!r}: block_opens names a marker it does not declare")
 
     def refuses_block(self, marker: str, text: str, start: int) -> bool:
         """Whether the block that call ``marker`` opens, its text so far ``text[start:]``, is one
@@ -184,9 +182,11 @@ class Dialect:
 
     def opening_of(self, marker: str) -> re.Pattern[str] | None:
         """What matches where a block ``marker`` opens may be this dialect's (``block_opens``:
-        ``markers.opening``), None when the dialect reads any block the marker opens."""
+        ``markers.opening``), None when the dialect reads any block the marker opens. Only its
+        own call markers count: a dialect made from another (``dataclasses.replace``) with other
+        markers keeps the other's declarations, which then say nothing."""
         opens = self.block_opens.get(marker)
-        return None if opens is None else opening(opens)
+        return None if opens is None or marker not in self.call_start else opening(opens)
 
     @property
     def own_end_tokens(self) -> tuple[str, ...]:
