@@ -118,7 +118,7 @@ def _plain_floor_goal(plain: dict[str, Any], size: str) -> dict[str, Any]:
     """Non-streamed requests per second at 64 clients, against the floor's."""
     ours = plain.get("gateway", {}).get(64, {}).get("rps", NAN)
     floor = plain.get("floor", {}).get(64, {}).get("rps", NAN)
-    ratio = ours / floor
+    ratio = ours / floor if floor else NAN  # (a floor that answered nothing: no figure)
     return {"goal": f"non-streamed req/s, x the floor ({size} args, 64 clients)",
             "figure": f"{_f(ours, ',.0f')} / {_f(floor, ',.0f')} = {_f(ratio)}x",
             "target": f">= {PLAIN_FLOOR_RATIO}x", "result": _verdict(ratio >= PLAIN_FLOOR_RATIO)}
