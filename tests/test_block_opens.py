@@ -11,8 +11,8 @@ declarations over the shared corpus and over drawn answers: the same events eith
 from __future__ import annotations
 
 import contextlib
-from dataclasses import replace
 from collections.abc import Iterator
+from dataclasses import replace
 from itertools import count
 from typing import Any
 
