@@ -43,6 +43,12 @@ class Exploding:
             raise self._error
         return self._inner.feed(text)
 
+    def feed_plain(self, text: str) -> Any:  # (the gateway's way in for plain content)
+        self._seen = self._seen or FAULT in text
+        if self._seen and self._when == "feed":
+            raise self._error
+        return self._inner.feed_plain(text)
+
     def close(self, cut: bool = False) -> Any:
         if self._seen and self._when == "close":
             raise self._error

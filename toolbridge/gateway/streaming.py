@@ -249,6 +249,16 @@ class _Choice:
                 out += self._content_events([ev])
         return self._gate.feed(out) if self._gate.active else out
 
+    def plain(self, text: str) -> str | None:
+        """``content(text)`` when the parser reads ``text`` as plain content
+        (``StreamParser.feed_plain``) and no gate holds events: the content to send now ("" while
+        it is only whitespace, held), without making events; None otherwise, nothing read."""
+        parser = self._content
+        if parser is None or self._gate.active or not parser.feed_plain(text):
+            return None
+        sent = self._held_ws.content(text)
+        return "" if sent is None else sent
+
     def _content_events(self, events: list[Event]) -> list[Event]:
         self._count(events, "content")
         out: list[Event] = []

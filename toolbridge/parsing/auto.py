@@ -317,6 +317,17 @@ class AutoParser:
         self._run(buf + text, final=False)
         return self._out
 
+    def feed_plain(self, text: str) -> bool:
+        """As ``DialectParser.feed_plain``: ``feed(text)`` when it would give exactly
+        ``[Text(text)]``, done without making the event (True); else False, nothing read."""
+        if self._parser is not None:
+            return self._parser.feed_plain(text)
+        if (self._phase is not CONTENT or self._buf or self._trials or self._wait is not None or self._closed
+                or text == "" or not self._scan.clear(text)):
+            return False
+        self._fed += len(text)
+        return True
+
     def _plain_start(self, text: str) -> bool:
         """Whether ``text``, where the answer starts, is plain content: no marker can begin in
         it, and its first non-space character opens no bare call (as ``_at_start`` finds)."""

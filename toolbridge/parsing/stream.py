@@ -275,6 +275,13 @@ class DialectParser:
             return []
         return self._run(self._buf + text if self._buf else text, final=False)
 
+    def feed_plain(self, text: str) -> bool:
+        """``feed(text)`` when it would give exactly ``[Text(text)]`` (a delta of plain content,
+        the common one, which changes nothing in the parser): True, without making the event;
+        False otherwise, and nothing is read (then ``feed`` it)."""
+        return (self._phase is CONTENT and not self._buf and not self._closed and text != ""
+                and self._scan.clear(text))
+
     def feed_block(self, text: str, marker: str) -> list[Event]:
         """``feed(text)`` for a text that starts with ``marker``, found whole by the caller
         where this parser's content resumes (``auto``'s trials, which found it with a wider
