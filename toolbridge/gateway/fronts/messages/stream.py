@@ -105,6 +105,13 @@ class MessagesStream:
         """``feed_sse`` of a chunk that is only a piece of content (``plain_content``), once
         ``ready``."""
         self._quiet = False
+        if self._kind == "text":
+            sent = self._answer.hot.plain(text)  # type: ignore[union-attr]
+            if sent is not None:  # plain content, in the open text block: no events made
+                if not sent:
+                    return b""
+                self._chars += len(sent)
+                return self._text_pre + _dumps(sent) + b"}}\n\n"
         events = self._answer.hot.content(text)  # type: ignore[union-attr]
         if len(events) == 1:
             ev = events[0]

@@ -98,6 +98,10 @@ class ResponsesStream:
     def content_sse(self, text: str) -> bytes:
         """``feed_sse`` of a chunk that is only a piece of content (``plain_content``), once
         ``ready``."""
+        if self._open is not None and self._open.kind == "message":
+            sent = self._answer.hot.plain(text)  # type: ignore[union-attr]
+            if sent is not None:  # plain content, in the open message: no events made
+                return self._text(sent) if sent else b""
         events = self._answer.hot.content(text)  # type: ignore[union-attr]
         if len(events) == 1:
             ev = events[0]
