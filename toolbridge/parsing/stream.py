@@ -139,6 +139,25 @@ def _setup_of(dialect: Dialect, reasoning: bool, drop_tokens: tuple[str, ...]) -
     return setup
 
 
+def _whole_reader(sink: Any, dialect: Dialect, marker: str) -> Callable[[str, int], Any] | None:
+    """How ``dialect`` reads the block ``marker`` opens whole (its body's ``whole_reader``:
+    None when it reads none), found once per dialect and marker, as ``_setup_of`` finds a setup
+    (``sink``: the parser asking, which the body made to find it is not kept)."""
+    key = (id(dialect), marker)
+    found = _WHOLE_READERS.get(key)
+    if found is not None and found[0] is dialect:
+        return found[1]
+    if len(_WHOLE_READERS) >= 512:
+        _WHOLE_READERS.clear()
+    made = getattr(dialect.body(sink, marker), "whole_reader", None)
+    reader = made() if made is not None else None
+    _WHOLE_READERS[key] = (dialect, reader)
+    return reader
+
+
+_WHOLE_READERS: dict[tuple[int, str], tuple[Dialect, Callable[[str, int], Any] | None]] = {}
+
+
 @lru_cache(maxsize=512)
 def _setup(dialect: Dialect, reasoning: bool, drop_tokens: tuple[str, ...]) -> _Setup:
     think = dialect.reasoning if reasoning else None
@@ -352,8 +371,8 @@ class DialectParser:
         call (``read_plain``): its name, its arguments and where it ends."""
         if marker not in self.dialect.call_start:
             return None  # reasoning, a dropped token...
-        whole = getattr(self.dialect.body(self, marker), "whole", None)
-        read = whole(text, pos) if whole is not None else None
+        reader = _whole_reader(self, self.dialect, marker)
+        read = reader(text, pos) if reader is not None else None
         if read is None:
             return None
         name, arguments, value, end = read

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from ...limits import deeper_than
@@ -111,6 +111,26 @@ def _closed_by(buf: str, pos: int, close: str) -> int | None:
     if after is None or not buf.startswith(close, after.end()):
         return None
     return after.end() + len(close)
+
+
+def read_whole(head_pattern: re.Pattern[str], close: str, buf: str,
+               pos: int) -> tuple[str, str, dict[str, Any], int] | None:
+    """The call block at ``pos`` (just after its opener) when it is written whole in its
+    plainest form: ``{"name": "...", "arguments": {...}}`` (``head_pattern``: the envelope's
+    head) in strict JSON, then ``close``. Returns the name, the arguments' text and value, and
+    where the block ends, which is what ``feed`` would read from it (one call, nothing
+    repaired); None for anything else, which ``feed`` reads. Reads at C speed, and reports
+    nothing."""
+    head = head_pattern.match(buf, pos)
+    name = _name_of(head.group(1)) if head is not None else None
+    if name is None:
+        return None
+    read = complete_object(buf, head.end())  # type: ignore[union-attr]
+    if read is None:
+        return None
+    end, value = read
+    block_end = _closed_by(buf, end, close)
+    return None if block_end is None else (name, buf[head.end() : end], value, block_end)  # type: ignore[union-attr]
 
 
 class _S:  # states (plain ints: an Enum member's lookup costs several times as much)
@@ -238,24 +258,14 @@ class JsonEnvelopeBody:
         # them), not after another turn of ``feed``'s loop.
         return self._scan(buf, head.end(), final)
 
-    def whole(self, buf: str, pos: int) -> tuple[str, str, dict[str, Any], int] | None:
-        """The call block at ``pos`` (just after its opener) when it is written whole in its
-        plainest form: ``{"name": "...", "arguments": {...}}`` in strict JSON, then the close
-        marker. Returns the name, the arguments' text and value, and where the block ends,
-        which is what ``feed`` would read from it (one call, nothing repaired); None for
-        anything else, which ``feed`` reads. Reads at C speed, and reports nothing."""
+    def whole_reader(self) -> Callable[[str, int], tuple[str, str, dict[str, Any], int] | None] | None:
+        """How a call block this body reads is read whole (``read_whole``), as a function of the
+        text alone that holds nothing of the body or its sink (the parser keeps one per dialect
+        and marker); None when this body reads nothing whole (a lenient or nested wrapper, a
+        name not under ``name``, several close markers)."""
         if self._heads is None or self._lenient or self._inner or len(self._closes) != 1:
             return None
-        head = self._heads[0].match(buf, pos)
-        name = _name_of(head.group(1)) if head is not None else None
-        if name is None:
-            return None
-        read = complete_object(buf, head.end())
-        if read is None:
-            return None
-        end, value = read
-        block_end = _closed_by(buf, end, self._closes[0])
-        return None if block_end is None else (name, buf[head.end() : end], value, block_end)
+        return partial(read_whole, self._heads[0], self._closes[0])
 
     def _holds(self, buf: str, pos: int) -> bool:
         """Whether a short block after a dedicated call marker is still being written: it is
