@@ -8,14 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from tests.corpus_run import ALIASES, DEFAULT_CORPUS, load, offered, options_for, text_for
 from tests.harness import split
 from tests.test_block_opens import PAIRS, blocks
 from tests.test_properties import DIALECTS, TOOLS, cuts, soup
 from toolbridge import StreamParser, Text, ToolBridgeError, get_dialect
-
 
 MARKERS = sorted({m for _, m in PAIRS} | {"<｜tool▁calls▁begin｜>", "[TOOL_CALLS]"})
 

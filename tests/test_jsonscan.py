@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolbridge.syntax.jsonscan import FAST_TEXT, JsonScanner
 
