@@ -11,7 +11,9 @@ from toolbridge.syntax.markers import WHOLE_NEAR, marker_set, match_at
 
 SETS = sorted({tuple(sorted({*d.call_start, *(d.reasoning or ()), *d.end_tokens} - {""}))
                for d in map(get_dialect, dialect_names())})
-NOISE = ["x", " ", "\n", "<", "`", "[", "3 < 4", "<b>", "``", "f", "A", "é", "|", ">"]
+SETS.append(tuple(sorted({m for markers in SETS for m in markers})))  # every dialect's, as auto's
+NOISE = ["x", " ", "\n", "<", "`", "[", "3 < 4", "<b>", "``", "f", "A", "é", "|", ">", ">>", "Action",
+         "functools", "<|", "]~"]
 
 
 @st.composite
@@ -84,3 +86,16 @@ def _match_at_by_definition(buf: str, pos: int, options: tuple[str, ...], final:
        buf=st.text(alphabet="<>/ab", max_size=8), pos=st.integers(0, 8), final=st.booleans())
 def test_match_at_is_its_definition(options: list[str], buf: str, pos: int, final: bool) -> None:
     assert match_at(buf, pos, tuple(options), final) == _match_at_by_definition(buf, pos, tuple(options), final)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(marker=st.sampled_from(SETS[-1]), shift=st.integers(min_value=-12, max_value=3),
+       near=st.sampled_from([256, WHOLE_NEAR, 0]))
+def test_a_marker_across_a_window_edge_is_found(marker: str, shift: int, near: int) -> None:
+    """A marker that starts just before the end of a search window (the first after ``near``
+    spans 2048 characters) and runs past it."""
+    found = marker_set(SETS[-1])
+    text = "y" * (near + 2048 + shift) + marker + " tail"
+    got = found.search(text, 0, near)
+    want = found._pattern.search(text, 0)
+    assert (got and (got.start(), got.group())) == (want and (want.start(), want.group()))
