@@ -141,8 +141,8 @@ def _setup_of(dialect: Dialect, reasoning: bool, drop_tokens: tuple[str, ...]) -
 
 def _whole_reader(sink: Any, dialect: Dialect, marker: str) -> Callable[[str, int], Any] | None:
     """How ``dialect`` reads the block ``marker`` opens whole (its body's ``whole_reader``:
-    None when it reads none), found once per dialect and marker, as ``_setup_of`` finds a setup
-    (``sink``: the parser asking, which the body made to find it is not kept)."""
+    None when it reads none), found once per dialect and marker, as ``_setup_of`` finds a setup.
+    ``sink``: the parser asking; the body made with it to find the reader is not kept."""
     key = (id(dialect), marker)
     found = _WHOLE_READERS.get(key)
     if found is not None and found[0] is dialect:
