@@ -375,14 +375,11 @@ class Pipeline:
         deferred: list[bytes] = []  # a large event, for drain to translate off the loop
 
         def step(event: bytes) -> bytes | None:
-            """The client's bytes for one upstream event; None when it ends the stream (at
-            ``[DONE]``, or after noting why)."""
+            """The client's bytes for one upstream event; None when it ends the stream."""
             try:
                 text = plain.text(event)
                 if text is not None:  # nearly every chunk: its content, read from its bytes
                     return content(text)  # type: ignore[misc,no-any-return]
-                if event == b"[DONE]":
-                    return None
                 try:
                     chunk = loads(event)
                 except orjson.JSONDecodeError:
@@ -408,17 +405,16 @@ class Pipeline:
                 write(data)  # the chunks one upstream chunk gives, in one write
                 chunks += data.count(b"\n\n")
 
-        def handle(event: bytes) -> int:  # (emit written out: this runs for every chunk)
-            nonlocal chunks
+        def handle(event: bytes) -> int:
+            if event == b"[DONE]":
+                return STOP
             if len(event) > OFFLOOP_BYTES:
                 deferred.append(event)
                 return PAUSE  # reading waits (the rest of the read is kept) for drain
             data = step(event)
             if data is None:
                 return STOP
-            if data:
-                write(data)  # the chunks one upstream chunk gives, in one write
-                chunks += data.count(b"\n\n")
+            emit(data)
             return PAUSE if resp.paused else GO
 
         async def drain() -> None:
