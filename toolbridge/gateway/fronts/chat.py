@@ -217,15 +217,19 @@ class StreamTranslator:
         ``ready``."""
         sent = self._hot.plain(text)
         if sent is not None:  # plain content: no events made
-            return self._pre + b'{"content":%b}' % _dumps(sent) + self._tail if sent else b""
+            return self._content_chunk(sent) if sent else b""
         events = self._hot.content(text)
         if len(events) == 1:
             ev = events[0]
             if type(ev) is Text:
-                return self._pre + b'{"content":%b}' % _dumps(ev.text) + self._tail
+                return self._content_chunk(ev.text)
             if type(ev) is ArgumentsDelta and not self._inputs:
                 return self._pre + _arguments(ev) + self._tail
         return self._frames(0, events)
+
+    def _content_chunk(self, text: str) -> bytes:
+        """The chunk of a piece of content on the fast path (the envelope made once)."""
+        return self._pre + b'{"content":%b}' % _dumps(text) + self._tail
 
     def finish_sse(self) -> bytes:
         """The closing chunks: what the parsers still held, each choice's finish, the usage."""

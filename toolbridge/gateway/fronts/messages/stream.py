@@ -108,19 +108,20 @@ class MessagesStream:
         if self._kind == "text":
             sent = self._answer.hot.plain(text)  # type: ignore[union-attr]
             if sent is not None:  # plain content, in the open text block: no events made
-                if not sent:
-                    return b""
-                self._chars += len(sent)
-                return self._text_pre + _dumps(sent) + b"}}\n\n"
+                return self._text_delta(sent) if sent else b""
         events = self._answer.hot.content(text)  # type: ignore[union-attr]
         if len(events) == 1:
             ev = events[0]
             if type(ev) is Text and self._kind == "text" and ev.text:
-                self._chars += len(ev.text)
-                return self._text_pre + _dumps(ev.text) + b"}}\n\n"
+                return self._text_delta(ev.text)
             if type(ev) is ArgumentsDelta:
                 return self._arguments(ev)
         return self._events(events)
+
+    def _text_delta(self, text: str) -> bytes:
+        """A piece of text in the open text block (counted for the usage estimate)."""
+        self._chars += len(text)
+        return self._text_pre + _dumps(text) + b"}}\n\n"
 
     def feed_sse(self, chunk: dict[str, Any]) -> bytes:
         """The client events for one upstream chunk (possibly none)."""
@@ -173,8 +174,7 @@ class MessagesStream:
                 if ev.text:
                     if self._kind != "text":
                         out.append(self._begin("text", {"type": "text", "text": ""}))
-                    self._chars += len(ev.text)
-                    out.append(self._text_pre + _dumps(ev.text) + b"}}\n\n")
+                    out.append(self._text_delta(ev.text))
             elif isinstance(ev, ArgumentsDelta):
                 out.append(self._arguments(ev))
             elif isinstance(ev, Reasoning):

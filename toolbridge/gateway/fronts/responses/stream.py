@@ -106,9 +106,7 @@ class ResponsesStream:
         if len(events) == 1:
             ev = events[0]
             if type(ev) is Text and self._open is not None and self._open.kind == "message" and ev.text:
-                self._open.pieces.append(ev.text)
-                self._seq += 1
-                return self._text_pre + b'%b,"sequence_number":%d}\n\n' % (_dumps(ev.text), self._seq - 1)
+                return self._text(ev.text)  # (the message is open: only its delta)
             if type(ev) is ArgumentsDelta:
                 return self._arguments(ev)
         return self._events(events)
