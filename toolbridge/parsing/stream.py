@@ -25,7 +25,7 @@ import random
 import re
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -118,6 +118,9 @@ class _Setup:
     drop: frozenset[str]
     strays: frozenset[str]
     openers: str  # the first characters of the bare openers (None: any answer may be a call)
+    # How the block each call marker opens is read whole (its body's ``whole_reader``; None:
+    # it is not), filled in as markers are met: the body made to ask is not kept.
+    readers: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 _SETUPS: dict[tuple[int, bool, int], tuple[Dialect, tuple[str, ...], _Setup]] = {}
@@ -137,25 +140,6 @@ def _setup_of(dialect: Dialect, reasoning: bool, drop_tokens: tuple[str, ...]) -
     setup = _setup(dialect, reasoning, drop_tokens)
     _SETUPS[key] = (dialect, drop_tokens, setup)
     return setup
-
-
-def _whole_reader(sink: Any, dialect: Dialect, marker: str) -> Callable[[str, int], Any] | None:
-    """How ``dialect`` reads the block ``marker`` opens whole (its body's ``whole_reader``:
-    None when it reads none), found once per dialect and marker, as ``_setup_of`` finds a setup.
-    ``sink``: the parser asking; the body made with it to find the reader is not kept."""
-    key = (id(dialect), marker)
-    found = _WHOLE_READERS.get(key)
-    if found is not None and found[0] is dialect:
-        return found[1]
-    if len(_WHOLE_READERS) >= 512:
-        _WHOLE_READERS.clear()
-    made = getattr(dialect.body(sink, marker), "whole_reader", None)
-    reader = made() if made is not None else None
-    _WHOLE_READERS[key] = (dialect, reader)
-    return reader
-
-
-_WHOLE_READERS: dict[tuple[int, str], tuple[Dialect, Callable[[str, int], Any] | None]] = {}
 
 
 @lru_cache(maxsize=512)
@@ -181,12 +165,12 @@ class DialectParser:
     name, which also makes ``AutoParser`` for ``dialect="auto"``. Arguments as StreamParser's."""
 
     # Slots, all set at construction: attribute reads and writes per delta then take one fixed
-    # path. (As a plain instance, a parser's 34 attributes outgrow the 30 a class's instances
+    # path. (As a plain instance, a parser's 36 attributes outgrow the 30 a class's instances
     # share, and which ones are shared depends on the order a process first sets them, so
     # parsers streamed after other work ran several per cent slower.)
     __slots__ = ("_answer", "_block_rejection", "_body", "_buf", "_call", "_call_id", "_closed", "_closing",
                  "_coerce", "_cut", "_drop", "_held", "_hold", "_holding", "_keep_at", "_last_index",
-                 "_native_ids", "_next_index", "_openers", "_out", "_phase", "_raw", "_resume", "_scan",
+                 "_native_ids", "_next_index", "_openers", "_out", "_phase", "_raw", "_readers", "_resume", "_scan",
                  "_scans", "_split", "_strays", "_think", "_tools", "_typer", "_validate", "dialect",
                  "first_settled", "halt_on_reject", "lenient")
 
@@ -212,7 +196,7 @@ class DialectParser:
         self._think, self._drop, self._strays = setup.think, setup.drop, setup.strays
         self._scans = setup.content, setup.reasoning
         self._answer = answer = START if dialect.bare_start else CONTENT
-        self._openers = setup.openers
+        self._openers, self._readers = setup.openers, setup.readers
         if in_reasoning is None:
             in_reasoning = dialect.starts_in_reasoning
         if setup.think and in_reasoning:
@@ -371,7 +355,11 @@ class DialectParser:
         call (``read_plain``): its name, its arguments and where it ends."""
         if marker not in self.dialect.call_start:
             return None  # reasoning, a dropped token...
-        reader = _whole_reader(self, self.dialect, marker)
+        readers = self._readers  # (shared by the parsers of these settings)
+        if marker not in readers:
+            made = getattr(self.dialect.body(self, marker), "whole_reader", None)
+            readers[marker] = made() if made is not None else None
+        reader = readers[marker]
         read = reader(text, pos) if reader is not None else None
         if read is None:
             return None

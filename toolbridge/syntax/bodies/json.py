@@ -260,8 +260,8 @@ class JsonEnvelopeBody:
 
     def whole_reader(self) -> Callable[[str, int], tuple[str, str, dict[str, Any], int] | None] | None:
         """How a call block this body reads is read whole (``read_whole``), as a function of the
-        text alone that holds nothing of the body or its sink (the parser keeps one per dialect
-        and marker); None when this body reads nothing whole (a lenient or nested wrapper, a
+        text alone that holds nothing of the body or its sink (parsers keep one per marker in
+        their shared setup); None when this body reads nothing whole (a lenient or nested wrapper, a
         name not under ``name``, several close markers)."""
         if self._heads is None or self._lenient or self._inner or len(self._closes) != 1:
             return None
