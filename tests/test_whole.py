@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from tests.corpus_run import ALIASES, DEFAULT_CORPUS, load, offered, options_for, text_for
 from tests.harness import tool
 from toolbridge import StreamParser, ToolBridgeError, ToolCallEnd, dialect_names, get_dialect
+from toolbridge.limits import MAX_DEPTH
 from toolbridge.parsing.stream import CONTENT
 
 DIALECTS = sorted({get_dialect(n).name for n in dialect_names()})
@@ -73,7 +74,21 @@ def texts_of(dialect: str) -> list[str]:
                   d.render([("get-weather", {"city": "Paris"})]),  # resolved to get_weather
                   d.render([("unknown_tool", {"city": "Paris"})]),  # not offered
                   d.render([("get_weather", {"city": "x", "extra": {"deep": [1, 2.5, None]}})])]
+        texts += [nested_call(d, MAX_DEPTH), nested_call(d, MAX_DEPTH + 1)]
     return texts
+
+
+def nested_call(d: Any, depth: int) -> str:
+    """A call whose arguments nest ``depth`` levels (the arguments object is the first)."""
+    return d.render([("get_weather", {"city": "x", "extra": nested(depth - 1)})])
+
+
+def nested(levels: int) -> Any:
+    """A value of ``levels`` lists, one inside the other."""
+    value: Any = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -97,6 +112,24 @@ def test_plain_calls_take_the_fast_path(dialect: str) -> None:
             events = StreamParser(name, TOOLS).read_plain(text)
             assert events is not None, (name, text)
             assert sum(isinstance(e, ToolCallEnd) for e in events) == (text != PROSE) * len(PLAIN)
+
+
+@pytest.mark.parametrize("dialect", [n for n in DIALECTS if get_dialect(n).render is not None])
+def test_the_depth_limit_holds_whole_and_in_pieces(dialect: str) -> None:
+    """Arguments nested to the limit make a call; one level more, read whole (where the fast
+    path decodes a JSON block at once) give the calls read in pieces give (where the scanner
+    counts the levels): none for a JSON body, whose block stays text, and for a raw-text
+    value the call with the value kept as a string."""
+    d = get_dialect(dialect)
+    for depth in (MAX_DEPTH, MAX_DEPTH + 1):
+        text = nested_call(d, depth)
+        parser = StreamParser(dialect, TOOLS)
+        in_pieces = [e for i in range(0, len(text), 7) for e in parser.feed(text[i : i + 7])] + parser.close()
+        whole = StreamParser(dialect, TOOLS).parse_whole(text)
+        calls = [sum(isinstance(e, ToolCallEnd) for e in events) for events in (whole, in_pieces)]
+        assert calls == [1, 1] if depth == MAX_DEPTH else calls[0] == calls[1], (depth, calls)
+        if dialect == "hermes" and depth > MAX_DEPTH:
+            assert calls == [0, 0]
 
 
 @pytest.mark.skipif(not DEFAULT_CORPUS.exists(), reason="shared corpus not present")

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from functools import lru_cache, partial
 from typing import Any
 
-from ...limits import deeper_than
+from ...limits import MAX_DEPTH, deeper_than
 from ..jsonscan import DONE as SCANNED, ERROR, JsonScanner
 from ..markers import cut_off, match_at, read_label, skip_ws
 from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Outcome, still_held
@@ -52,7 +52,9 @@ def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
         value, end = _STRICT.raw_decode(buf, pos)
     except (ValueError, RecursionError):
         return None
-    if not isinstance(value, dict) or deeper_than(value):
+    # (each level of nesting opens with a character of its own: a value written in no more
+    # characters than the limit cannot nest deeper, and is not walked)
+    if not isinstance(value, dict) or (end - pos > MAX_DEPTH and deeper_than(value)):
         return None
     return end, value
 
