@@ -129,6 +129,19 @@ def test_flags_reach_the_gateway_benchmark(monkeypatch: pytest.MonkeyPatch) -> N
     assert seen == [["--streams", "8", "--json"]]
 
 
+def test_make_bench_runs_the_gateway_for_each_scripted_dialect(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``toolbridge bench --gateway`` (``make bench``): the gateway's figures with calls in
+    flight in hermes and in qwen3_coder, each a run of its own."""
+    seen: list[list[str]] = []
+    monkeypatch.setattr(bench_gateway, "main", lambda argv: seen.append(argv) or 0)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert bench.main(["--quick", "--repeat", "1", "--dialect", "hermes", "--gateway"]) == 0
+    assert seen == [["--quick", "--dialect", d] for d in DIALECTS] and set(DIALECTS) == {"hermes", "qwen3_coder"}
+    monkeypatch.setattr(bench_gateway, "main", lambda argv: int(argv[-1] == "qwen3_coder"))
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert bench.main(["--quick", "--repeat", "1", "--dialect", "hermes", "--gateway"]) == 1
+
+
 @pytest.mark.parametrize("bad", [["--streams", "0,64"], ["--args", "small,huge"],
                                  ["--long-streams", "0"]])
 def test_bad_options_are_a_usage_error(bad: list[str]) -> None:

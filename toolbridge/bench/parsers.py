@@ -429,7 +429,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
         help="also show how parse time grows on marker-dense output (every dialect and auto)")
     add("--json", action="store_true", help="print machine-readable results")
     add("--gateway", action="store_true",
-        help="then run the gateway benchmark (with --quick and --json passed on)")
+        help="then run the gateway benchmark once for each dialect its script is written in "
+             "(hermes, qwen3_coder), with --quick and --json passed on")
     add("--gateway-only", action="store_true",
         help="only the gateway benchmark; the other flags are its own "
              "(toolbridge bench --gateway-only --help)")
@@ -482,8 +483,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"toolbridge bench: {problem}", file=sys.stderr)
     if args.gateway:
         from .gateway import main as gateway_main
+        from .script import DIALECTS as SCRIPTED
 
-        print(flush=True)
-        gateway = gateway_main([f"--{f}" for f in ("quick", "json") if getattr(args, f)])
-        return 1 if problems or gateway else 0
+        flags = [f"--{f}" for f in ("quick", "json") if getattr(args, f)]
+        failed = 0
+        for dialect in SCRIPTED:  # the model answers in each scripted dialect in turn
+            print(flush=True)
+            failed += gateway_main([*flags, "--dialect", dialect]) != 0
+        return 1 if problems or failed else 0
     return 1 if problems else 0
