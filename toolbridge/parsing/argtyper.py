@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..limits import loads
+from ..syntax.dialect import to_json
 from ..syntax.jsonscan import closing_quote, odd_backslashes
 from ..tools import deref, is_plain_string, repair_value
 
@@ -244,7 +245,7 @@ class ArgumentTyper:
             self._report(path, what)
         if not omit:
             self._open_member(out)
-            out.append(raw if not repairs else json.dumps(typed, ensure_ascii=False))
+            out.append(raw if not repairs else to_json(typed))
         return pos
 
 

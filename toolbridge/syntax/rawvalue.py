@@ -15,7 +15,7 @@ import json
 import re
 
 from .markers import MarkerSet
-from .dialect import CallSink
+from .dialect import CallSink, to_json
 from ..tools import is_plain_string
 
 _encode = json.encoder.encode_basestring
@@ -85,4 +85,4 @@ class RawValue:
             self._held.append(text)
         if last:
             value = self._sink.coerce(self._key, "".join(self._held))
-            self._sink.args(json.dumps(value, ensure_ascii=False))
+            self._sink.args(to_json(value))

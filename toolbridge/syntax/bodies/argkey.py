@@ -15,7 +15,6 @@ without a value fails the block too, unless the tags allow orphan keys (dropped 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
@@ -32,6 +31,7 @@ from ..dialect import (
     Calls,
     Outcome,
     raw_value,
+    to_json,
 )
 
 
@@ -193,7 +193,7 @@ class ArgKeyBody:
             self._state, self._key = _S.KEY, []
         elif found == tags.value[0]:
             key = "".join(self._key)
-            self._sink.args(("{" if not self._params else ", ") + json.dumps(key, ensure_ascii=False) + ": ")
+            self._sink.args(("{" if not self._params else ", ") + to_json(key) + ": ")
             self._params += 1
             self._value = RawValue(self._sink, key, tags.value_ends, trim_newline=False)
             self._state = _S.VALUE

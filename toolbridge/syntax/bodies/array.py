@@ -24,7 +24,6 @@ output is complete once its last call is (reported as recovered).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +31,7 @@ from typing import Any
 from .json import JsonEnvelopeBody, close_tail
 from ..markers import marker_set, match_at, skip_ws
 from ..dialect import (DONE, FAIL, HOLD_TAGGED_BLOCK, MORE, UNCLOSED_AT_END, Body, BodyFactory, CallSink, Calls,
-                       Outcome, still_held)
+                       Outcome, still_held, to_json)
 
 
 @dataclass(frozen=True)
@@ -307,5 +306,5 @@ class ChooseBody:
 
 def render_list(calls: Calls, before: str = "[", after: str = "]", sep: str = ", ", args_key: str = "arguments") -> str:
     """Calls as one list of ``{"name": ..., "arguments": ...}`` objects between two markers."""
-    objects = (json.dumps({"name": n, args_key: a}, ensure_ascii=False) for n, a in calls)
+    objects = (to_json({"name": n, args_key: a}) for n, a in calls)
     return before + sep.join(objects) + after

@@ -37,7 +37,7 @@ from .xml import NamedCall
 from ..jsonscan import JsonScanner
 from ..markers import MarkerSet, marker_set, match_at, opens_more, skip_ws
 from ..rawvalue import RawValue
-from ..dialect import DONE, FAIL, MORE, TRUNCATED, UNCLOSED_AT_END, CallSink, Outcome
+from ..dialect import DONE, FAIL, MORE, TRUNCATED, UNCLOSED_AT_END, CallSink, Outcome, to_json
 
 
 _ATTR = re.compile(r"""\s+([\w:.-]+)\s*=\s*(?:"([^"<>]*)"|'([^'<>]*)'|([^\s"'<>=/]+))""")
@@ -265,7 +265,7 @@ class AttrXmlBody(NamedCall):
             return outcome
         capture = key in self._tags.unwrap and not self._params and self._sink.param_schema(key) is None
         if not capture:
-            self._sink.args(("{" if not self._params else ", ") + json.dumps(key, ensure_ascii=False) + ": ")
+            self._sink.args(("{" if not self._params else ", ") + to_json(key) + ": ")
             self._params += 1
         self._vsink = _ValueSink(self._sink, self._string, [] if capture else None)
         self._key = key
@@ -333,7 +333,7 @@ class AttrXmlBody(NamedCall):
         """Another parameter follows a captured one: it was an ordinary parameter after all."""
         if self._wrapped is not None:
             key, text, _ = self._wrapped
-            self._sink.args("{" + json.dumps(key, ensure_ascii=False) + ": " + text)
+            self._sink.args("{" + to_json(key) + ": " + text)
             self._params, self._wrapped = 1, None
         return None
 
@@ -360,7 +360,7 @@ class AttrXmlBody(NamedCall):
         if self._wrapped is not None:
             key, _, value = self._wrapped
             self._sink.repaired(f"arguments unwrapped from the {key!r} parameter")
-            self._sink.args(json.dumps(value, ensure_ascii=False))
+            self._sink.args(to_json(value))
             self._wrapped = None
         elif self._params:
             self._sink.args("}")

@@ -29,14 +29,13 @@ Nested ``$ref`` schemas resolve against the parameter's own schema (best effort)
 from __future__ import annotations
 
 import html
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .attrxml import parse_attrs
 from ..markers import marker_set, skip_ws
-from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Outcome
+from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Outcome, to_json
 from ...tools import coerce, deref
 from ...limits import MAX_DEPTH
 
@@ -253,7 +252,7 @@ class ElementBody:
     def _finish_invoke(self) -> None:
         arguments = _members(self._root, self._sink, None, top=True, tags=self._tags)
         if arguments:
-            self._sink.args(json.dumps(arguments, ensure_ascii=False))
+            self._sink.args(to_json(arguments))
         self._sink.end()
         self._in_call, self._state = False, _S.AFTER
         self._calls += 1

@@ -22,7 +22,7 @@ import math
 import re
 
 from ..markers import cut_off, marker_set, match_at, skip_ws
-from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Calls, Outcome
+from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Calls, Outcome, to_json
 from ...limits import BIG_INT_KEPT, MAX_DEPTH, loads, number_text
 from ..jsonscan import closing_quote, odd_backslashes
 
@@ -172,7 +172,7 @@ class GemmaBody:
             if number is not None and math.isfinite(number):
                 text = json.dumps(int(number) if number.is_integer() and "." not in word else number)
             else:
-                text = json.dumps(word, ensure_ascii=False)
+                text = to_json(word)
                 self._sink.repaired("unquoted string value")
         self._sink.args(text)
         return None
@@ -238,7 +238,7 @@ class GemmaBody:
         except ValueError:
             return end + 1, self._fail("malformed string in a call")
         self._parts, self._state = [], _S.NEXT
-        self._sink.args(json.dumps(value, ensure_ascii=False))
+        self._sink.args(to_json(value))
         return end + 1, None
 
     def _key(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
@@ -254,7 +254,7 @@ class GemmaBody:
         return end + 1, None
 
     def _emit_key(self, key: str) -> None:
-        self._sink.args(json.dumps(key, ensure_ascii=False) + ": ")
+        self._sink.args(to_json(key) + ": ")
         self._state, self._first = _S.VALUE, False
 
     def _open(self, ch: str) -> Outcome | None:

@@ -22,7 +22,7 @@ from typing import Any
 from ...limits import MAX_DEPTH, deeper_than
 from ..jsonscan import DONE as SCANNED, ERROR, JsonScanner
 from ..markers import cut_off, match_at, read_label, skip_ws
-from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Outcome, still_held
+from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Outcome, still_held, to_json
 
 
 def _refuse(constant: str) -> None:
@@ -432,7 +432,7 @@ class JsonEnvelopeBody:
                 return self._fail("arguments string is not JSON")
             if not isinstance(value, dict):
                 return self._fail("arguments are not a JSON object")
-            text = json.dumps(value, ensure_ascii=False)
+            text = to_json(value)
             self._sink.repaired("arguments given as a JSON string")
         if self._begun:
             self._sink.args(text)

@@ -33,7 +33,7 @@ from typing import Any
 
 from .json import close_tail
 from ..markers import match_at, skip_ws
-from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Calls, Outcome
+from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Calls, Outcome, to_json
 
 
 _IDENT_START = re.compile(r"[A-Za-z_]")
@@ -199,7 +199,7 @@ class PythonicBody:
         why = self._sink.begin(name)
         if why:
             return self._fail(why)
-        self._sink.args(json.dumps(arguments, ensure_ascii=False))
+        self._sink.args(to_json(arguments))
         self._sink.end()
         self._sink.keep(pos)
         self._calls += 1

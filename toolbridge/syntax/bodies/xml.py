@@ -19,7 +19,6 @@ that merely mentions the tag does not start a call.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from ..markers import MarkerSet, marker_set, match_at, opens_more, read_label, skip_ws
@@ -34,6 +33,7 @@ from ..dialect import (
     Calls,
     Outcome,
     raw_value,
+    to_json,
 )
 
 
@@ -187,7 +187,7 @@ class XmlBody(NamedCall):
             self._name, self._params = text.strip(), 0
             self._state = _S.PARAMS
             return pos, None if self._bare else self._confirm()
-        self._sink.args(("{" if not self._params else ", ") + json.dumps(text.strip(), ensure_ascii=False) + ": ")
+        self._sink.args(("{" if not self._params else ", ") + to_json(text.strip()) + ": ")
         self._params += 1
         self._value = RawValue(self._sink, text.strip(), self._tags.value_ends, self._tags.trim_newline)
         self._state = _S.VALUE
