@@ -1,8 +1,10 @@
 """``toolbridge bench --speed``: toolbridge against a reference parser, where users feel speed.
 
-The rows: whole answers through ``parse()`` (hermes with a 1k..128k-char argument, against a
-regex + ``json.loads`` parser as vLLM's hermes parser reads a message and against ``json.loads``
-of the call's JSON alone), 2k characters of prose (against one substring test), ``auto``
+The rows: whole answers through ``parse()`` (hermes, one small call and then one call with a
+1k..128k-char argument, against a regex + ``json.loads`` parser as vLLM's hermes parser reads a
+message and against ``json.loads`` of the call's JSON alone), 2k characters of prose (against
+one substring test; beside it, with no goal, ``parse()`` of a two-character answer: the cost
+before any character is read), ``auto``
 against the pinned dialect (whole and streamed, short and long, hermes and qwen3_coder), short
 streamed answers and 8 parallel calls against a plain incremental hermes parser, short streamed
 answers in twelve other families against hermes on the same call (no goal), parser
@@ -173,10 +175,12 @@ Measured = Callable[[Row, Side, "Side | None"], Row]
 
 
 def _whole(m: Measured) -> list[Row]:
-    section = 'whole message: parse(text, "hermes", tools), one write_file call of code'
+    section = ('whole message: parse(text, "hermes", tools), one small get_weather call, then one '
+               'write_file call of code')
     rows = []
-    for size in SIZES:
-        out, case = file_output("hermes", size), f"hermes {size} arg"
+    outputs = [(short_output("hermes"), "hermes short call")]  # ("at every size": the smallest)
+    outputs += [(file_output("hermes", size), f"hermes {size} arg") for size in SIZES]
+    for out, case in outputs:
         ours = Side("toolbridge", partial(parse, out.text, "hermes", TOOLS), check_message(out))
         regex = Side("regex", partial(regex_hermes, out.text), check_plain(out))
         rows.append(m(Row(section, case, "regex + json.loads (as vLLM)", 1.0), ours, regex))
@@ -192,11 +196,16 @@ def _prose(m: Measured) -> list[Row]:
     out = Output("prose", prose, [], prose, "")
     contains = Side("in", partial(operator.contains, prose, CALL_START), check_equal(False))
     section = f"prose, {len(prose)} chars, no markers: parse(prose, D, tools)"
-    return [
+    rows = [
         m(Row(section, f"prose {dialect}", '"<tool_call>" in prose', goal),
           Side("toolbridge", partial(parse, prose, dialect, TOOLS), check_message(out)), contains)
         for dialect, goal in (("hermes", 10.0), ("auto", 20.0))
     ]
+    # What parse() costs before it reads a character (tools, parser, message, report), beside
+    # the same reference (no goal: the part of the prose rows that no search can win back).
+    hi = Output("hi", "hi", [], "hi", "")
+    ours = Side("toolbridge", partial(parse, hi.text, "hermes", TOOLS), check_message(hi))
+    return rows + [m(Row(section, 'parse("hi", "hermes", tools)', '"<tool_call>" in prose', None), ours, contains)]
 
 
 def _auto_whole(m: Measured) -> list[Row]:
