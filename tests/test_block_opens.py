@@ -13,11 +13,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from dataclasses import replace
-from itertools import count
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.corpus_run import DEFAULT_CORPUS, load, offered, options_for, text_for
@@ -101,8 +100,9 @@ def auto_events(text: str, whole: bool, **options: Any) -> Any:
     """What ``auto`` makes of ``text``, read whole (its events) or in 3-character pieces (the
     message and report they build: a claimant passed over lets text through sooner than its
     trial, which may hold a short block until it closes, so the pieces may be cut otherwise)."""
-    ids = count()
-    parser = StreamParser("auto", call_id=lambda i: f"call_{next(ids)}", **options)
+    # Ids by the call's index: with the declarations, a claimant passed over makes no trial, so
+    # none of its calls asks for an id; numbered as asked, the winner's ids would differ by that.
+    parser = StreamParser("auto", call_id=lambda index: f"call_{index}", **options)
     try:
         if whole:
             return parser.parse_whole(text), parser.detected
@@ -125,6 +125,7 @@ def both(text: str, **options: Any) -> tuple[list[Any], list[Any]]:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lead=st.sampled_from(["", "Sure.\n", "<think>x</think>"]), rest=blocks,
        marker=st.sampled_from(sorted({m for _, m in PAIRS})))
+@example(lead="", rest="<tool_call><tool_call></tool_call><function=get_weather>", marker="<JSON>")
 def test_auto_reads_drawn_answers_as_when_every_claimant_is_tried(lead: str, rest: str, marker: str) -> None:
     declared, tried = both(lead + marker + rest, tools=TOOLS)
     assert declared == tried
