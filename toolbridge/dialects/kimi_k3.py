@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import html
 import itertools
-import json
 from functools import partial
 
 from ..syntax.bodies.attrxml import AttrTags, AttrXmlBody
-from ..syntax.dialect import Calls, Dialect, register
+from ..syntax.dialect import Calls, Dialect, raw_value, register
 
 OPEN, CLOSE, SEP = "<|open|>", "<|close|>", "<|sep|>"
 
@@ -52,7 +51,7 @@ TAGS = AttrTags(
 
 def _argument(key: str, value: object) -> str:
     kind = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object", list: "array"}
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = raw_value(value)
     attrs = f'key="{html.escape(key)}" type="{kind.get(type(value), "null")}"'
     return f"{OPEN}argument {attrs}{SEP}{text}{CLOSE}argument{SEP}"
 
