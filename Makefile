@@ -1,31 +1,55 @@
-# Every target builds its own virtual environment (.venv) on first use.
+# Every target builds its own virtual environment (.venv) on first use, saying what it installs.
 PYTHON ?= python3
-VENV   := .venv
-BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+ENGINES := $(VENV)/.engines
+STEP    := scripts/step
 LLAMA_CMAKE := -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF
+# pytest's parallel workers (pytest-xdist): one per core
+WORKERS ?= auto
 
-.PHONY: demo test test-agents bench soak corpus fuzz clean
+.PHONY: demo test check test-agents engines bench soak corpus fuzz fuzz-check clean
 
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[all,test]'
-	@# The grammar engines the constraint tests run (tests/constrain). xgrammar, the one vLLM and
-	@# SGLang use, with PyTorch's CPU build and without its GPU-only requirement (triton);
-	@# llama.cpp's own grammar parser and sampler through llama-cpp-python, compiled here (about
-	@# 4 minutes on 2 cores). Where one cannot be installed, its tests skip and say so.
-	$(BIN)/pip install --quiet 'torch==2.13.0' && $(BIN)/pip install --quiet --no-deps 'xgrammar>=0.2.8' \
-		|| echo "make: xgrammar could not be installed: its constraint tests will skip"
-	CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="$(LLAMA_CMAKE)" $(BIN)/pip install --quiet 'llama-cpp-python>=0.3.16' \
-		|| echo "make: llama-cpp-python could not be built: its constraint tests will skip"
-	touch $(STAMP)
+	@echo "setup: a virtual environment in $(VENV) (once; about a minute; output kept in $(VENV)/setup.log)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(STEP) "pip itself" "a few seconds" $(BIN)/pip install --upgrade pip
+	@$(STEP) "toolbridge with its extras and test tools (jsonschema, httptools, uvloop, orjson, Jinja2, llguidance, openai, anthropic, pytest, pytest-xdist, hypothesis, tokenizers, transformers)" "about a minute" $(BIN)/pip install -e '.[all,test]'
+	@touch $(STAMP)
+
+# The heavy grammar engines the constraint tests run (tests/constrain), set up by the targets that
+# need them (make check, make engines): xgrammar, the engine vLLM and SGLang use, with PyTorch's CPU
+# build and without its GPU-only requirement (triton); llama.cpp's own grammar parser and sampler
+# through llama-cpp-python, compiled here. Where one cannot be installed, its tests skip and say so.
+$(ENGINES): $(STAMP)
+	@echo "setup: the heavy grammar engines for the constraint tests (once; about 6 minutes on 2 cores)"
+	@$(STEP) "PyTorch's CPU build, which xgrammar needs (about 200 MB)" "1 to 2 minutes" $(BIN)/pip install 'torch==2.13.0' \
+		&& $(STEP) "xgrammar" "seconds" $(BIN)/pip install --no-deps 'xgrammar>=0.2.8' \
+		|| echo "setup: xgrammar could not be installed: its constraint tests will skip"
+	@CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="$(LLAMA_CMAKE)" \
+		$(STEP) "llama-cpp-python, compiling llama.cpp" "about 5 minutes on 2 cores" $(BIN)/pip install 'llama-cpp-python>=0.3.16' \
+		|| echo "setup: llama-cpp-python could not be built: its constraint tests will skip"
+	@touch $(ENGINES)
+
+engines: $(ENGINES)
 
 demo: $(STAMP)
 	$(BIN)/toolbridge demo
 
+# The quick loop: every module and front, short property and fuzz budgets, parallel workers.
+# Tests marked `check` and the heavy engines' tests (when the engines are not set up) are skipped
+# with their reason in the summary.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(WORKERS) -rs
+
+# Everything, with the full budgets: the suite (every property budget, the check-marked tests, the
+# heavy engines), a slice of the long fuzz run, the soak, and the agent CLIs where Node is installed.
+check: $(ENGINES)
+	TOOLBRIDGE_TEST_PROFILE=full $(BIN)/python -m pytest -n $(WORKERS) -rs
+	$(MAKE) --no-print-directory fuzz-check
+	$(MAKE) --no-print-directory soak
+	$(MAKE) --no-print-directory test-agents
 
 # Claude Code and Codex CLI themselves, headless, against toolbridge and a scripted upstream
 # (tests/agents): installed from the npm registry into .agents/ with the system's Node and npm;
@@ -48,7 +72,7 @@ test-agents: $(STAMP)
 	fi
 	$(BIN)/python -m pytest tests/agents -m agents -rs
 
-bench: $(STAMP)
+bench: $(ENGINES)
 	$(BIN)/toolbridge bench --auto --dense --gateway
 	$(BIN)/toolbridge bench --speed
 	$(BIN)/toolbridge bench --grammar
@@ -59,8 +83,15 @@ soak: $(STAMP)
 
 # The long fuzz run: 20,000 mutated outputs per dialect, whole and streamed, also through auto
 # (make test runs a quick profile). SEED=n for another set; DIALECT=hermes narrows it.
+# Two dialects at a time, one process each (about an hour on 2 cores).
+FUZZ_JOBS ?= 2
 fuzz: $(STAMP)
-	$(BIN)/python -m tests.fuzz --per-dialect 20000 --seed $(or $(SEED),0) $(if $(DIALECT),--dialect $(DIALECT))
+	$(BIN)/python -m tests.fuzz --per-dialect 20000 --jobs $(FUZZ_JOBS) --seed $(or $(SEED),0) $(if $(DIALECT),--dialect $(DIALECT))
+
+# make check's slice of it: the first FUZZ_CHECK of those outputs per dialect (seed 0, as make fuzz).
+FUZZ_CHECK ?= 3000
+fuzz-check: $(STAMP)
+	$(BIN)/python -m tests.fuzz --per-dialect $(FUZZ_CHECK) --jobs $(FUZZ_JOBS) --seed $(or $(SEED),0)
 
 # Conformance against ../shared/corpus (skipped when absent); DIALECT=hermes narrows it.
 corpus: $(STAMP)

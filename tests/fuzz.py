@@ -26,6 +26,8 @@ runs a quick profile in ``make test`` and replays every minimised failure kept i
 from __future__ import annotations
 
 import argparse
+import functools
+import multiprocessing
 import random
 import sys
 import time
@@ -272,6 +274,24 @@ def fuzz(names: list[str], per_dialect: int, seed: int = 0, with_auto: bool = Tr
     return counts, failures
 
 
+def _one_dialect(name: str, per_dialect: int, seed: int, time_bound: float) -> tuple[str, Counter, list[Failure]]:
+    counts, failures = fuzz([name], per_dialect, seed, time_bound=time_bound)
+    return name, counts, failures
+
+
+class _Serial:
+    """A pool of one: the dialects in this process, one after another."""
+
+    def __enter__(self) -> _Serial:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def imap(self, fn: Callable[[str], Any], items: list[str]) -> Iterator[Any]:
+        return map(fn, items)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--per-dialect", type=int, default=20000, help="inputs per dialect")
@@ -280,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-bound", type=float, default=5.0, help="seconds one whole parse may take")
     ap.add_argument("--max-failures", type=int, default=50, help="stop printing after this many")
     ap.add_argument("--minimise", action="store_true", help="print a minimised text for each failure")
+    ap.add_argument("--jobs", type=int, default=1, help="dialects fuzzed at once, one process each")
     args = ap.parse_args(argv)
     names = args.dialect or sorted({get_dialect(n).name for n in dialect_names()})
     shown = [0]
@@ -294,12 +315,15 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     total = Counter()
     failed = 0
-    for name in names:
-        counts, failures = fuzz([name], args.per_dialect, args.seed, time_bound=args.time_bound, on_failure=show)
-        total.update(counts)
-        failed += len(failures)
-        print(f"{name:20} {counts[name]:7} inputs, {counts['auto']:6} through auto, {len(failures)} failures",
-              flush=True)
+    run = functools.partial(_one_dialect, per_dialect=args.per_dialect, seed=args.seed, time_bound=args.time_bound)
+    with multiprocessing.get_context("spawn").Pool(args.jobs) if args.jobs > 1 else _Serial() as pool:
+        for name, counts, failures in pool.imap(run, names):
+            for f in failures:
+                show(f)
+            total.update(counts)
+            failed += len(failures)
+            print(f"{name:20} {counts[name]:7} inputs, {counts['auto']:6} through auto, {len(failures)} failures",
+                  flush=True)
     print(f"total: {sum(total.values())} parses ({total['auto']} through auto), {failed} failures, "
           f"{time.perf_counter() - start:.0f} s")
     return 1 if failed else 0

@@ -23,6 +23,8 @@ from toolbridge import (
     assemble,
 )
 
+from tests.budget import examples
+
 
 def seq_ids(index: int) -> str:
     return f"call_{index}"
@@ -145,7 +147,7 @@ def make_table_tests(dialect: str, cases: list[Case]) -> tuple[Any, Any, Any]:
         check_case(case, dialect, list(case.text))
 
     @param
-    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(data=st.data())
     def test_random_chunkings(case: Case, data: Any) -> None:
         n = len(case.text)

@@ -19,6 +19,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tests.budget import examples
+
 from tests.corpus_run import DEFAULT_CORPUS, load, offered, options_for, text_for
 from tests.harness import tool
 from toolbridge import CallRejected, StreamParser, ToolBridgeError, dialect_names, get_dialect
@@ -61,7 +63,7 @@ def test_refuses_block_at_the_first_character(dialect: str, text: str, refused: 
 
 
 @pytest.mark.parametrize(("dialect", "marker"), PAIRS)
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rest=blocks)
 def test_a_refused_block_is_refused_by_the_trial(dialect: str, marker: str, rest: str) -> None:
     """Refused as soon as the trial reads the block (a trial may hold a short block unread until
@@ -122,7 +124,7 @@ def both(text: str, **options: Any) -> tuple[list[Any], list[Any]]:
     return declared, tried
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lead=st.sampled_from(["", "Sure.\n", "<think>x</think>"]), rest=blocks,
        marker=st.sampled_from(sorted({m for _, m in PAIRS})))
 @example(lead="", rest="<tool_call><tool_call></tool_call><function=get_weather>", marker="<JSON>")

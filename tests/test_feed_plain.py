@@ -11,6 +11,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from tests.budget import examples
+
 from tests.corpus_run import ALIASES, DEFAULT_CORPUS, load, offered, options_for, text_for
 from tests.harness import split
 from tests.test_block_opens import PAIRS, blocks
@@ -33,7 +35,7 @@ def events_of(parser: Any, chunks: list[str], plain_first: bool) -> tuple[list[A
     return out, taken
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=soup, dialect=st.sampled_from([*DIALECTS, "auto"]), tools=st.sampled_from([None, TOOLS]),
        cut=cuts, prose=st.lists(st.sampled_from(["Plain words ", "go here. ", "a < b, ", "  "]), max_size=6))
 def test_feed_plain_reads_as_feed(text: str, dialect: str, tools: Any, cut: list[int], prose: list[str]) -> None:
@@ -61,7 +63,7 @@ def test_prose_is_taken_and_markers_are_not() -> None:
         assert not parser.feed_plain("after close")
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lead=st.sampled_from(["Sure. ", "Let me look. It is ", ""]), first=blocks, between=st.sampled_from(
     [" then ", " and so on, ", "\n"]), second=blocks, markers=st.lists(st.sampled_from(MARKERS), min_size=2, max_size=2),
     size=st.integers(1, 7))

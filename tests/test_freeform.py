@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.budget import examples
+
 from toolbridge.errors import ConfigError
 from toolbridge.freeform import (
     DECLARED,
@@ -51,7 +53,7 @@ def feed_all(arguments: str, cuts: list[int]) -> tuple[list[str], str, InputDelt
 # ---------------------------------------------------------------- InputDeltas
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=st.text(), key=st.text(max_size=8), ascii_only=st.booleans(), spaced=st.booleans(),
        data=st.data())
 def test_any_split_of_the_arguments_gives_back_the_text(text: str, key: str, ascii_only: bool,

@@ -6,6 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.budget import examples
+
 from toolbridge.dialects import dialect_names, get_dialect
 from toolbridge.syntax.markers import WHOLE_NEAR, marker_set, match_at
 
@@ -29,7 +31,7 @@ def texts(draw: st.DrawFn) -> tuple[tuple[str, ...], str, int]:
     return markers, text, draw(st.integers(min_value=0, max_value=len(text)))
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=examples(300), deadline=None, derandomize=True)
 @given(case=texts(), near=st.sampled_from([256, WHOLE_NEAR, 0]))
 def test_search_is_the_alternation(case: tuple[tuple[str, ...], str, int], near: int) -> None:
     """However far the alternation itself scans first (``near``: 256 streaming, less in a whole
@@ -41,7 +43,7 @@ def test_search_is_the_alternation(case: tuple[tuple[str, ...], str, int], near:
     assert (got and (got.start(), got.group())) == (want and (want.start(), want.group()))
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=examples(300), deadline=None, derandomize=True)
 @given(markers=st.sampled_from(SETS), data=st.data())
 def test_what_waits_is_held_whole(markers: tuple[str, ...], data: st.DataObject) -> None:
     found = marker_set(markers)
@@ -52,7 +54,7 @@ def test_what_waits_is_held_whole(markers: tuple[str, ...], data: st.DataObject)
         assert found.holdback(text, 0) == len(text) or found.could_grow(text, 0)
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=examples(300), deadline=None, derandomize=True)
 @given(case=texts())
 def test_what_is_clear_holds_no_marker(case: tuple[tuple[str, ...], str, int]) -> None:
     """A text is clear (passed on at once) only when no marker is in it and no beginning of one
@@ -81,14 +83,14 @@ def _match_at_by_definition(buf: str, pos: int, options: tuple[str, ...], final:
     return found
 
 
-@settings(max_examples=500, deadline=None, derandomize=True)
+@settings(max_examples=examples(500), deadline=None, derandomize=True)
 @given(options=st.lists(st.text(alphabet="<>/ab", max_size=5), min_size=1, max_size=4),
        buf=st.text(alphabet="<>/ab", max_size=8), pos=st.integers(0, 8), final=st.booleans())
 def test_match_at_is_its_definition(options: list[str], buf: str, pos: int, final: bool) -> None:
     assert match_at(buf, pos, tuple(options), final) == _match_at_by_definition(buf, pos, tuple(options), final)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None, derandomize=True)
 @given(marker=st.sampled_from(SETS[-1]), shift=st.integers(min_value=-12, max_value=3),
        near=st.sampled_from([256, WHOLE_NEAR, 0]))
 def test_a_marker_across_a_window_edge_is_found(marker: str, shift: int, near: int) -> None:

@@ -16,6 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.budget import examples
+
 from tests.harness import Case, check_events, run, split, tool
 from toolbridge import (
     ArgumentsDelta,
@@ -134,7 +136,7 @@ piece = st.one_of(st.sampled_from(FRAGMENTS), st.sampled_from(CALL_PIECES), st.t
 soup = st.lists(piece, max_size=30).map("".join)
 cuts = st.lists(st.integers(min_value=1, max_value=400), max_size=15)
 FUZZ = settings(
-    max_examples=200,
+    max_examples=examples(200),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],

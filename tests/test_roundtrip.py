@@ -14,6 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.budget import examples
+
 from toolbridge import StreamParser, dialect_names, get_dialect, parse
 
 DIALECTS = sorted({get_dialect(n).name for n in dialect_names() if get_dialect(n).render is not None})
@@ -56,7 +58,7 @@ def parsed(text: str, dialect: str, tools: Any, chunks: list[str] | None = None)
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(calls=CALLS)
 def test_render_then_parse_gives_the_same_calls(dialect: str, calls: list[tuple[str, dict[str, Any]]]) -> None:
     render = get_dialect(dialect).render

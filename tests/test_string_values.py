@@ -13,6 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.budget import examples
+
 from tests.harness import tool
 from toolbridge import StreamParser, get_dialect
 from toolbridge.parsing.argtyper import ArgumentTyper
@@ -45,7 +47,7 @@ def test_hard_strings_arrive_exactly(dialect: str, value: str) -> None:
         assert read(dialect, text, size) == [arguments], (dialect, value, size)
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=examples(300), deadline=None, derandomize=True)
 @given(value=st.text(alphabet=st.sampled_from(list('ab "\\\n\t{}<>/=é')), max_size=40),
        dialect=st.sampled_from(RAW), size=st.integers(1, 9))
 def test_drawn_strings_arrive_exactly(value: str, dialect: str, size: int) -> None:

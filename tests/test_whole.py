@@ -18,6 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.budget import examples
+
 from tests.corpus_run import ALIASES, DEFAULT_CORPUS, load, offered, options_for, text_for
 from tests.harness import tool
 from toolbridge import StreamParser, ToolBridgeError, ToolCallEnd, dialect_names, get_dialect
@@ -152,7 +154,7 @@ piece = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(pieces=st.lists(piece, max_size=8), dialect=st.sampled_from([*DIALECTS, "auto"]),
        options=st.sampled_from(OPTIONS), cut=st.booleans())
 def test_parse_whole_is_feed_and_close_on_drawn_texts(pieces: list[str], dialect: str,

@@ -20,6 +20,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from tests.budget import examples
+
 from toolbridge.constrain import Constraint, compile_tools, gbnf
 from toolbridge.constrain.compiler import _strict
 from toolbridge.dialects import get_dialect
@@ -160,7 +162,7 @@ def call_start(constraint: Constraint) -> str:
 
 
 @pytest.mark.parametrize("name", DIALECTS)
-@settings(max_examples=2, deadline=None, derandomize=True, database=None, phases=(Phase.explicit, Phase.generate),
+@settings(max_examples=examples(2), deadline=None, derandomize=True, database=None, phases=(Phase.explicit, Phase.generate),
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data(), seed=st.integers(0, 2**32 - 1))
 def test_what_the_grammar_takes_the_parser_reads_as_valid_calls(name: str, data: st.DataObject, seed: int) -> None:

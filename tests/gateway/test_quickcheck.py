@@ -10,6 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.budget import examples
+
 from toolbridge._quickcheck import quick_check
 from toolbridge.tools import Toolset
 
@@ -103,7 +105,7 @@ def _schemas(depth: int) -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries({}, optional=keys)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(_schemas(2), VALUES)
 def test_quick_check_is_never_more_lenient_than_jsonschema(schema: dict[str, Any], instance: Any) -> None:
     check = quick_check(schema)

@@ -12,6 +12,8 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.budget import examples
+
 from tests.harness import tool
 from toolbridge.gateway.fronts.chat import plan_request
 from toolbridge.gateway.turn import Settings
@@ -43,7 +45,7 @@ def upstream(pieces: list[str], fingerprint: bool) -> list[dict[str, Any]]:
     return chunks
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(st.integers(1, len(TEXT) - 1), max_size=12), st.booleans(), st.booleans(), st.booleans())
 def test_spliced_chunks_are_the_encoded_objects(cuts: list[int], usage: bool, fingerprint: bool,
                                                 parallel: bool) -> None:

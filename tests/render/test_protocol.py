@@ -15,6 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.budget import examples
+
 from tests.harness import tool
 from toolbridge import dialect_names, get_dialect, parse
 from toolbridge.errors import ConfigError, RenderError
@@ -92,7 +94,7 @@ ESCAPES = st.sampled_from(["</tool_response>", "<tool_response>", "</TOOL_RESPON
 HOSTILE = st.lists(st.text(max_size=6) | ESCAPES, max_size=12).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=HOSTILE, call_id=HOSTILE)
 def test_a_result_cannot_close_its_wrapper_or_forge_a_call(text: str, call_id: str) -> None:
     out = inject([USER, {"role": "assistant", "tool_calls": [call(call_id, "read_file", {"path": "x"})]},
@@ -192,7 +194,7 @@ NO_AMPERSAND = st.text(alphabet=st.characters(blacklist_characters="&"), max_siz
 RESULTS = st.lists(NO_AMPERSAND | FRAGMENTS, max_size=8).map("".join)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(text=RESULTS)
 def test_no_line_of_a_guarded_result_reads_as_a_call(text: str) -> None:
     body = result_body(text)
