@@ -172,7 +172,7 @@ def test_format_of_errors(value: Any, message: str) -> None:
     if isinstance(value, dict) and "does not compile" in message:
         pytest.importorskip("llguidance")
     with pytest.raises(ConfigError, match=message):
-        Format.of(value, "tools[0].format")
+        Format.of(value, "tools[0].format").verify()
 
 
 @pytest.mark.parametrize("syntax, definition, text, matches", [

@@ -83,6 +83,7 @@ class Gateway:
             await self.server.close(grace=1.0)
         if self.pool is not None:
             await self.pool.close()
+        await self.pipeline.grammars.close()
 
     # ---------------------------------------------------------------- routing
 
