@@ -47,7 +47,7 @@ READ_AS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProper
 STRING = {"type": "string"}
 GRAMMAR_SHOWN = 4000  # the longest grammar quoted in the declaration's description
 # The stack a compile runs with: four times what a grammar at the bounds takes (``bounds``).
-COMPILE_STACK = 16 << 20
+COMPILE_STACK = 32 << 20
 
 
 @dataclass(frozen=True)
