@@ -22,8 +22,8 @@ regular expressions and comments are passed over whole), and bounds:
   this sum bounds the stack any path can take, whatever order the engine follows, where the
   longest path itself would cost a search over every path (``MAX_DEPTH``).
 
-The limits are well below the break (``MAX_DEPTH`` 2,000 is about 6.4 MB by the measure above,
-at most 4 MB with ``MAX_RULES``; compiles run on threads with an 8 MB stack in the gateway's
+The limits are well below the break (``MAX_DEPTH`` 2,000 with ``MAX_RULES`` 1,000 is
+at most about 5 MB; compiles run on threads with an 8 MB stack in the gateway's
 child process and 32 MB in the gateway: ``freeform.COMPILE_STACK``), and well above what
 grammars for tools are (the ``apply_patch`` grammar of tests/test_freeform.py: 479 bytes,
 12 rules, depth 15).
