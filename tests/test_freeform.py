@@ -4,6 +4,7 @@ raw input back (whole: ``input_of``; streamed: ``InputDeltas``), and the grammar
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -11,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.budget import examples
-
 from toolbridge.errors import ConfigError
 from toolbridge.freeform import (
     DECLARED,
@@ -21,6 +21,7 @@ from toolbridge.freeform import (
     arguments_of,
     check_call,
     declaration,
+    bounds,
     input_of,
 )
 
@@ -174,7 +175,7 @@ def test_format_of_errors(value: Any, message: str) -> None:
     if isinstance(value, dict) and "does not compile" in message:
         pytest.importorskip("llguidance")
     with pytest.raises(ConfigError, match=message):
-        Format.of(value, "tools[0].format")
+        Format.of(value, "tools[0].format").verify()
 
 
 @pytest.mark.parametrize("syntax, definition, text, matches", [
@@ -209,3 +210,46 @@ def test_text_format_checks_nothing_and_a_call_needs_its_input() -> None:
     assert check_call(Format(), '{"a": "1", "b": "2"}')[0].startswith("(root): a freeform tool takes")
     assert check_call(Format(), "{}") != ()
     assert Format().shown() == "" and "regex grammar" in Format("regex", "x").shown()
+
+
+# ---------------------------------------------------------------- bounds
+
+
+def _chain(rules: int, groups: int = 0) -> str:
+    body = [f"r{i}: " + "(" * groups + f'r{i + 1} "x"' + ")" * groups for i in range(rules - 2)]
+    return "\n".join(["start: r0", *body, f'r{rules - 2}: "x"']) + "\n"
+
+
+@pytest.mark.parametrize("syntax, definition, message", [
+    ("lark", _chain(2700), "the grammar has 2700 rules; at most 1000"),
+    ("lark", 'start: "' + "x" * 70_000 + '"', "the grammar is 70009 bytes long; at most 65536"),
+    ("lark", "start: " + "(" * 40 + '"x"' + ")" * 40, "the grammar's groups nest 40 deep; at most 32"),
+    ("lark", _chain(136, 28), "the grammar's rules reach 3888 levels deep"),
+    ("regex", "(" * 40 + "x" + ")" * 40, "the grammar's groups nest 40 deep; at most 32"),
+])
+def test_a_grammar_past_a_bound_is_refused_before_compiling(syntax: str, definition: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=r"^tools\[0\]\.format\.definition: " + re.escape(message)):
+        Format.of({"type": "grammar", "syntax": syntax, "definition": definition}, "tools[0].format")
+
+
+@pytest.mark.parametrize("definition", [
+    GRAMMAR, _chain(1000), _chain(68, 28), 'start: "((((" /[(((]+/ // (((\n', 'start: %json {"type": "object"}'])
+def test_grammars_within_the_bounds_pass_them_and_compile(definition: str) -> None:
+    pytest.importorskip("llguidance")
+    Format.of({"type": "grammar", "syntax": "lark", "definition": definition}, "f").verify()
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 11), st.integers(0, 4)), max_size=4), min_size=1, max_size=12))
+def test_depth_bounds_every_path_of_references(rules: list[list[tuple[int, int]]]) -> None:
+    """The depth ``bounds`` computes is no less than the cost of any path of references (each
+    rule on it one, plus the groups around the reference taken), cycles included."""
+    n = len(rules)
+    lines = [f"r{i}: " + " ".join("(" * g + f"r{t % n}" + ")" * g for t, g in refs) + ' "x"'
+             for i, refs in enumerate(rules)]
+    _, _, depth = bounds.lark_shape("\n".join(lines))
+
+    def longest(rule: int, seen: frozenset[int]) -> int:
+        return 1 + max((g + longest(t % n, seen | {t % n}) for t, g in rules[rule] if t % n not in seen), default=0)
+
+    assert depth >= max(longest(i, frozenset({i})) for i in range(n))

@@ -562,7 +562,7 @@ def test_fields_for_the_upstream(body: dict[str, Any], options: dict[str, Any]) 
     ({"text": {"format": {"type": "json_schema"}}}, "text.format"),
     ({"tools": [{"type": "file_search", "vector_store_ids": ["v"]}]}, "tools[0].type"),
     ({"tools": [{"type": "custom", "name": "p", "format": {"type": "grammar", "syntax": "lark",
-                                                           "definition": "start: nope"}}]}, "tools[0].format"),
+                                                           "definition": "start: a\n" * 1001}}]}, "tools[0].format"),
     ({"tools": [WEATHER, WEATHER]}, "tools[1].name"),
     ({"tools": [{**WEATHER, "strict": "yes"}]}, "tools[0].strict"),
     ({"tool_choice": {"type": "web_search"}}, "tool_choice.type"),

@@ -52,7 +52,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--connect-timeout", type=float, default=d.connect_timeout)
     _limit_flags(p, d)
     _responses_flags(p, d)
-    p.add_argument("--workers", type=int, default=d.workers, help="processes sharing the port")
+    p.add_argument("--workers", type=int, default=d.workers,
+                   help="processes sharing the port (one that dies is restarted)")
+    p.add_argument("--graceful-timeout", type=float, default=d.graceful_timeout,
+                   help="on SIGTERM or SIGINT, seconds requests in flight have to finish (default 30)")
     p.add_argument("--log-level", default=d.log_level)
     _fallback_flags(p, d)
     _constrain_flags(p, d)

@@ -18,6 +18,7 @@ import gc
 import hmac
 import importlib
 import logging
+import signal
 import time
 from typing import Any
 
@@ -78,11 +79,13 @@ class Gateway:
         self.server = await H1Server.start(self.handle, c.host, c.port, limits, reuse_port=reuse_port)
         return self.server
 
-    async def close(self) -> None:
+    async def close(self, grace: float = 1.0) -> None:
+        """Stop accepting; requests in flight have ``grace`` seconds to finish."""
         if self.server is not None:
-            await self.server.close(grace=1.0)
+            await self.server.close(grace=grace)
         if self.pool is not None:
             await self.pool.close()
+        await self.pipeline.grammars.close()
 
     # ---------------------------------------------------------------- routing
 
@@ -187,18 +190,30 @@ class Gateway:
         return up.status, Provenance()
 
 
-async def serve(config: GatewayConfig, reuse_port: bool = False) -> None:
-    """Run one gateway process until cancelled."""
+async def serve(config: GatewayConfig, reuse_port: bool = False, restarts: int = 0) -> None:
+    """Run one gateway process until SIGTERM or SIGINT (or cancelled): then stop accepting, let
+    the requests in flight finish for ``config.graceful_timeout`` seconds, and close.
+    ``restarts``: how many workers the master had restarted when it started this one."""
     gateway = Gateway(config)
     server = await gateway.start(reuse_port=reuse_port)
+    if restarts:
+        gateway.metrics.inc("toolbridge_worker_restarts", restarts)
     importlib.import_module("jsonschema")  # for schemas the quick check leaves; before the freeze
     # Long-lived objects made at start-up leave the collector's scans, and young-generation
     # collections run less often: each stream allocates small dicts at every chunk.
     gc.freeze()
     gc.set_threshold(20_000, 20, 20)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
     log.info("toolbridge gateway on http://%s:%d -> %s (parser %s)", config.host, server.port,
              config.upstream, config.tool_call_parser)
     try:
-        await asyncio.Event().wait()
+        await stop.wait()
+        log.info("stopping: no new connections; requests in flight have %g s to finish",
+                 config.graceful_timeout)
     finally:
-        await gateway.close()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+        await gateway.close(config.graceful_timeout)

@@ -47,6 +47,7 @@ class GatewayConfig:
     max_answer: int = 64 << 20  # a whole upstream answer; 502 above
     max_event: int = 1 << 20  # one upstream SSE event; the stream ends with an error event above
     workers: int = 1
+    graceful_timeout: float = 30.0  # seconds requests in flight have to finish on SIGTERM
     responses_store: int = 256  # responses kept for previous_response_id (0: none)
     responses_ttl: float = 3600.0  # seconds a stored response is kept
     responses_secret: str = ""  # the key sealing reasoning (encrypted_content); default: one per start
@@ -87,6 +88,8 @@ class GatewayConfig:
             raise ConfigError("--responses-store must be 0 or more and --responses-ttl positive")
         if self.workers < 1 or self.max_body < 1 or self.timeout <= 0:
             raise ConfigError("--workers, --max-body and --timeout must be positive")
+        if self.graceful_timeout < 0:
+            raise ConfigError("--graceful-timeout must not be negative")
         if min(self.max_url, self.max_header_bytes, self.max_headers, self.max_answer, self.max_event) < 1 \
                 or min(self.request_timeout, self.keepalive_timeout) <= 0:
             raise ConfigError("the --max-* limits and the --*-timeout flags must be positive")

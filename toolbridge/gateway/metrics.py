@@ -35,6 +35,10 @@ _HELP = {
                                     "Requests selected by --constrain, by outcome (applied: the upstream took "
                                     "the grammar; fallback: it refused it and the request went again without; "
                                     "skipped: none could be sent) and upstream kind."),
+    "toolbridge_grammar_compiles_total": ("counter", "Freeform tools' grammars compiled, by outcome "
+                                          "(ok, error, timeout, crashed: the compiling process died)."),
+    "toolbridge_worker_restarts": ("gauge", "With --workers: workers the master had restarted when it "
+                                   "started this one."),
     "toolbridge_streamed_chunks_total": ("counter", "Chunks sent to clients on streams."),
     "toolbridge_open_streams": ("gauge", "Streams in progress."),
 }

@@ -80,6 +80,7 @@ from .repair import Provenance, repair_completion
 from .streaming import AnswerStream, PlainBytes
 from .turn import Plan, RequestError, Settings, Turn, drop_reasoning, plan_turn, shallow_body
 from .failures import JSON, Failures, Result, error_message
+from .grammars import GrammarChecker
 from .upstream.refusal import is_refusal
 from .validation import InvalidArguments, Retries
 
@@ -129,6 +130,7 @@ class Pipeline:
         self.pool: UpstreamPool | None = None
         self.router: Any = None
         self._workers: ThreadPoolExecutor | None = None  # made at the first large step
+        self.grammars = GrammarChecker(metrics)  # freeform tools' grammars, compiled off the loop
         if config.rewrites_requests:
             from .upstream.fallback import Router  # the renderer: only when configured
 
@@ -165,6 +167,11 @@ class Pipeline:
             return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
         except ConfigError as exc:
             return self.fail.refuse(front, resp, 400, str(exc))
+        if turn.freeforms:
+            failed = await self.grammars.first_failure(turn.freeforms.values())
+            if failed is not None:
+                fmt, error = failed
+                return self.fail.refuse(front, resp, 400, fmt.compile_failure(error), param=fmt.where)
         if plan.constraint is not None:
             self.constrainer.report(plan)
             resp.extra = (plan.constraint.header(),)

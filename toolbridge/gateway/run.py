@@ -2,15 +2,17 @@
 
 Workers share the listening port with SO_REUSEPORT; the kernel spreads connections over them, one
 event loop per process, so the gateway scales across cores. Each worker keeps its own metrics
-(scrape each, or run one worker per container behind the load balancer you already have).
+(scrape each, or run one worker per container behind the load balancer you already have). The
+master restarts a worker that dies and takes them all down on SIGTERM (``supervisor``); one
+process or each worker stops gracefully on SIGTERM or SIGINT (``app.serve``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import ctypes
+import functools
 import logging
-import multiprocessing
 import secrets
 import signal
 import sys
@@ -20,30 +22,24 @@ from typing import Any
 
 from .config import GatewayConfig
 from .app import serve
+from .supervisor import Supervisor
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+PR_SET_PDEATHSIG = 1  # Linux prctl: a signal for this process when its parent dies
 LARGE_BLOCK = 1 << 20  # bytes: a block this large is mapped on its own, returned when freed
 
 
 def run(config: GatewayConfig) -> int:
-    """Serve until interrupted; returns the exit code."""
+    """Serve until SIGTERM or SIGINT; returns the exit code."""
     config.check()
     if config.workers == 1:
         _run_one(config, reuse_port=False)
         return 0
     if not config.responses_secret:  # one sealing key for every worker of this start
         config = replace(config, responses_secret=secrets.token_urlsafe(32))
-    ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_run_one, args=(config, True), daemon=True) for _ in range(config.workers)]
-    for p in procs:
-        p.start()
-    try:
-        for p in procs:
-            p.join()
-    except KeyboardInterrupt:
-        for p in procs:
-            p.terminate()
-    return max((p.exitcode or 0) for p in procs)
+    _configure_logging(config)
+    worker = functools.partial(_run_one, config, True)
+    return Supervisor(worker, config.workers, config.graceful_timeout).run()
 
 
 class _Formatter(logging.Formatter):
@@ -158,13 +154,26 @@ def _return_large_blocks() -> None:
     mallopt(M_MMAP_THRESHOLD, LARGE_BLOCK)
 
 
-def _run_one(config: GatewayConfig, reuse_port: bool) -> None:
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+def _run_one(config: GatewayConfig, reuse_port: bool, restarts: int = 0) -> None:
+    """One gateway process (the only one, or a worker: ``restarts`` made before it)."""
+    if reuse_port:
+        _die_with_parent()
     _configure_logging(config)
     _return_large_blocks()
     try:
-        _loop_runner()(serve(config, reuse_port=reuse_port))
-    except KeyboardInterrupt:
+        _loop_runner()(serve(config, reuse_port=reuse_port, restarts=restarts))
+    except KeyboardInterrupt:  # a second SIGINT while draining
+        pass
+
+
+def _die_with_parent() -> None:
+    """Have Linux send this worker SIGTERM when the master dies, even by SIGKILL: no worker
+    keeps serving the port without a master to restart it. Elsewhere nothing is done."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
         pass
 
 

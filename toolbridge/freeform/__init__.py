@@ -11,8 +11,16 @@ the model writes it.
 A call's input is checked against the tool's grammar by ``Format.check``, with llguidance: the
 engine whose Lark dialect (zero-width regular expressions, ``%import common``...) these
 grammars are written in, used here as a matcher over bytes. Without llguidance installed, grammar
-checks are skipped and say so once in the log. A grammar that does not compile is reported by
-the front that received it (400), never at answer time.
+checks are skipped and say so once in the log.
+
+A grammar comes from a client, and the engine is native code: ``Format.of`` first holds it to
+the bounds of ``bounds`` (size, rules, nesting, depth of references), which keep it well below
+where the engine overflows its stack or takes seconds, and compiling is a separate step
+(``Format.verify`` here; the gateway first compiles it in a child process, then here: see
+``gateway.grammars``). Compiles run on a thread of their own with ``COMPILE_STACK`` of stack, so
+their depth does not depend on the stack of the thread that asks. A compiled grammar is kept
+(``_Grammars``) and each check matches with a copy of it, so a check never compiles again while
+the grammar is kept.
 """
 
 from __future__ import annotations
@@ -20,10 +28,12 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ConfigError
+from ..errors import ConfigError
+from . import bounds
 
 log = logging.getLogger("toolbridge")
 
@@ -36,6 +46,8 @@ DECLARED = {"type": "object", "properties": {INPUT: {"type": "string", "descript
 READ_AS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": {"type": "string"}}
 STRING = {"type": "string"}
 GRAMMAR_SHOWN = 4000  # the longest grammar quoted in the declaration's description
+# The stack a compile runs with: four times what a grammar at the bounds takes (``bounds``).
+COMPILE_STACK = 32 << 20
 
 
 @dataclass(frozen=True)
@@ -44,10 +56,13 @@ class Format:
 
     syntax: str = "text"
     definition: str = ""
+    where: str = field(default="", compare=False, repr=False)  # the request's field, for errors
 
     @classmethod
     def of(cls, value: Any, where: str) -> Format:
-        """The format of a tool's ``format`` field (None: text); ConfigError naming ``where``."""
+        """The format of a tool's ``format`` field (None: text); ConfigError naming ``where``
+        when it is malformed or its grammar passes a bound (``bounds``). The grammar is not
+        compiled here: ``verify`` does it."""
         if value is None:
             return cls()
         kind = value.get("type") if isinstance(value, dict) else None
@@ -62,17 +77,29 @@ class Format:
             raise ConfigError(f"{where}.syntax: must be 'lark' or 'regex'")
         if not isinstance(definition, str) or not definition:
             raise ConfigError(f"{where}.definition: the grammar's text is required")
-        fmt = cls(syntax, definition)
-        error = _GRAMMARS.compile_error(fmt)
-        if error:
-            raise ConfigError(f"{where}.definition: the {syntax} grammar does not compile: {error}")
-        return fmt
+        problem = bounds.problem(syntax, definition)
+        if problem:
+            raise ConfigError(f"{where}.definition: {problem}")
+        return cls(syntax, definition, where)
+
+    def verify(self, budget: float | None = None) -> Format:
+        """This format, once its grammar compiles (here, on a thread of its own); ConfigError
+        naming the field when it does not, or takes more than ``budget`` seconds."""
+        if self.syntax != "text":
+            error = GRAMMARS.compile_error(self, budget)
+            if error:
+                raise ConfigError(self.compile_failure(error))
+        return self
+
+    def compile_failure(self, error: str) -> str:
+        """The message for a grammar that does not compile because of ``error``."""
+        return f"{self.where or 'format'}.definition: the {self.syntax} grammar does not compile: {error}"
 
     def check(self, text: str) -> tuple[str, ...]:
         """Why ``text`` does not match the grammar (empty when it does, or when unchecked)."""
         if self.syntax == "text":
             return ()
-        return _GRAMMARS.mismatch(self, text)
+        return GRAMMARS.mismatch(self, text)
 
     def shown(self) -> str:
         """What the declaration's description adds about the format."""
@@ -248,17 +275,19 @@ def _escape(text: str, i: int) -> tuple[str, int]:
 
 class _Grammars:
     """Compiled grammars, shared by every request offering the same one (agents resend their
-    tools every turn), and the byte-level tokenizer llguidance matches text with."""
+    tools every turn), and the byte-level tokenizer llguidance matches text with. A kept
+    grammar is a matcher at its start, copied for each check (a copy costs microseconds)."""
 
     SIZE = 64
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._compiled: dict[Format, Any] = {}
+        self._compiled: dict[Format, tuple[Any, str]] = {}
         self._tokenizer: Any = None
         self._missing = False  # llguidance is not installed (said once)
 
-    def _engine(self) -> Any:
+    def engine(self) -> Any:
+        """The llguidance module (None when it is not installed)."""
         if self._missing:
             return None
         try:
@@ -268,42 +297,58 @@ class _Grammars:
             log.warning("llguidance is not installed: freeform tools' grammars are not checked "
                         "(pip install 'toolbridge[serve]')")
             return None
-        if self._tokenizer is None:
-            # Every byte one token, and an end token: a matcher over the text's UTF-8 bytes.
-            self._tokenizer = llguidance.LLTokenizer.from_tiktoken(
-                encoder={bytes([b]): b for b in range(256)}, special_tokens={"<|end|>": 256},
-                pattern=r"[\s\S]", eos_token=256, n_vocab=257, slices=[])
+        with self._lock:
+            if self._tokenizer is None:
+                # Every byte one token, and an end token: a matcher over the text's UTF-8 bytes.
+                self._tokenizer = llguidance.LLTokenizer.from_tiktoken(
+                    encoder={bytes([b]): b for b in range(256)}, special_tokens={"<|end|>": 256},
+                    pattern=r"[\s\S]", eos_token=256, n_vocab=257, slices=[])
         return llguidance
 
-    def _grammar(self, fmt: Format) -> tuple[Any, str]:
-        """(the compiled grammar or None, the compile error or "")."""
+    def build(self, fmt: Format) -> tuple[Any, str]:
+        """(a matcher at the grammar's start or None, the compile error or ""), compiled on the
+        calling thread."""
+        engine = self.engine()
+        if engine is None:
+            return None, ""
+        matcher = engine.LLMatcher
+        grammar = (matcher.grammar_from_lark(fmt.definition) if fmt.syntax == "lark"
+                   else matcher.grammar_from_regex(fmt.definition))
+        built = matcher(self._tokenizer, grammar, log_level=0)
+        if built.is_error():
+            return None, built.get_error().strip()[:500] or "invalid"
+        return built, ""
+
+    def kept(self, fmt: Format) -> tuple[Any, str] | None:
+        """What compiling ``fmt`` gave, when it is kept."""
+        return self._compiled.get(fmt)
+
+    def remember(self, fmt: Format, entry: tuple[Any, str]) -> tuple[Any, str]:
         with self._lock:
-            found = self._compiled.get(fmt)
-            if found is not None:
-                return found
-            engine = self._engine()
-            if engine is None:
-                return None, ""
-            matcher = engine.LLMatcher
-            grammar = (matcher.grammar_from_lark(fmt.definition) if fmt.syntax == "lark"
-                       else matcher.grammar_from_regex(fmt.definition))
-            failed, warnings = matcher.validate_grammar_with_warnings(grammar, self._tokenizer)
-            entry = (None, "; ".join(w.strip() for w in warnings)[:500] or "invalid") if failed else (grammar, "")
             if len(self._compiled) >= self.SIZE:
                 self._compiled.pop(next(iter(self._compiled)))
             self._compiled[fmt] = entry
-            return entry
+        return entry
 
-    def compile_error(self, fmt: Format) -> str:
-        return self._grammar(fmt)[1]
+    def compiled(self, fmt: Format, budget: float | None = None) -> tuple[Any, str]:
+        """(the kept matcher or None, the compile error or ""): compiled on a thread of its own
+        when not kept; past ``budget`` seconds, (None, why) and not kept."""
+        found = self._compiled.get(fmt)
+        if found is not None:
+            return found
+        entry = on_own_stack(lambda: self.build(fmt), COMPILE_STACK, budget)
+        if entry is None:
+            return None, f"compiling it took more than {budget:g} s"
+        return self.remember(fmt, entry)
+
+    def compile_error(self, fmt: Format, budget: float | None = None) -> str:
+        return self.compiled(fmt, budget)[1]
 
     def mismatch(self, fmt: Format, text: str) -> tuple[str, ...]:
-        grammar, error = self._grammar(fmt)
-        if grammar is None:
+        start, error = self.compiled(fmt)
+        if start is None:
             return (f"the tool's {fmt.syntax} grammar cannot be applied: {error}",) if error else ()
-        import llguidance
-
-        matcher = llguidance.LLMatcher(self._tokenizer, grammar)
+        matcher = start.deep_copy()
         data = text.encode()
         taken = matcher.try_consume_tokens(list(data))
         if taken == len(data) and matcher.is_accepting():
@@ -316,4 +361,33 @@ class _Grammars:
         return (f"(root): the input ends before the tool's {fmt.syntax} grammar is complete",)
 
 
-_GRAMMARS = _Grammars()
+GRAMMARS = _Grammars()  # the process's compiled grammars (the gateway fills it: ``gateway.grammars``)
+_STACK_SIZE = threading.Lock()  # threading.stack_size is one setting for the process
+
+
+def on_own_stack(work: Callable[[], Any], stack: int, budget: float | None = None) -> Any:
+    """``work()`` on a new thread with ``stack`` bytes of stack (a compile's recursion depth
+    then does not depend on the caller's thread); None when it takes more than ``budget``
+    seconds (the thread goes on to its end, its result dropped). Its exception is raised here."""
+    out: list[Any] = []
+
+    def run() -> None:
+        try:
+            out.append((work(), None))
+        except BaseException as exc:  # noqa: BLE001  # handed to the caller, raised there
+            out.append((None, exc))
+
+    with _STACK_SIZE:
+        before = threading.stack_size(stack)
+        try:
+            thread = threading.Thread(target=run, name="toolbridge-grammar", daemon=True)
+            thread.start()
+        finally:
+            threading.stack_size(before)
+    thread.join(budget)
+    if not out:
+        return None
+    result, exc = out[0]
+    if exc is not None:
+        raise exc
+    return result
