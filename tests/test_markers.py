@@ -7,7 +7,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.budget import examples
-
 from toolbridge.dialects import dialect_names, get_dialect
 from toolbridge.syntax.markers import WHOLE_NEAR, marker_set, match_at
 

@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.budget import examples
-
 from toolbridge import StreamParser, dialect_names, get_dialect, parse
 
 DIALECTS = sorted({get_dialect(n).name for n in dialect_names() if get_dialect(n).render is not None})

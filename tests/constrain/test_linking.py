@@ -21,7 +21,6 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tests.budget import examples
-
 from toolbridge.constrain import Constraint, compile_tools, gbnf
 from toolbridge.constrain.compiler import _strict
 from toolbridge.dialects import get_dialect

@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.budget import examples
-
 from toolbridge._quickcheck import quick_check
 from toolbridge.tools import Toolset
 
