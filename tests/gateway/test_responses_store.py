@@ -118,7 +118,8 @@ def test_no_credential_sees_no_keyed_response(stacks: Any) -> None:
     keyed = s.client(api_key="tenant-a").responses.create(model="m", input="hi")
     assert http(s, "GET", f"/v1/responses/{keyed.id}")[0] == 404
     assert http(s, "DELETE", f"/v1/responses/{keyed.id}")[0] == 404
-    status, body = http(s, "POST", "/v1/responses", {"model": "m", "input": "x", "previous_response_id": keyed.id})
+    status, body = http(s, "POST", "/v1/responses",
+                        {"model": "m", "input": "x", "previous_response_id": keyed.id})
     assert status == 400 and body["error"]["code"] == "previous_response_not_found"
     status, anonymous = http(s, "POST", "/v1/responses", {"model": "m", "input": "hi"})
     assert status == 200 and http(s, "GET", f"/v1/responses/{anonymous['id']}")[0] == 200
@@ -194,7 +195,8 @@ def test_the_store_sweeps_from_the_front_on_every_insert() -> None:
 
 
 def sealed_reasoning(s: Stack) -> str:
-    first = s.client().responses.create(model="m", input="hi", include=["reasoning.encrypted_content"], store=False)
+    first = s.client().responses.create(model="m", input="hi", include=["reasoning.encrypted_content"],
+                                        store=False)
     return first.output[0].encrypted_content
 
 

@@ -39,7 +39,8 @@ from .script import CALL_ARGS, CALL_NAME, LEAD, MODEL
 
 def _answer() -> dict[str, Any]:
     """The upstream's answer, as the pipeline gives it to the front (repaired)."""
-    call = {"id": "call_bench", "type": "function", "function": {"name": CALL_NAME, "arguments": json.dumps(CALL_ARGS)}}
+    call = {"id": "call_bench", "type": "function",
+            "function": {"name": CALL_NAME, "arguments": json.dumps(CALL_ARGS)}}
     return {"id": "chatcmpl-bench", "object": "chat.completion", "created": 1, "model": MODEL,
             "choices": [{"index": 0, "finish_reason": "tool_calls",
                          "message": {"role": "assistant", "content": LEAD, "tool_calls": [call]}}],
@@ -48,7 +49,8 @@ def _answer() -> dict[str, Any]:
 
 def _request(store: bool) -> Request:
     body = orjson.dumps({**responses_request(False), "store": store})
-    headers = [(b"content-type", b"application/json"), (b"authorization", b"Bearer sk-bench-tenant-0123456789")]
+    headers = [(b"content-type", b"application/json"),
+               (b"authorization", b"Bearer sk-bench-tenant-0123456789")]
     return Request("POST", "/v1/responses", "1.1", headers, body, True)
 
 
@@ -63,8 +65,8 @@ def _puts(store: ResponseStore, response: dict[str, Any], size: int, batch: int)
 
 
 def measure(quick: bool = False) -> dict[str, Any]:
-    """``{"us": {"unstored", "stored", "get", "added"}, "bytes_accounted", "json_bytes",
-    "stored", "problems"}``."""
+    """``{"us": {"unstored", "stored", "put", "get", "added"}, "bytes_accounted", "json_bytes",
+    "request_bytes", "stored", "problems"}``."""
     front = ResponsesFront(GatewayConfig(upstream="http://127.0.0.1:1/v1"))
     answer, settings = _answer(), Settings("hermes")
     requests = {False: _request(False), True: _request(True)}
@@ -85,7 +87,8 @@ def measure(quick: bool = False) -> dict[str, Any]:
             bodies = [respond(store) for _ in range(batch)]
             times["stored" if store else "unstored"].append((time.perf_counter() - started) / batch)
         made = [(orjson.loads(body)["id"], body) for body in bodies]
-        times["put"].append(_puts(puts, orjson.loads(bodies[-1]), front.store.bytes // len(front.store), batch))
+        accounted = front.store.bytes // len(front.store)
+        times["put"].append(_puts(puts, orjson.loads(bodies[-1]), accounted, batch))
         started = time.perf_counter()
         for rid, _ in made:
             front.stored(requests[True], rid)
@@ -105,5 +108,6 @@ def report(figures: dict[str, Any]) -> str:
     us = figures["us"]
     return (f"Responses store (per response, scoped and byte-accounted; {figures['stored']} kept, "
             f"the store full): unstored {us['unstored']:.1f} us, stored {us['stored']:.1f} us "
-            f"(+{us['added']:.1f} us, of which the put {us['put']:.1f} us), GET {us['get']:.1f} us; {figures['bytes_accounted']} bytes "
-            f"accounted each (request {figures['request_bytes']} + response JSON {figures['json_bytes']} x 2)")
+            f"(+{us['added']:.1f} us, of which the put {us['put']:.1f} us), GET {us['get']:.1f} us; "
+            f"{figures['bytes_accounted']} bytes accounted each (request {figures['request_bytes']} "
+            f"+ response JSON {figures['json_bytes']} x 2)")

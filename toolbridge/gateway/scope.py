@@ -35,7 +35,8 @@ def derive_key(secret: bytes, purpose: str) -> bytes:
     """A 32-byte key for ``purpose`` from the whole ``secret``: HMAC-SHA256 of the purpose under
     the secret's SHA-256, so that every byte of a secret of any length counts (BLAKE2b's own key
     takes at most 64 bytes) and keys for different purposes are unrelated."""
-    return hmac.new(hashlib.sha256(secret).digest(), b"toolbridge/" + purpose.encode(), hashlib.sha256).digest()
+    key = hashlib.sha256(secret).digest()
+    return hmac.new(key, b"toolbridge/" + purpose.encode(), hashlib.sha256).digest()
 
 
 def credential(req: Request) -> bytes:

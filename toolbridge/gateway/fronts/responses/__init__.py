@@ -88,7 +88,8 @@ class ResponsesFront:
                                    model=model if isinstance(model, str) and model else None)
         body = orjson.dumps(response)
         if context.store:
-            self.store.put(context.scope, response, self.conversation(context, response), self.size(context, body))
+            self.store.put(context.scope, response, self.conversation(context, response),
+                           self.size(context, body))
         return body
 
     def conversation(self, context: Context, response: dict[str, Any]) -> list[dict[str, Any]]:

@@ -64,7 +64,8 @@ class ResponseStore:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def put(self, scope: str, response: dict[str, Any], conversation: list[dict[str, Any]], size: int) -> bool:
+    def put(self, scope: str, response: dict[str, Any], conversation: list[dict[str, Any]],
+            size: int) -> bool:
         """Store a finished response; False when it is not kept (no store, or too large)."""
         if self.size <= 0:
             return False
@@ -93,7 +94,8 @@ class ResponseStore:
             self._sweep(now)
             self._pending[scope, response["id"]] = Entry(now + self.ttl, response, None, 0)
 
-    def finish(self, scope: str, response: dict[str, Any], conversation: list[dict[str, Any]], size: int) -> bool:
+    def finish(self, scope: str, response: dict[str, Any], conversation: list[dict[str, Any]],
+               size: int) -> bool:
         """Store a streamed response if it is still registered (not deleted meanwhile)."""
         with self._lock:
             registered = self._pending.pop((scope, response["id"]), None) is not None
