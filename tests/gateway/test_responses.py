@@ -417,7 +417,9 @@ def test_native_calls_are_strict_too(stacks: Any) -> None:
 
 
 def turn(body: dict[str, Any], sealer: Sealer | None = None) -> Any:
-    return responses_turn({"model": "m", **body}, ResponseStore(8, 60).conversation, sealer or Sealer())
+    store = ResponseStore(8, 60)
+    return responses_turn({"model": "m", **body}, lambda rid: store.conversation("", rid).conversation,
+                          sealer or Sealer())
 
 
 @pytest.mark.parametrize("input, messages", [

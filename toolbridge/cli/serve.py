@@ -108,11 +108,15 @@ def _responses_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
     """The Responses front's store and reasoning seal (README: the Responses front)."""
     p.add_argument("--responses-store", type=int, default=d.responses_store,
                    help="responses kept in memory for previous_response_id and GET (0: none; per process)")
+    p.add_argument("--responses-store-bytes", type=int, default=d.responses_store_bytes,
+                   help="bytes the stored responses may account for, their JSON (the least recently "
+                        "stored go first; per process)")
     p.add_argument("--responses-ttl", type=float, default=d.responses_ttl,
                    help="seconds a stored response is kept")
     p.add_argument("--responses-secret", default=d.responses_secret,
-                   help="key that seals reasoning into encrypted_content (default: one per start, "
-                        "shared by its workers)")
+                   help="secret that seals reasoning into encrypted_content and keys the hashes of "
+                        "callers' credentials that scope the store (default: one per start, shared by "
+                        "its workers)")
 
 
 def _fallback_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:

@@ -43,6 +43,7 @@ MESSAGES = MessagesFront()
 # The front whose error shape a path's refusals (401, 404, 405) take; others take the chat one.
 STORED = "/v1/responses/"
 _FRONTS: dict[str, Any] = {"/v1/messages": MESSAGES, "/v1/messages/count_tokens": MESSAGES}
+SWEEP_SECONDS = 30.0  # at most this long between sweeps of the expired stored responses
 
 
 class Gateway:
@@ -58,6 +59,10 @@ class Gateway:
         self._host, self._port, self._base = config.upstream_parts()
         self.pool: UpstreamPool | None = None
         self.server: H1Server | None = None
+        self._sweeper: asyncio.TimerHandle | None = None
+        store = self.responses.store
+        self.metrics.gauges.update(toolbridge_responses_stored=lambda: len(store),
+                                   toolbridge_responses_stored_bytes=lambda: store.bytes)
         self._routes: dict[tuple[str, str], Any] = {
             ("POST", "/v1/chat/completions"): lambda req, resp: self.pipeline.serve(CHAT, req, resp),
             ("POST", "/v1/messages"): lambda req, resp: self.pipeline.serve(MESSAGES, req, resp),
@@ -77,10 +82,20 @@ class Gateway:
                         max_headers=c.max_headers, request_timeout=c.request_timeout,
                         keepalive_timeout=c.keepalive_timeout)
         self.server = await H1Server.start(self.handle, c.host, c.port, limits, reuse_port=reuse_port)
+        self._sweep()
         return self.server
+
+    def _sweep(self) -> None:
+        """Drop the expired stored responses, and again in a while: their memory goes even
+        while no request comes (each store operation sweeps too)."""
+        self.responses.store.sweep()
+        delay = min(SWEEP_SECONDS, self.config.responses_ttl)
+        self._sweeper = asyncio.get_running_loop().call_later(delay, self._sweep)
 
     async def close(self, grace: float = 1.0) -> None:
         """Stop accepting; requests in flight have ``grace`` seconds to finish."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         if self.server is not None:
             await self.server.close(grace=grace)
         if self.pool is not None:
@@ -159,15 +174,16 @@ class Gateway:
         return 200, Provenance()
 
     async def _stored(self, req: Request, resp: Response) -> tuple[int, Provenance]:
-        """``GET`` / ``DELETE /v1/responses/{id}``: a stored response, or its deletion (404 when
-        it is not stored here: unknown, expired, deleted, or kept by another worker)."""
+        """``GET`` / ``DELETE /v1/responses/{id}``: a stored response of the caller's scope, or
+        its deletion (404 when it is not stored here for this caller: unknown, expired, deleted,
+        another caller's, or kept by another worker; the same answer for each)."""
         response_id = req.path[len(STORED):]
         if req.method == "GET":
-            found = self.responses.stored(response_id)
+            found = self.responses.stored(req, response_id)
             if found is not None:
                 resp.send(200, JSON, orjson.dumps(found))
                 return 200, Provenance()
-        elif self.responses.store.delete(response_id):
+        elif self.responses.delete(req, response_id):
             resp.send(200, JSON, orjson.dumps({"id": response_id, "object": "response", "deleted": True}))
             return 200, Provenance()
         resp.send(404, JSON, CHAT.error(f"no response {response_id!r:.80} is stored here (unknown, expired, "

@@ -49,8 +49,11 @@ class GatewayConfig:
     workers: int = 1
     graceful_timeout: float = 30.0  # seconds requests in flight have to finish on SIGTERM
     responses_store: int = 256  # responses kept for previous_response_id (0: none)
+    responses_store_bytes: int = 256 << 20  # bytes the stored responses may account for (their JSON)
     responses_ttl: float = 3600.0  # seconds a stored response is kept
-    responses_secret: str = ""  # the key sealing reasoning (encrypted_content); default: one per start
+    # The gateway's secret: seals reasoning (encrypted_content) and keys the hashes of the callers'
+    # credentials that scope the store; default: one per start
+    responses_secret: str = ""
     log_level: str = "info"
     # The prompt-injected tool protocol and the completions upstream mode (gateway/fallback.py).
     tool_fallback: bool = False
@@ -84,8 +87,9 @@ class GatewayConfig:
             raise ConfigError(f"--on-invalid must be pass, reject or retry, not {self.on_invalid!r}")
         if not 0 <= self.retries <= MAX_RETRIES:
             raise ConfigError(f"--retries must be between 0 and {MAX_RETRIES}")
-        if self.responses_store < 0 or self.responses_ttl <= 0:
-            raise ConfigError("--responses-store must be 0 or more and --responses-ttl positive")
+        if self.responses_store < 0 or self.responses_ttl <= 0 or self.responses_store_bytes < 1:
+            raise ConfigError("--responses-store must be 0 or more, --responses-store-bytes and "
+                              "--responses-ttl positive")
         if self.workers < 1 or self.max_body < 1 or self.timeout <= 0:
             raise ConfigError("--workers, --max-body and --timeout must be positive")
         if self.graceful_timeout < 0:

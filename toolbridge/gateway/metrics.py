@@ -1,12 +1,13 @@
 """Prometheus counters for the gateway, rendered in the text exposition format.
 
-Hand-written on purpose: a handful of labelled counters and one gauge do not need a client
+Hand-written on purpose: a handful of labelled counters and a few gauges do not need a client
 library, and keeping them as plain integers costs nothing on the request path.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +42,11 @@ _HELP = {
                                    "started this one."),
     "toolbridge_streamed_chunks_total": ("counter", "Chunks sent to clients on streams."),
     "toolbridge_open_streams": ("gauge", "Streams in progress."),
+    "toolbridge_responses_stored": ("gauge", "Responses in the Responses front's store."),
+    "toolbridge_responses_stored_bytes": ("gauge", "Bytes the stored responses account for (their JSON)."),
+    "toolbridge_responses_dropped_total": ("counter",
+                                           "Stored responses that went before a DELETE, by reason (expired; "
+                                           "count, bytes: evicted by a bound; too_large: never stored)."),
 }
 
 
@@ -52,6 +58,7 @@ MOVES_KEPT = 512  # distinct answer figures ``answered`` keeps
 class Metrics:
     counters: Counter[Key] = field(default_factory=Counter)
     open_streams: int = 0
+    gauges: dict[str, Callable[[], int]] = field(default_factory=dict)  # read when rendered
     # The keys of the counters every request moves, by name and label values: made once, not
     # per request (every value is one of a few: routes, statuses, fronts, sources).
     _keys: dict[tuple[str, tuple[str, ...]], Key] = field(default_factory=dict, repr=False)
@@ -113,6 +120,8 @@ class Metrics:
             text = ",".join(f'{k}="{v}"' for k, v in labels)
             by_name.setdefault(name, []).append(f"{name}{{{text}}} {value}" if text else f"{name} {value}")
         by_name["toolbridge_open_streams"] = [f"toolbridge_open_streams {self.open_streams}"]
+        for name, read in self.gauges.items():
+            by_name[name] = [f"{name} {read()}"]
         for name, (kind, help_text) in _HELP.items():
             lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}", *by_name.get(name, [])]
         return "\n".join(lines) + "\n"

@@ -50,14 +50,16 @@ it runs. Reading a whole answer or translating one streamed upstream event of mo
 run on a small pool of worker threads (``PARSE_WORKERS``); smaller ones run inline, where the
 thread hop would cost about as much as the work. A worker holds the GIL only in slices
 (``sys.getswitchinterval``), so the loop keeps answering meanwhile, provided the work does not
-release and retake the GIL at a high rate (which starves the loop: see ``native.new_id``).
+release and retake the GIL at a high rate (which starves the loop: see ``parsing.ids``).
 
-**A front** is one module with: ``turn(body) -> Turn``, ``error(message, type, code, param) ->
-bytes``, ``upstream_error(raw) -> bytes``, ``whole(answer, plan) -> bytes``, ``stream(answer_stream) ->
+**A front** is one module with: ``turn(body, request) -> Turn`` (the request tells a front that
+keeps things per caller whose they are), ``error(message, type, code, param) -> bytes``,
+``upstream_error(raw) -> bytes``, ``whole(answer, plan) -> bytes``, ``stream(answer_stream) ->
 encoder`` (``feed_sse(chunk) -> bytes``, ``finish_sse() -> bytes``, ``provenance``),
 ``stream_error(message, type, code) -> bytes``, ``stream_end() -> bytes`` and ``content_type``;
 and one route in ``app.py``. An encoder may also have ``idle_sse() -> bytes`` and
-``idle_seconds``: its keep-alive events, written while the upstream is silent (``keepalive``).
+``idle_seconds``: its keep-alive events, written while the upstream is silent (``keepalive``);
+and ``disconnected()``, called when the client goes away mid-stream.
 """
 
 from __future__ import annotations
@@ -107,7 +109,7 @@ class Front(Protocol):
 
     content_type: bytes
 
-    def turn(self, body: Any) -> Turn: ...
+    def turn(self, body: Any, req: Request | None = None) -> Turn: ...
     def error(self, message: str, type: str = ..., code: str | None = ..., param: str | None = ...) -> bytes: ...
     def upstream_error(self, raw: bytes) -> bytes: ...
     def whole(self, answer: dict[str, Any], plan: Plan) -> bytes: ...
@@ -158,9 +160,9 @@ class Pipeline:
         try:
             body = req.body
             if len(body) > OFFLOOP_REQUEST_BYTES:
-                turn, plan, path, retry = await self.cpu(True, "request", self._plan, front, body)
+                turn, plan, path, retry = await self.cpu(True, "request", self._plan, front, req)
             else:  # inline, without the coroutine ``cpu`` would make
-                turn, plan, path, retry = self._plan(front, body)
+                turn, plan, path, retry = self._plan(front, req)
         except orjson.JSONDecodeError as exc:
             return self.fail.refuse(front, resp, 400, f"the request body is not valid JSON: {exc}")
         except RequestError as exc:
@@ -201,10 +203,11 @@ class Pipeline:
                 return 200, Provenance()
             return self.fail.upstream_failure(front, resp, exc), Provenance()
 
-    def _plan(self, front: Front, body: bytes) -> tuple[Turn, Plan, str, bool]:
+    def _plan(self, front: Front, req: Request) -> tuple[Turn, Plan, str, bool]:
         """The request checked and planned: its turn, plan, upstream path and whether a refusal
         of tools is retried."""
-        turn = front.turn(orjson.loads(body))
+        body = req.body
+        turn = front.turn(orjson.loads(body), req)
         if self.config.drop_reasoning_history:
             drop_reasoning(turn.messages)
         return turn, *self._route(turn, shallow_body(body))
@@ -359,6 +362,9 @@ class Pipeline:
             invalid = await self._relay(front, up, encoder, resp)
         except ClientDisconnected:
             log.info("client disconnected mid-stream; upstream request closed")
+            gone = getattr(encoder, "disconnected", None)  # an encoder that keeps state for its stream
+            if gone is not None:
+                gone()
             invalid = None
         finally:
             self.metrics.open_streams -= 1

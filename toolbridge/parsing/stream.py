@@ -20,10 +20,7 @@ from __future__ import annotations
 
 import enum
 import json
-import os
-import random
 import re
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -33,6 +30,7 @@ from ..syntax.markers import WHOLE_NEAR, cut_off, marker_set
 from ..syntax.dialect import (FAIL, HOLD_TAGGED_BLOCK, MORE, TRUNCATED, UNCLOSED_AT_END, Body, Dialect,
                               still_held)
 from ..dialects import get_dialect
+from .ids import random_hex
 from ..errors import ConfigError
 from ..pieces import TextBuffer
 from ..events import (
@@ -78,17 +76,10 @@ class _Call:
         self.value: Any = None
 
 
-# Call ids come from a generator seeded once from the OS, not from os.urandom per id: that
-# system call releases the GIL, and a parse on a worker thread that releases it at every call
-# takes it straight back, starving an event loop (measured while an 8,000-call answer was read
-# on a worker: /health stalls of 50-270 ms, against under 40 ms with this generator).
-_IDS = random.Random(secrets.randbits(128))
-os.register_at_fork(after_in_child=lambda: _IDS.seed(secrets.randbits(128)))
-
-
 def random_call_id(index: int = 0) -> str:
-    """An OpenAI-style call id: ``call_`` and 24 random hex digits (``index`` is not used)."""
-    return "call_%024x" % _IDS.getrandbits(96)
+    """An OpenAI-style call id: ``call_`` and 24 random hex digits (``index`` is not used); from
+    the operating system's random bytes, drawn in batches (``ids``)."""
+    return "call_" + random_hex(24)
 
 
 def final_text(scan: Any, text: str, pos: int) -> list[Event]:

@@ -156,7 +156,7 @@ class ChatFront:
     name = "chat"
     content_type = b"text/event-stream"
 
-    def turn(self, body: Any) -> Turn:
+    def turn(self, body: Any, req: Any = None) -> Turn:
         return chat_turn(body)
 
     def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,

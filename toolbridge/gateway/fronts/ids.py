@@ -4,25 +4,25 @@ A client's call id is a prefix (``toolu_``, ``call_``) + 8 random characters + t
 id (``r`` and the id as it is when it is made of ``[A-Za-z0-9_-]``, else ``b`` and its base64url),
 so the ids a client sees are unique across a conversation even where an upstream repeats its own
 (``functions.read:0`` each turn), and the upstream is sent back exactly the ids it gave: no state
-is kept, the id carries it. An id of another origin is sent upstream as it is.
+is kept, the id carries it. An id of another origin is sent upstream as it is. Every random
+character comes from the operating system's random bytes (``parsing.ids``): ids are not
+predictable from the ids already seen.
 """
 
 from __future__ import annotations
 
 import base64
-import os
-import random
 import re
 
+from ...parsing.ids import random_alnum
+
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]+")
-_RANDOM = random.Random(os.urandom(16))  # seeded once: no system call per id
-_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _NONCE = 8
 
 
 def client_call_id(prefix: str, call_id: str) -> str:
     """The client's id for an upstream call id (see the module docstring)."""
-    nonce = "".join(_RANDOM.choices(_ALPHABET, k=_NONCE))
+    nonce = random_alnum(_NONCE)
     if _SAFE_ID.fullmatch(call_id):
         return f"{prefix}{nonce}r{call_id}"
     encoded = base64.urlsafe_b64encode(call_id.encode()).decode().rstrip("=")
@@ -49,4 +49,4 @@ def upstream_call_id(prefix: str, client_id: str) -> str:
 
 def new_id(prefix: str, length: int = 24) -> str:
     """A fresh id: ``prefix`` and ``length`` random characters."""
-    return prefix + "".join(_RANDOM.choices(_ALPHABET, k=length))
+    return prefix + random_alnum(length)

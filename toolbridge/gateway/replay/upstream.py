@@ -6,13 +6,15 @@ or native ``tool_calls``, streamed in chunks of a given size and pace or returne
 quirks real upstreams have (a whole native call in one chunk, an id on every chunk, no index,
 arguments as an object), and with faults (an error status, silence, a stream cut mid-way, a
 connection dropped unanswered, an answer or a chunk that is not JSON).
-Every request body it received is kept in ``requests``.
+Every request body it received is kept in ``requests``, and its ``Authorization`` field (None
+when absent) in ``authorizations``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -36,6 +38,7 @@ class Reply:
     error: str = ""  # with a non-200 status: the error message
     delay: float = 0.0  # seconds of silence before answering
     cut_after: int | None = None  # streamed: drop the connection after this many chunks
+    hold: threading.Event | None = None  # streamed: after the first chunk, wait until it is set (10 s at most)
     quirk: str = ""  # native streams: "whole", "id_every_chunk", "no_index", "object_arguments"
     # "reset": the connection is dropped unanswered; "garbage": the answer is not JSON (streamed:
     # chunk ``cut_after`` is not JSON, and the stream goes on)
@@ -59,6 +62,7 @@ class ReplayUpstream:
         self.detokenize = detokenize
         self.host, self._port = host, port
         self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[bytes | None] = []
         # What GET /v1/models answers (a server's listing says which server it is) and with which
         # extra header fields (``server: llama.cpp`` ...).
         self.models: dict[str, Any] = {"object": "list", "data": [{"id": "replay", "object": "model"}]}
@@ -91,6 +95,7 @@ class ReplayUpstream:
             return
         body = json.loads(req.body)
         self.requests.append(body)
+        self.authorizations.append(req.header(b"authorization"))
         reply = self.script(body)
         pieces = None
         if self.detokenize is not None and reply.content:
@@ -121,6 +126,8 @@ class ReplayUpstream:
                     resp.abort()
                     return
                 resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                if n == 0 and reply.hold is not None:
+                    await asyncio.to_thread(reply.hold.wait, 10)
                 if reply.pace:
                     await asyncio.sleep(reply.pace)
             resp.end(b"data: [DONE]\n\n")

@@ -87,7 +87,7 @@ class MessagesFront:
     name = "messages"
     content_type = b"text/event-stream"
 
-    def turn(self, body: Any) -> Turn:
+    def turn(self, body: Any, req: Any = None) -> Turn:
         return messages_turn(body)
 
     def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,

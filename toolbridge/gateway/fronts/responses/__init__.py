@@ -4,7 +4,8 @@ stored responses (``GET`` / ``DELETE /v1/responses/{id}``).
 In: ``request.responses_turn`` (the request, field by field, as a ``Turn`` whose ``context`` is
 what the answer needs of it). Out: a whole answer is one ``response`` object (``whole``), output
 items in the order reasoning, message, calls (``items``); a stream is ``stream.ResponsesStream``.
-A response is kept (``store.ResponseStore``) unless the request said ``store: false``.
+A response is kept (``store.ResponseStore``) unless the request said ``store: false``, in the
+scope of the caller that made it (``scope.Scopes``): another caller's id is an unknown id.
 Reasoning is given back whole (``reasoning_text``) and, when the request includes
 ``reasoning.encrypted_content``, sealed for the next turn (``sealed``). Errors are the OpenAI
 shape ``{"error": {"message", "type", "param", "code"}}``.
@@ -12,6 +13,7 @@ shape ``{"error": {"message", "type", "param", "code"}}``.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -19,7 +21,9 @@ import orjson
 
 from ...config import GatewayConfig
 from ...metrics import Metrics
+from ...http.server import Request
 from ...repair import first_choice
+from ...scope import Scopes
 from ...streaming import AnswerStream
 from ...turn import Plan, Turn
 from ..chat import error_body
@@ -38,15 +42,33 @@ class ResponsesFront:
     content_type = b"text/event-stream"
 
     def __init__(self, config: GatewayConfig | None = None, metrics: Metrics | None = None) -> None:
-        size = config.responses_store if config is not None else 256
-        ttl = config.responses_ttl if config is not None else 3600.0
-        secret = config.responses_secret if config is not None else None
-        self.store = ResponseStore(size, ttl)
+        config = config or GatewayConfig()
+        secret = config.responses_secret.encode() or os.urandom(32)
+        dropped = (lambda reason: metrics.inc("toolbridge_responses_dropped_total", reason=reason)) \
+            if metrics is not None else None
+        self.store = ResponseStore(config.responses_store, config.responses_ttl, config.responses_store_bytes,
+                                   dropped)
+        self.scopes = Scopes(secret, config.api_key)
         unsealed = (lambda: metrics.inc("toolbridge_reasoning_unsealed_total")) if metrics is not None else None
-        self.sealer = Sealer(secret.encode() if secret else None, unsealed)
+        self.sealer = Sealer(secret, unsealed)
 
-    def turn(self, body: Any) -> Turn:
-        return responses_turn(body, self.store.conversation, self.sealer)
+    def turn(self, body: Any, req: Request | None = None) -> Turn:
+        """The request as a Turn; ``req`` gives its caller's scope (``previous_response_id`` is
+        looked up there, the response is stored there) and its size (what the stored
+        conversation is accounted, with the previous one's)."""
+        scope = self.scopes.of(req)
+        previous: list[int] = []
+
+        def conversation(response_id: str) -> list[dict[str, Any]]:
+            entry = self.store.conversation(scope, response_id)
+            previous.append(entry.size)
+            return entry.conversation  # type: ignore[return-value]  # (conversation() checked it)
+
+        turn = responses_turn(body, conversation, self.sealer)
+        context: Context = turn.context
+        context.scope = scope
+        context.size = (len(req.body) if req is not None else 0) + sum(previous)
+        return turn
 
     def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,
               param: str | None = None) -> bytes:
@@ -64,13 +86,21 @@ class ResponsesFront:
         response = response_object(context, new_response_id(), answer.get("created") or time.time(), status,
                                    output, usage_of(answer.get("usage")), incomplete,
                                    model=model if isinstance(model, str) and model else None)
-        self.keep(context, response)
-        return orjson.dumps(response)
-
-    def keep(self, context: Context, response: dict[str, Any]) -> None:
-        """Store a finished response (unless the request said ``store: false``)."""
+        body = orjson.dumps(response)
         if context.store:
-            self.store.put(response, [*context.history, assistant_message(context, response["output"])])
+            self.store.put(context.scope, response, self.conversation(context, response),
+                           self.size(context, body))
+        return body
+
+    def conversation(self, context: Context, response: dict[str, Any]) -> list[dict[str, Any]]:
+        """What a later ``previous_response_id`` naming ``response`` continues from."""
+        return [*context.history, assistant_message(context, response["output"])]
+
+    @staticmethod
+    def size(context: Context, response: bytes) -> int:
+        """The bytes a stored response is accounted: its JSON, and its conversation's (the
+        request's bytes, the previous conversation's, and the output again)."""
+        return context.size + 2 * len(response)
 
     def stream(self, answer: AnswerStream) -> ResponsesStream:
         return ResponsesStream(answer, self, new_response_id())
@@ -82,5 +112,10 @@ class ResponsesFront:
     def stream_end(self) -> bytes:
         return b""
 
-    def stored(self, response_id: str) -> dict[str, Any] | None:
-        return self.store.response(response_id)
+    def stored(self, req: Request, response_id: str) -> dict[str, Any] | None:
+        """The stored response ``response_id`` of ``req``'s caller (None: not stored in its scope)."""
+        return self.store.response(self.scopes.of(req), response_id)
+
+    def delete(self, req: Request, response_id: str) -> bool:
+        """Delete the response ``response_id`` of ``req``'s caller; False when there is none."""
+        return self.store.delete(self.scopes.of(req), response_id)

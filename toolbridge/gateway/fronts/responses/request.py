@@ -82,6 +82,8 @@ class Context:
     namespaces: dict[str, tuple[str, str]] = field(default_factory=dict)  # model name -> (ns, name)
     freeforms: dict[str, Format] = field(default_factory=dict)  # the custom tools, by model name
     history: list[dict[str, Any]] = field(default_factory=list)  # the conversation, for the store
+    scope: str = ""  # the caller's, where the response is stored (``scope.Scopes``)
+    size: int = 0  # bytes the stored conversation is accounted before the output (``ResponsesFront.size``)
 
     def client_name(self, name: str) -> tuple[str, str | None]:
         """(name, namespace) of a call as the client knows the tool."""

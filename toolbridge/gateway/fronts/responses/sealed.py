@@ -3,12 +3,14 @@
 
 A sealed item is ``tb1.`` and the base64url of a 16-byte nonce, the reasoning text compressed
 (zlib) and enciphered with a keystream (BLAKE2b keyed with the encryption key, over the nonce
-and a block counter), and a 16-byte HMAC-SHA256 tag over all of it (encrypt-then-MAC). It is
-opaque to the client, and any change to it is seen: an item that does not verify (tampered,
-or sealed by a gateway with another key) is dropped with a log line and counted, and the turn
-goes on without that reasoning (counted in ``toolbridge_reasoning_unsealed_total``; ``--responses-secret`` gives every process and restart one key;
-without it each start makes its own). Reasoning longer than ``MAX_TEXT`` characters keeps its
-last ``MAX_TEXT``; a sealed string longer than ``MAX_SEALED`` is refused (400).
+and a block counter), and a 16-byte HMAC-SHA256 tag over all of it (encrypt-then-MAC); both keys
+are derived from the whole secret (``scope.derive_key``). It is opaque to the client, and any
+change to it is seen: an item that does not verify (tampered, or sealed by a gateway with
+another key) is dropped with a log line and counted, and the turn goes on without that
+reasoning (counted in ``toolbridge_reasoning_unsealed_total``; ``--responses-secret`` gives
+every process and restart one key; without it each start makes its own). Reasoning longer than
+``MAX_TEXT`` characters keeps its last ``MAX_TEXT``; a sealed string longer than ``MAX_SEALED``
+is refused (400).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import os
 import zlib
 from collections.abc import Callable
 
+from ...scope import derive_key
 from ...turn import RequestError
 
 log = logging.getLogger("toolbridge.gateway")
@@ -37,8 +40,8 @@ class Sealer:
     def __init__(self, secret: bytes | None = None, on_reject: Callable[[], None] | None = None) -> None:
         secret = secret or os.urandom(32)
         self._on_reject = on_reject  # told of each item that does not verify (the metrics)
-        self._enc = hashlib.blake2b(b"encrypt", key=secret[:64], digest_size=32).digest()
-        self._mac = hashlib.blake2b(b"authenticate", key=secret[:64], digest_size=32).digest()
+        self._enc = derive_key(secret, "seal/encrypt")  # (from the whole secret, whatever its length)
+        self._mac = derive_key(secret, "seal/authenticate")
 
     def seal(self, text: str) -> str:
         if len(text) > MAX_TEXT:

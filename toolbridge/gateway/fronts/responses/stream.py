@@ -18,7 +18,8 @@ native call: when the next item begins or the answer ends), or as ``incomplete``
 or broke after it began (its text follows as a message, as in the whole answer). Last comes ``response.completed``,
 or ``response.incomplete`` (``max_output_tokens``: the output was cut, a call open at the cut
 is ``incomplete``), with the whole response. A failure after the stream began is an ``error``
-event and ``response.failed`` (``error_sse``).
+event and ``response.failed`` (``error_sse``). A stored response is registered in the store at
+``response.created`` and stored at the last event, unless it was deleted meanwhile.
 """
 
 from __future__ import annotations
@@ -122,9 +123,13 @@ class ResponsesStream:
         output = [item.item for item in self._items]
         response = response_object(self._context, self._id, self._created, status, output,
                                    usage_of(self._answer.usage), incomplete, model=self._model)
-        self._front.keep(self._context, response)
         kind = "response.completed" if status == "completed" else "response.incomplete"
-        out.append(self._event(kind, {"response": response}))
+        last = self._event(kind, {"response": response})
+        if self._context.store:  # (unless a DELETE came during the stream: see store.finish)
+            front, context = self._front, self._context
+            front.store.finish(context.scope, response, front.conversation(context, response),
+                               front.size(context, last))
+        out.append(last)
         return b"".join(out)
 
     def error_sse(self, message: str, type: str, code: str | None = None) -> bytes:
@@ -134,7 +139,14 @@ class ResponsesStream:
         output = [item.item for item in self._items]
         response = response_object(self._context, self._id, self._created, "failed", output,
                                    error={"code": code or type, "message": message}, model=self._model)
+        self.disconnected()
         return head + error + self._event("response.failed", {"response": response})
+
+    def disconnected(self) -> None:
+        """The stream ends without its response (failed, or its client went away): its
+        registration in the store goes."""
+        if self._context.store:
+            self._front.store.abandon(self._context.scope, self._id)
 
     # ---------------------------------------------------------------- events
 
@@ -147,6 +159,8 @@ class ResponsesStream:
         self._started = True
         self._model = model if isinstance(model, str) and model else None
         response = response_object(self._context, self._id, self._created, "in_progress", [], model=self._model)
+        if self._context.store:  # GET answers it in_progress; a DELETE from now on wins
+            self._front.store.begin(self._context.scope, response)
         return (self._event("response.created", {"response": response})
                 + self._event("response.in_progress", {"response": response}))
 

@@ -1,0 +1,16 @@
+"""Smoke test of the store row in ``toolbridge bench --gateway``: measured and checked; no
+timing asserted (machines are shared and noisy)."""
+
+from __future__ import annotations
+
+from toolbridge.bench import store
+
+
+def test_the_store_row_is_measured_and_checked() -> None:
+    figures = store.measure(quick=True)
+    assert figures["problems"] == []
+    assert all(figures["us"][k] > 0 for k in ("unstored", "stored", "put", "get"))
+    assert figures["stored"] == 256, "the store was full"
+    # Accounted: the request, and the response's JSON twice (the object and the conversation).
+    assert figures["bytes_accounted"] == figures["request_bytes"] + 2 * figures["json_bytes"]
+    assert "GET" in store.report(figures)
