@@ -155,6 +155,8 @@ class ChatFront:
 
     name = "chat"
     content_type = b"text/event-stream"
+    paths = "indexed"  # messages[0].content
+    rebuilds = False  # the turn holds the body's own values: its nesting is checked on the turn
 
     def turn(self, body: Any) -> Turn:
         return chat_turn(body)
