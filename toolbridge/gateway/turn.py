@@ -27,7 +27,7 @@ from ..freeform import Format
 from ..limits import deeper_than
 from ..parsing.auto import special_tokens
 from ..syntax.dialect import Dialect
-from ..tools import SharedCache, Toolset
+from ..tools import SharedCache, Toolset, schema_error
 from .nesting import MAX_NESTING, SHOWN, deep_path, deep_where, spelled, too_deep
 from .nesting import encoded_within as _encoded_within
 
@@ -126,6 +126,9 @@ class Turn:
     # parameter is its raw input (``freeform.declaration``); their calls go back as raw text.
     freeforms: dict[str, Format] = field(default_factory=dict)
     context: Any = None  # the front's own, handed back with the plan (``Plan.context``)
+    # Where each tool's schema is in the client's request, in the front's spelling, for the
+    # errors that name it (None: the chat front's ``tools[i].function.parameters``).
+    schema_paths: list[str] | None = None
 
     def body(self) -> dict[str, Any]:
         """The Chat Completions request body this turn is (what a chat upstream is sent)."""
@@ -159,6 +162,7 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bo
     tools = (_restrict(turn.tools or [], named, turn.freeforms) if parse and named
              else (offered if parse else None))
     upstream = _upstream_body(turn.body(), special, settings, parse)
+    strict = _strict(turn.tools, offered, turn.schema_paths) if offered is not None else frozenset()
     required = None
     if mode == "required" and parse:
         required = named[0] if len(named) == 1 else "any"
@@ -177,7 +181,7 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bo
         on_invalid=settings.on_invalid,
         coerce=settings.coerce,
         repair=settings.repair,
-        strict=_strict(turn.tools, offered) if parse else frozenset(),
+        strict=strict if parse else frozenset(),
         freeforms=turn.freeforms,
         context=turn.context,
         texts=texts,
@@ -303,7 +307,20 @@ def _toolset(tools: Any, freeforms: dict[str, Format] | None = None,
         toolset = Toolset(tools, freeforms)
     except ConfigError as exc:
         raise RequestError(str(exc), param="tools") from exc
+    if len(toolset.schemas) < len(tools):
+        _unique_names(tools)
     return _TOOLSETS.put(key, toolset)
+
+
+def _unique_names(tools: list[Any]) -> None:
+    """Raise RequestError naming the first tool whose name an earlier one has."""
+    seen = set()
+    for i, tool in enumerate(tools):
+        name = tool.get("function", tool)["name"]
+        if name in seen:
+            raise RequestError(f"tools[{i}].function.name: tool names must be unique ({name!r:.80} is "
+                               "offered twice)", param=f"tools[{i}].function.name")
+        seen.add(name)
 
 
 def _check_functions(tools: list[Any]) -> None:
@@ -318,20 +335,21 @@ def _check_functions(tools: list[Any]) -> None:
 _TOOLSETS = SharedCache(256)
 
 
-def _strict(tools: Any, offered: Toolset) -> frozenset[str]:
+def _strict(tools: Any, offered: Toolset, paths: list[str] | None) -> frozenset[str]:
     """The names of the function tools marked ``"strict": true`` (a checked tools list), found
-    once per shared Toolset ``offered`` (made of the same tools); a bad flag is never kept, so
-    it is refused every time."""
+    once per shared Toolset ``offered`` (made of the same tools); a bad flag, or a strict tool
+    whose schema is not a valid JSON Schema (its calls could not be checked), is never kept, so
+    it is refused every time. ``paths``: see ``Turn.schema_paths``."""
     names = _STRICT.get(offered)
     if names is None:
-        names = _STRICT.put(offered, _strict_names(tools))
+        names = _STRICT.put(offered, _strict_names(tools, paths))
     return names  # type: ignore[no-any-return]
 
 
 _STRICT = SharedCache(256)  # by Toolset, as _TOOLSETS holds them
 
 
-def _strict_names(tools: Any) -> frozenset[str]:
+def _strict_names(tools: Any, paths: list[str] | None) -> frozenset[str]:
     names = set()
     for i, tool in enumerate(tools):
         fn = tool.get("function", tool)
@@ -339,6 +357,12 @@ def _strict_names(tools: Any) -> frozenset[str]:
         if flag is not None and not isinstance(flag, bool):
             raise RequestError(f"tools[{i}]: 'strict' must be a boolean", param=f"tools[{i}]")
         if flag:
+            error = schema_error(fn.get("parameters") or {})
+            if error is not None:
+                where = paths[i] if paths else f"tools[{i}].function.parameters"
+                raise RequestError(f"{where}: the tool {fn['name']!r:.80} is strict, but its schema is not "
+                                   f"a valid JSON Schema, so its calls could not be checked: {error}",
+                                   param=where)
             names.add(fn["name"])
     return frozenset(names)
 
