@@ -261,9 +261,10 @@ def _unanswered(pending: dict[str, str], where: str) -> None:
 
 
 def _blocks(content: Any, where: str) -> list[tuple[str, dict[str, Any]]]:
-    """(where, block) pairs; a string is one text block."""
+    """(where, block) pairs; a string is one text block (none when empty: a final assistant
+    message's, which may be)."""
     if isinstance(content, str):
-        return [(where, {"type": "text", "text": content})]
+        return [(where, {"type": "text", "text": content})] if content else []
     if not isinstance(content, list):
         raise RequestError(f"{where}: must be a string or an array of content blocks", param=where)
     out = []
