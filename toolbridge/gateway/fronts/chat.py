@@ -155,7 +155,7 @@ def _call_ids(calls: Any, i: int) -> set[Any]:
         return set()
     if not isinstance(calls, list):
         raise RequestError(f"messages[{i}].tool_calls: must be an array", param=f"messages[{i}].tool_calls")
-    return {call.get("id") for call in calls if isinstance(call, dict)}
+    return {call.get("id") for call in calls if isinstance(call, dict) and isinstance(call.get("id"), str)}
 
 
 def custom_calls(answer: dict[str, Any], freeforms: dict[str, Any]) -> None:

@@ -212,7 +212,7 @@ def _reasoning(reasoning: Any) -> dict[str, Any]:
         return {}
     if effort == "none":
         return {"chat_template_kwargs": {"enable_thinking": False, "thinking": False}}
-    if effort not in _EFFORTS:
+    if not isinstance(effort, str) or effort not in _EFFORTS:
         raise RequestError("reasoning.effort: must be one of none, minimal, low, medium, high, xhigh",
                            param="reasoning.effort")
     return {"reasoning_effort": _EFFORTS[effort],
@@ -273,6 +273,8 @@ def _tools(tools: Any) -> _Offered:
     for i, tool in enumerate(tools):
         where = f"tools[{i}]"
         kind = tool.get("type") if isinstance(tool, dict) else None
+        if not isinstance(kind, str):
+            raise RequestError(f"{where}.type: a tool type (a string) is required", param=f"{where}.type")
         if kind in ("function", "custom"):
             entries.append((None, where, tool))
         elif kind == "namespace":
