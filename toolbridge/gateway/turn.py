@@ -162,7 +162,6 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bo
     tools = (_restrict(turn.tools or [], named, turn.freeforms) if parse and named
              else (offered if parse else None))
     upstream = _upstream_body(turn.body(), special, settings, parse)
-    strict = _strict(turn.tools, offered, turn.schema_paths) if offered is not None else frozenset()
     required = None
     if mode == "required" and parse:
         required = named[0] if len(named) == 1 else "any"
@@ -181,7 +180,7 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bo
         on_invalid=settings.on_invalid,
         coerce=settings.coerce,
         repair=settings.repair,
-        strict=strict if parse else frozenset(),
+        strict=_strict(turn.tools, offered, turn.schema_paths) if parse else frozenset(),
         freeforms=turn.freeforms,
         context=turn.context,
         texts=texts,
