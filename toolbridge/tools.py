@@ -222,17 +222,49 @@ def _forget_validator(schema: dict[str, Any]) -> _NoValidator:
 
 
 def _make_validator(schema: dict[str, Any]) -> Any:
+    cls, schema = _validator_class(schema)
+    return _NoValidator() if _schema_problem(cls, schema) else cls(schema)
+
+
+def _validator_class(schema: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The validator class for ``schema`` (its ``$schema``'s draft, else 2020-12) and the schema
+    as it is applied (``_standard_types``)."""
     import jsonschema  # type: ignore[import-untyped]  # validation: outside the stdlib-only core
 
     schema = _standard_types(schema)
     if not isinstance(schema.get("$schema", ""), str):
         del schema["$schema"]  # not a meta-schema's URI: the default draft applies
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator), schema
+
+
+def _schema_problem(cls: Any, schema: dict[str, Any]) -> str | None:
+    import jsonschema
+
     try:
         cls.check_schema(schema)
-    except jsonschema.SchemaError:
-        return _NoValidator()
-    return cls(schema)
+    except jsonschema.SchemaError as exc:
+        return f"{'/'.join(map(str, exc.absolute_path)) or '(root)'}: {exc.message}"[:500]
+    except RecursionError:
+        return "it nests too deep to be checked"
+    return None
+
+
+def schema_error(schema: Any) -> str | None:
+    """Why a tool's ``schema`` cannot check arguments (it fails its draft's meta-schema, as
+    jsonschema's ``check_schema`` tells: the first error, with its path in the schema), or None
+    for a valid JSON Schema. Type names tool authors write by mistake (``str``, ``int`` ...)
+    count as what they mean, as they do when arguments are checked. Shared between requests
+    offering the same schema, as the validators are."""
+    if not isinstance(schema, dict):
+        return "(root): a schema must be an object"
+    key = _schema_key(schema)
+    found = _SCHEMA_ERRORS.get(key, _UNSET)
+    if found is _UNSET:
+        found = _SCHEMA_ERRORS.put(key, _schema_problem(*_validator_class(schema)))
+    return found  # type: ignore[no-any-return]
+
+
+_SCHEMA_ERRORS = SharedCache(1024)
 
 
 _UNSET = object()

@@ -154,7 +154,7 @@ def test_provenance_header_and_metrics_by_front() -> None:
 def test_the_estimate_is_never_zero() -> None:
     with Stack(lambda b: Reply(content="unused"), tool_call_parser="hermes") as s:
         status, head, answer = raw(s, "/v1/messages/count_tokens",
-                                   {"model": "m", "messages": [{"role": "user", "content": ""}]})
+                                   {"model": "m", "messages": [{"role": "user", "content": " "}]})
         assert status == 200 and answer == {"input_tokens": answer["input_tokens"]} and answer["input_tokens"] >= 1
         assert head["x-toolbridge-token-count"] == "estimate"
         assert json.dumps(answer)

@@ -6,7 +6,8 @@ API route is a front (``fronts/``) over the one ``pipeline``, which does the ups
 the tool-call work and the failures: adding an API is a front module and one line in
 ``_routes``. Errors here: 401 missing or wrong key (checked before the route, so every path but
 ``/health`` and ``HEAD /`` answers 401 without it), 404/405 unknown route, each in the error
-shape of the front the path belongs to; from the server layer 400, 408, 413, 414, 431 and 505
+shape of the front the path belongs to (every path under ``/v1/messages/`` is the Messages
+front's), as is a failure no route handled (500); from the server layer 400, 408, 413, 414, 431 and 505
 (see ``http.server.Limits``). ``/health`` tells anyone ``{"status":
 "ok"}``, and the upstream and parser only to a client with the configured key.
 """
@@ -24,13 +25,14 @@ from typing import Any
 
 import orjson
 
+from ..errors import ConfigError
 from .config import GatewayConfig
 from .fronts.chat import ChatFront
 from .fronts.messages import MessagesFront
 from .fronts.messages.tokens import TokenCounter
 from .fronts.responses import ResponsesFront
 from .http.client import UpstreamError, UpstreamPool
-from .http.server import H1Server, Limits, Request, Response
+from .http.server import ClientDisconnected, H1Server, Limits, Request, Response
 from .metrics import Metrics
 from .pipeline import JSON, OFFLOOP_REQUEST_BYTES, Pipeline
 from .repair import Provenance
@@ -40,10 +42,10 @@ log = logging.getLogger("toolbridge.gateway")
 
 CHAT = ChatFront()
 MESSAGES = MessagesFront()
-# The front whose error shape a path's refusals (401, 404, 405) take; others take the chat one.
+COUNT = MessagesFront(count=True)  # count_tokens: a Messages request without max_tokens
 STORED = "/v1/responses/"
-_FRONTS: dict[str, Any] = {"/v1/messages": MESSAGES, "/v1/messages/count_tokens": MESSAGES}
 SWEEP_SECONDS = 30.0  # at most this long between sweeps of the expired stored responses
+MESSAGES_PATHS = "/v1/messages"  # and every path under it: the Messages error shape
 
 
 class Gateway:
@@ -112,7 +114,7 @@ class Gateway:
         if stored:
             route = self._stored
         status, provenance = 404, Provenance()
-        front = self.responses if path == "/v1/responses" else _FRONTS.get(path, CHAT)
+        front = self._front(path)
         try:
             if path != "/health" and (method != "HEAD" or path != "/") and not self._authorised(req):
                 status = 401  # before the route: without the key, nothing is told about paths
@@ -125,11 +127,22 @@ class Gateway:
                                                     code=str(status)))
             else:
                 status, provenance = await route(req, resp)
+        except ClientDisconnected:
+            raise
+        except Exception as exc:  # noqa: BLE001  # the boundary of the routes the pipeline does not serve
+            status, provenance = self.pipeline.fail.failure(front, resp, exc)
         finally:
             endpoint = STORED + "{id}" if stored else path if route else "other"
             self.metrics.answered(endpoint, status, provenance, front.name)
             log.info("%s %s %d calls[%s] %.1fms", method, path, status, provenance.header(),
                      1000 * (time.perf_counter() - started))
+
+    def _front(self, path: str) -> Any:
+        """The front whose error shape a path's answers take (refusals, failures): the Messages
+        front for ``/v1/messages`` and every path under it, else the chat front's OpenAI shape."""
+        if path == MESSAGES_PATHS or path.startswith(MESSAGES_PATHS + "/"):
+            return MESSAGES
+        return self.responses if path == "/v1/responses" else CHAT
 
     def _authorised(self, req: Request) -> bool:
         """True when no key is configured, or the request carries it: ``x-api-key: KEY`` or
@@ -160,18 +173,19 @@ class Gateway:
         return 200, Provenance()
 
     async def _count_tokens(self, req: Request, resp: Response) -> tuple[int, Provenance]:
-        """The request's input tokens; ``x-toolbridge-token-count`` says how (``fronts.messages.tokens``)."""
+        """The request's input tokens; ``x-toolbridge-token-count`` says how (``fronts.messages.tokens``).
+        The request is checked as ``/v1/messages`` checks it (``Pipeline.check``)."""
         large = self.tokens.renders or len(req.body) > OFFLOOP_REQUEST_BYTES
         try:
-            body, how = await self.pipeline.cpu(large, "count", self.tokens.answer, req.body)
-        except orjson.JSONDecodeError as exc:
-            resp.send(400, JSON, MESSAGES.error(f"the request body is not valid JSON: {exc}"))
-            return 400, Provenance()
-        except RequestError as exc:
-            resp.send(exc.status, JSON, MESSAGES.error(str(exc), exc.type, exc.code, exc.param))
-            return exc.status, Provenance()
+            body, how = await self.pipeline.cpu(large, "count", self._counted, req.body)
+        except (orjson.JSONDecodeError, RequestError, ConfigError) as exc:
+            return self.pipeline.refuse(COUNT, resp, exc)
         resp.send(200, [*JSON, (b"x-toolbridge-token-count", how.encode())], body)
         return 200, Provenance()
+
+    def _counted(self, body: bytes) -> tuple[bytes, str]:
+        turn, _ = self.pipeline.check(COUNT, body)
+        return self.tokens.answer(turn)
 
     async def _stored(self, req: Request, resp: Response) -> tuple[int, Provenance]:
         """``GET`` / ``DELETE /v1/responses/{id}``: a stored response of the caller's scope, or

@@ -53,8 +53,10 @@ thread hop would cost about as much as the work. A worker holds the GIL only in 
 release and retake the GIL at a high rate (which starves the loop: see ``parsing.ids``).
 
 **A front** is one module with: ``turn(body, request) -> Turn`` (the request tells a front that
-keeps things per caller whose they are), ``error(message, type, code, param) -> bytes``,
-``upstream_error(raw) -> bytes``, ``whole(answer, plan) -> bytes``, ``stream(answer_stream) ->
+keeps things per caller whose they are), ``paths`` (how it spells a field's path) and ``rebuilds``
+(whether its turn is built out of the body, which is then checked for nesting before the front
+reads it: ``nesting``), ``error(message, type, code, param) -> bytes``, ``upstream_error(raw) ->
+bytes``, ``whole(answer, plan) -> bytes``, ``stream(answer_stream) ->
 encoder`` (``feed_sse(chunk) -> bytes``, ``finish_sse() -> bytes``, ``provenance``),
 ``stream_error(message, type, code) -> bytes``, ``stream_end() -> bytes`` and ``content_type``;
 and one route in ``app.py``. An encoder may also have ``idle_sse() -> bytes`` and
@@ -80,7 +82,7 @@ from .http.sse import SSEError
 from .metrics import Metrics
 from .repair import Provenance, repair_completion
 from .streaming import AnswerStream, PlainBytes
-from .turn import Plan, RequestError, Settings, Turn, drop_reasoning, plan_turn, shallow_body
+from .turn import Plan, RequestError, Settings, Turn, check_body, drop_reasoning, plan_turn, shallow_body
 from .failures import JSON, Failures, Result, error_message
 from .grammars import GrammarChecker
 from .upstream.refusal import is_refusal
@@ -108,6 +110,8 @@ class Front(Protocol):
     """A client API's translator; see the module docstring."""
 
     content_type: bytes
+    paths: str  # how its error messages spell a field's path (``nesting.PATHS``)
+    rebuilds: bool  # its turn is built out of the body (the body's nesting is checked first)
 
     def turn(self, body: Any, req: Request | None = None) -> Turn: ...
     def error(self, message: str, type: str = ..., code: str | None = ..., param: str | None = ...) -> bytes: ...
@@ -163,12 +167,8 @@ class Pipeline:
                 turn, plan, path, retry = await self.cpu(True, "request", self._plan, front, req)
             else:  # inline, without the coroutine ``cpu`` would make
                 turn, plan, path, retry = self._plan(front, req)
-        except orjson.JSONDecodeError as exc:
-            return self.fail.refuse(front, resp, 400, f"the request body is not valid JSON: {exc}")
-        except RequestError as exc:
-            return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
-        except ConfigError as exc:
-            return self.fail.refuse(front, resp, 400, str(exc))
+        except (orjson.JSONDecodeError, RequestError, ConfigError) as exc:
+            return self.refuse(front, resp, exc)
         if turn.freeforms:
             failed = await self.grammars.first_failure(turn.freeforms.values())
             if failed is not None:
@@ -203,19 +203,45 @@ class Pipeline:
                 return 200, Provenance()
             return self.fail.upstream_failure(front, resp, exc), Provenance()
 
+    def refuse(self, front: Front, resp: Response, exc: Exception) -> Result:
+        """The 400 (or the error's own status) for a request ``check`` refused."""
+        if isinstance(exc, orjson.JSONDecodeError):
+            return self.fail.refuse(front, resp, 400, f"the request body is not valid JSON: {exc}")
+        if isinstance(exc, RequestError):
+            return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
+        return self.fail.refuse(front, resp, 400, str(exc))
+
+    def check(self, front: Front, body: bytes) -> tuple[Turn, Plan]:
+        """A request checked and planned as every request of ``front`` is, without the upstream
+        route (what ``count_tokens`` validates with); raises orjson.JSONDecodeError,
+        RequestError or ConfigError (``refuse`` answers them)."""
+        turn, shallow, checked = self._turn(front, body)
+        return turn, plan_turn(turn, self.settings, shallow, checked)
+
+    def _turn(self, front: Front, body: bytes, req: Request | None = None) -> tuple[Turn, bool, bool]:
+        """The request decoded, its nesting bounded (``turn.check_body``, for a front that builds
+        its turn out of the body) and translated: the turn, whether the body is ``shallow``
+        and whether it was ``checked`` (see ``plan_turn``)."""
+        value = orjson.loads(body)
+        shallow = shallow_body(body)
+        checked = front.rebuilds and not shallow
+        if checked:
+            check_body(value, front.paths)
+        turn = front.turn(value, req)
+        if self.config.drop_reasoning_history:
+            drop_reasoning(turn.messages)
+        return turn, shallow, checked
+
     def _plan(self, front: Front, req: Request) -> tuple[Turn, Plan, str, bool]:
         """The request checked and planned: its turn, plan, upstream path and whether a refusal
         of tools is retried."""
-        body = req.body
-        turn = front.turn(orjson.loads(body), req)
-        if self.config.drop_reasoning_history:
-            drop_reasoning(turn.messages)
-        return turn, *self._route(turn, shallow_body(body))
+        turn, shallow, checked = self._turn(front, req.body, req)
+        return turn, *self._route(turn, shallow, checked)
 
-    def _route(self, turn: Turn, shallow: bool = False) -> tuple[Plan, str, bool]:
+    def _route(self, turn: Turn, shallow: bool = False, checked: bool = False) -> tuple[Plan, str, bool]:
         """``turn`` planned: its plan, upstream path and whether a refusal of tools is retried
-        (``shallow``: see ``plan_turn``)."""
-        plan = plan_turn(turn, self.settings, shallow)
+        (``shallow``, ``checked``: see ``plan_turn``)."""
+        plan = plan_turn(turn, self.settings, shallow, checked)
         path, retry = "/chat/completions", False
         if self.router is not None:
             try:

@@ -15,7 +15,6 @@ another exception; so is a turn nested deeper than ``MAX_NESTING`` arrays and ob
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,18 +24,14 @@ import orjson
 from ..dialects import get_dialect
 from ..errors import ConfigError, ToolBridgeError
 from ..freeform import Format
-from ..limits import MAX_DEPTH, deeper_than
+from ..limits import deeper_than
 from ..parsing.auto import special_tokens
 from ..syntax.dialect import Dialect
-from ..tools import SharedCache, Toolset
+from ..tools import SharedCache, Toolset, schema_error
+from .nesting import MAX_NESTING, SHOWN, deep_path, deep_where, spelled, too_deep
+from .nesting import encoded_within as _encoded_within
 
 KEEP_SPECIAL = ("auto", "always", "never")
-
-# The deepest nesting of arrays and objects a request may have, the body itself counting as one
-# level (400 above): the same bound the core keeps on a model's arguments. The body sent upstream
-# is encoded by orjson, which stops at 254 levels, and tool schemas are walked recursively; real
-# requests stay well under 20.
-MAX_NESTING = MAX_DEPTH
 
 
 class RequestError(ToolBridgeError):
@@ -131,6 +126,9 @@ class Turn:
     # parameter is its raw input (``freeform.declaration``); their calls go back as raw text.
     freeforms: dict[str, Format] = field(default_factory=dict)
     context: Any = None  # the front's own, handed back with the plan (``Plan.context``)
+    # Where each tool's schema is in the client's request, in the front's spelling, for the
+    # errors that name it (None: the chat front's ``tools[i].function.parameters``).
+    schema_paths: list[str] | None = None
 
     def body(self) -> dict[str, Any]:
         """The Chat Completions request body this turn is (what a chat upstream is sent)."""
@@ -142,13 +140,15 @@ class Turn:
         return out
 
 
-def plan_turn(turn: Turn, settings: Settings, shallow: bool = False) -> Plan:
+def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bool = False) -> Plan:
     """Check a turn's tool fields and plan it; raises RequestError (400) naming the field.
     ``shallow``: the turn is known to nest well within ``MAX_NESTING`` (``shallow_body``), so
-    its nesting is not walked."""
+    its nesting is not walked. ``checked``: the request body it was built from passed
+    ``check_body``; the translation may have added up to ``NESTING_SLACK`` levels."""
     text = tools_text(turn.tools)
+    limit = MAX_NESTING + NESTING_SLACK if checked else MAX_NESTING
     texts = {} if shallow else check_nesting(  # tools that made a shared Toolset passed it then
-        turn, known_tools=text is not None and _known(text, turn.freeforms))
+        turn, limit, known_tools=text is not None and _known(text, turn.freeforms))
     if text is not None:
         texts["tools"] = (turn.tools, text)
     offered = _toolset(turn.tools, turn.freeforms, text)
@@ -180,7 +180,7 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False) -> Plan:
         on_invalid=settings.on_invalid,
         coerce=settings.coerce,
         repair=settings.repair,
-        strict=_strict(turn.tools, offered) if parse else frozenset(),
+        strict=_strict(turn.tools, offered, turn.schema_paths) if parse else frozenset(),
         freeforms=turn.freeforms,
         context=turn.context,
         texts=texts,
@@ -225,10 +225,11 @@ SHALLOW_SPAN = 4096  # bytes: the first span shallow_body counts
 
 def check_nesting(turn: Turn, limit: int = MAX_NESTING,
                   known_tools: bool = False) -> dict[str, tuple[Any, bytes]]:
-    """Raise RequestError (400) naming the field when the turn's body nests arrays and objects
-    more than ``limit`` levels deep (the body itself is the first level). ``known_tools``: the
-    tools are known to be within it, and are not read. Returns the JSON text of the fields it
-    read by encoding them (``_encoded_within``), each with its value, by key."""
+    """Raise RequestError (400) naming the path (``nesting``) when the turn's body nests arrays
+    and objects more than ``limit`` levels deep (the body itself is the first level).
+    ``known_tools``: the tools are known to be within it, and are not read. Returns the JSON
+    text of the fields it read by encoding them (``nesting.encoded_within``), each with its
+    value, by key."""
     texts = {}
     for key, value in turn.body().items():
         if (known_tools and key == "tools") or type(value) not in _CONTAINERS:
@@ -237,47 +238,21 @@ def check_nesting(turn: Turn, limit: int = MAX_NESTING,
         if text is not None:
             texts[key] = (value, text)
         elif deeper_than(value, limit - 1):
-            raise RequestError(f"'{key}' nests arrays and objects more than {limit} levels deep "
-                               f"(counting the request body)", param=key)
+            where = spelled([key, *(deep_path(value, limit - 1) or ())][:SHOWN], "indexed")
+            raise RequestError(too_deep(where, limit), param=where)
     return texts
 
 
+def check_body(body: Any, paths: str) -> None:
+    """Raise RequestError (400) naming the path, spelled as ``paths`` says (``nesting.PATHS``),
+    when a decoded request ``body`` nests deeper than ``MAX_NESTING``: what a front that builds
+    its turn out of the body runs before it reads the body."""
+    where = deep_where(body, paths)
+    if where is not None:
+        raise RequestError(too_deep(where), param=where)
+
+
 _CONTAINERS = (dict, list)
-
-
-def _encoded_within(value: Any, levels: int) -> bytes | None:
-    """The JSON text of ``value`` when it nests at most ``levels`` arrays and objects, told by
-    the encoder at C speed: under as many arrays as take it to the encoder's own bound, one
-    level more fails. None when that cannot tell (deeper, or not JSON): then walk the value.
-    The encoder counts at least every dict and list the walk does, so its word is sound."""
-    spare = _encoder_depth() - levels
-    if spare < 0:
-        return None
-    wrapped = value
-    for _ in range(spare):
-        wrapped = [wrapped]
-    try:
-        text = orjson.dumps(wrapped)
-    except orjson.JSONEncodeError:
-        return None
-    return text[spare:len(text) - spare]
-
-
-@functools.cache
-def _encoder_depth() -> int:
-    """How many arrays orjson nests before it refuses (254 in the versions known), found once by
-    trying, so that another version's bound is used as it is."""
-    value: Any = []
-    for depth in range(1, MAX_ENCODER_DEPTH + 1):
-        try:
-            orjson.dumps(value)
-        except orjson.JSONEncodeError:
-            return depth - 1
-        value = [value]
-    return 0  # no bound found: never rely on one
-
-
-MAX_ENCODER_DEPTH = 1024
 
 
 def _reader(name: str, model: str | None) -> tuple[Dialect | str, bool, tuple[str, ...]]:
@@ -331,7 +306,20 @@ def _toolset(tools: Any, freeforms: dict[str, Format] | None = None,
         toolset = Toolset(tools, freeforms)
     except ConfigError as exc:
         raise RequestError(str(exc), param="tools") from exc
+    if len(toolset.schemas) < len(tools):
+        _unique_names(tools)
     return _TOOLSETS.put(key, toolset)
+
+
+def _unique_names(tools: list[Any]) -> None:
+    """Raise RequestError naming the first tool whose name an earlier one has."""
+    seen = set()
+    for i, tool in enumerate(tools):
+        name = tool.get("function", tool)["name"]
+        if name in seen:
+            raise RequestError(f"tools[{i}].function.name: tool names must be unique ({name!r:.80} is "
+                               "offered twice)", param=f"tools[{i}].function.name")
+        seen.add(name)
 
 
 def _check_functions(tools: list[Any]) -> None:
@@ -346,20 +334,21 @@ def _check_functions(tools: list[Any]) -> None:
 _TOOLSETS = SharedCache(256)
 
 
-def _strict(tools: Any, offered: Toolset) -> frozenset[str]:
+def _strict(tools: Any, offered: Toolset, paths: list[str] | None) -> frozenset[str]:
     """The names of the function tools marked ``"strict": true`` (a checked tools list), found
-    once per shared Toolset ``offered`` (made of the same tools); a bad flag is never kept, so
-    it is refused every time."""
+    once per shared Toolset ``offered`` (made of the same tools); a bad flag, or a strict tool
+    whose schema is not a valid JSON Schema (its calls could not be checked), is never kept, so
+    it is refused every time. ``paths``: see ``Turn.schema_paths``."""
     names = _STRICT.get(offered)
     if names is None:
-        names = _STRICT.put(offered, _strict_names(tools))
+        names = _STRICT.put(offered, _strict_names(tools, paths))
     return names  # type: ignore[no-any-return]
 
 
 _STRICT = SharedCache(256)  # by Toolset, as _TOOLSETS holds them
 
 
-def _strict_names(tools: Any) -> frozenset[str]:
+def _strict_names(tools: Any, paths: list[str] | None) -> frozenset[str]:
     names = set()
     for i, tool in enumerate(tools):
         fn = tool.get("function", tool)
@@ -367,6 +356,12 @@ def _strict_names(tools: Any) -> frozenset[str]:
         if flag is not None and not isinstance(flag, bool):
             raise RequestError(f"tools[{i}]: 'strict' must be a boolean", param=f"tools[{i}]")
         if flag:
+            error = schema_error(fn.get("parameters") or {})
+            if error is not None:
+                where = paths[i] if paths else f"tools[{i}].function.parameters"
+                raise RequestError(f"{where}: the tool {fn['name']!r:.80} is strict, but its schema is not "
+                                   f"a valid JSON Schema, so its calls could not be checked: {error}",
+                                   param=where)
             names.add(fn["name"])
     return frozenset(names)
 

@@ -155,7 +155,9 @@ def example_call(tools: Sequence[Mapping[str, Any]]) -> tuple[str, dict[str, Any
     props = schema.get("properties") if isinstance(schema, Mapping) else None
     if not isinstance(props, Mapping):
         return function["name"], {}
-    keys = [k for k in schema.get("required") or () if k in props] or list(props)
+    required = schema.get("required")  # a client's schema: any shape (the Python API checks none)
+    keys = [k for k in required if isinstance(k, str) and k in props] if isinstance(required, list) else []
+    keys = keys or list(props)
     return function["name"], {k: _sample(props[k]) for k in keys[:3]}
 
 

@@ -124,13 +124,38 @@ def _check_stop(stop: Any) -> None:
 
 
 def _check_messages(messages: Any) -> None:
+    """Each message an object with a role; a ``tool`` message answers a call of the assistant
+    message before it (only tool messages between them), as the API requires."""
     if not isinstance(messages, list) or not messages:
         raise RequestError("'messages' must be a non-empty array", param="messages")
+    calls: set[Any] = set()  # the call ids the next tool message may answer
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise RequestError(f"messages[{i}] must be an object with a 'role'", param=f"messages[{i}]")
-        if message["role"] == "tool" and not isinstance(message.get("tool_call_id"), str):
-            raise RequestError(f"messages[{i}]: a tool message needs 'tool_call_id'", param=f"messages[{i}]")
+        role = message["role"]
+        if role == "tool":
+            _check_result(message.get("tool_call_id"), i, calls)
+        elif role == "assistant":
+            calls = _call_ids(message.get("tool_calls"), i)
+        else:
+            calls = set()
+
+
+def _check_result(call_id: Any, i: int, calls: set[Any]) -> None:
+    where = f"messages[{i}].tool_call_id"
+    if not isinstance(call_id, str):
+        raise RequestError(f"messages[{i}]: a tool message needs 'tool_call_id'", param=f"messages[{i}]")
+    if call_id not in calls:
+        raise RequestError(f"{where}: {call_id!r:.80} answers no call of the assistant message before it (a "
+                           "tool message must answer one of its tool_calls)", param=where)
+
+
+def _call_ids(calls: Any, i: int) -> set[Any]:
+    if calls is None:
+        return set()
+    if not isinstance(calls, list):
+        raise RequestError(f"messages[{i}].tool_calls: must be an array", param=f"messages[{i}].tool_calls")
+    return {call.get("id") for call in calls if isinstance(call, dict) and isinstance(call.get("id"), str)}
 
 
 def custom_calls(answer: dict[str, Any], freeforms: dict[str, Any]) -> None:
@@ -155,6 +180,8 @@ class ChatFront:
 
     name = "chat"
     content_type = b"text/event-stream"
+    paths = "indexed"  # messages[0].content
+    rebuilds = False  # the turn holds the body's own values: its nesting is checked on the turn
 
     def turn(self, body: Any, req: Any = None) -> Turn:
         return chat_turn(body)

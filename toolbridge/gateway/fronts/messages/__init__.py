@@ -86,9 +86,14 @@ class MessagesFront:
 
     name = "messages"
     content_type = b"text/event-stream"
+    paths = "dotted"  # messages.1.content.0.input
+    rebuilds = True
+
+    def __init__(self, count: bool = False) -> None:
+        self.count = count  # the front of count_tokens: its requests have no max_tokens or stream
 
     def turn(self, body: Any, req: Any = None) -> Turn:
-        return messages_turn(body)
+        return messages_turn(body, self.count)
 
     def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,
               param: str | None = None) -> bytes:

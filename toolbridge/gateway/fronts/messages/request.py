@@ -76,7 +76,8 @@ def messages_turn(body: Any, count: bool = False) -> Turn:
     choice, parallel = _tool_choice(body.get("tool_choice"), tools)
     messages = [*_system(body.get("system"), body.get("messages")), *_messages(body.get("messages"))]
     return Turn(messages=messages, tools=tools, tool_choice=choice, parallel=parallel, stream=stream,
-                include_usage=stream, model=model, options=options)
+                include_usage=stream, model=model, options=options,
+                schema_paths=[f"tools.{i}.input_schema" for i in range(len(tools or ()))])
 
 
 def _limits(body: dict[str, Any]) -> dict[str, Any]:
@@ -147,6 +148,7 @@ def _tools(tools: Any) -> list[dict[str, Any]] | None:
     if not isinstance(tools, list):
         raise RequestError("tools: must be an array", param="tools")
     out = []
+    names: set[str] = set()
     for i, tool in enumerate(tools):
         where = f"tools.{i}"
         if not isinstance(tool, dict):
@@ -159,6 +161,10 @@ def _tools(tools: Any) -> list[dict[str, Any]] | None:
         name, schema = tool.get("name"), tool.get("input_schema")
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise RequestError(f"{where}.name: must match ^[a-zA-Z0-9_-]{{1,128}}$", param=f"{where}.name")
+        if name in names:
+            raise RequestError(f"{where}.name: tool names must be unique ({name!r} is offered twice)",
+                               param=f"{where}.name")
+        names.add(name)
         if not isinstance(schema, dict) or schema.get("type") != "object":
             raise RequestError(f"{where}.input_schema: must be a JSON schema of type 'object'",
                                param=f"{where}.input_schema")
@@ -216,9 +222,9 @@ def _system_text(value: Any, where: str) -> str:
         raise RequestError(f"{where}: must be a string or an array of text blocks", param=where)
     texts = []
     for j, block in enumerate(value):
-        if not isinstance(block, dict) or block.get("type") != "text" or not isinstance(block.get("text"), str):
+        if not isinstance(block, dict) or block.get("type") != "text":
             raise RequestError(f"{where}.{j}: must be a text block", param=f"{where}.{j}")
-        texts.append(block["text"])
+        texts.append(_text(block, f"{where}.{j}"))
     return "\n\n".join(texts)
 
 
@@ -234,6 +240,9 @@ def _messages(messages: Any) -> list[dict[str, Any]]:
             continue  # in the leading system message
         if role not in ("user", "assistant"):
             raise RequestError(f"{where}.role: must be 'user' or 'assistant'", param=f"{where}.role")
+        if message.get("content") in ("", []) and (role == "user" or i < len(messages) - 1):
+            raise RequestError(f"{where}.content: must not be empty (only a final assistant message may "
+                               "be)", param=f"{where}.content")
         blocks = _blocks(message.get("content"), f"{where}.content")
         if role == "assistant":
             _unanswered(pending, where)
@@ -252,9 +261,10 @@ def _unanswered(pending: dict[str, str], where: str) -> None:
 
 
 def _blocks(content: Any, where: str) -> list[tuple[str, dict[str, Any]]]:
-    """(where, block) pairs; a string is one text block."""
+    """(where, block) pairs; a string is one text block (none when empty: a final assistant
+    message's, which may be)."""
     if isinstance(content, str):
-        return [(where, {"type": "text", "text": content})]
+        return [(where, {"type": "text", "text": content})] if content else []
     if not isinstance(content, list):
         raise RequestError(f"{where}: must be a string or an array of content blocks", param=where)
     out = []
@@ -383,6 +393,8 @@ def _text(block: dict[str, Any], where: str, key: str = "text") -> str:
     text = block.get(key)
     if not isinstance(text, str):
         raise RequestError(f"{where}.{key}: must be a string", param=f"{where}.{key}")
+    if not text and key == "text":  # as the API has it (thinking may be empty)
+        raise RequestError(f"{where}.text: text content blocks must be non-empty", param=f"{where}.text")
     return text
 
 

@@ -1,6 +1,7 @@
 """``POST /v1/messages/count_tokens``: a Messages request's input tokens, and how they were counted.
 
-The request is translated as ``/v1/messages`` translates it (``messages_turn``), then:
+The request is checked and translated as ``/v1/messages`` checks it (``Pipeline.check``: its
+nesting, ``messages_turn``, the tool fields), then:
 
 - ``tokenizer``: with ``--model-dir`` holding a ``tokenizer.json`` and the ``tokenizers`` package
   installed, the turn is rendered through the model's chat template as the completions mode
@@ -10,8 +11,8 @@ The request is translated as ``/v1/messages`` translates it (``messages_turn``),
   or over the request's texts, tool calls and tool schemas (without one), plus 4 tokens a message
   and 1,000 an image; never 0.
 
-The answer says which in the ``x-toolbridge-token-count`` header. A request that cannot be
-translated is the 400 ``/v1/messages`` would give.
+The answer says which in the ``x-toolbridge-token-count`` header. A request that ``/v1/messages``
+would refuse is the same 400.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import orjson
 from ....errors import ConfigError, RenderError
 from ...config import GatewayConfig
 from ...turn import Turn
-from .request import messages_turn
 
 log = logging.getLogger("toolbridge.gateway")
 
@@ -48,10 +48,8 @@ class TokenCounter:
         """Whether counting renders a template (worth a worker thread for a large request)."""
         return bool(self._config.model_dir or self._config.chat_template)
 
-    def answer(self, body: bytes) -> tuple[bytes, str]:
-        """The response body for a count_tokens request and how it was counted; raises
-        RequestError (400) for a request ``/v1/messages`` would refuse."""
-        turn = messages_turn(orjson.loads(body), count=True)
+    def answer(self, turn: Turn) -> tuple[bytes, str]:
+        """The response body for a count_tokens request's checked turn and how it was counted."""
         count, how = self.count(turn)
         return orjson.dumps({"input_tokens": count}), how
 

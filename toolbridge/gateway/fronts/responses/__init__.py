@@ -40,6 +40,8 @@ class ResponsesFront:
 
     name = "responses"
     content_type = b"text/event-stream"
+    paths = "indexed"  # input[2].content[0]
+    rebuilds = True
 
     def __init__(self, config: GatewayConfig | None = None, metrics: Metrics | None = None) -> None:
         config = config or GatewayConfig()

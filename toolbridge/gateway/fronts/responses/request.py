@@ -110,7 +110,7 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer) -> Turn:
     if stream:
         options["stream"] = True
         options["stream_options"] = {"include_usage": True}
-    tools, freeforms, namespaces = _tools(body.get("tools"))
+    tools, freeforms, namespaces, schema_paths = _tools(body.get("tools"))
     choice = _tool_choice(body.get("tool_choice"), namespaces)
     parallel = body.get("parallel_tool_calls")
     if parallel is not None and not isinstance(parallel, bool):
@@ -122,7 +122,7 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer) -> Turn:
             raise RequestError("previous_response_id: must be a response id", param="previous_response_id")
         history = list(previous(previous_id))
     names = {v: k for k, v in namespaces.items()}
-    history += _items(body.get("input"), names, sealer)
+    history += _items(body.get("input"), names, sealer, _call_ids(history))
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise RequestError("instructions: must be a string", param="instructions")
@@ -132,7 +132,7 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer) -> Turn:
                       namespaces=namespaces, freeforms=freeforms, history=history)
     return Turn(messages=_lead_system(instructions, history), tools=tools, tool_choice=choice,
                 parallel=parallel, stream=stream, include_usage=stream, model=model, options=options,
-                freeforms=freeforms, context=context)
+                freeforms=freeforms, context=context, schema_paths=schema_paths)
 
 
 def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
@@ -214,7 +214,7 @@ def _reasoning(reasoning: Any) -> dict[str, Any]:
         return {}
     if effort == "none":
         return {"chat_template_kwargs": {"enable_thinking": False, "thinking": False}}
-    if effort not in _EFFORTS:
+    if not isinstance(effort, str) or effort not in _EFFORTS:
         raise RequestError("reasoning.effort: must be one of none, minimal, low, medium, high, xhigh",
                            param="reasoning.effort")
     return {"reasoning_effort": _EFFORTS[effort],
@@ -261,17 +261,22 @@ def _text(text: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------- tools
 
 
-def _tools(tools: Any) -> tuple[list[dict[str, Any]] | None, dict[str, Format], dict[str, tuple[str, str]]]:
-    """The chat function tools, the freeform ones by name, and the namespaced functions by the
-    name the model sees them under."""
+_Offered = tuple[list[dict[str, Any]] | None, dict[str, Format], dict[str, tuple[str, str]], list[str]]
+
+
+def _tools(tools: Any) -> _Offered:
+    """The chat function tools, the freeform ones by name, the namespaced functions by the name
+    the model sees them under, and where each tool's schema is in the request."""
     if tools is None:
-        return None, {}, {}
+        return None, {}, {}, []
     if not isinstance(tools, list):
         raise RequestError("tools: must be an array", param="tools")
     entries: list[tuple[str | None, str, dict[str, Any]]] = []  # (namespace, where, tool)
     for i, tool in enumerate(tools):
         where = f"tools[{i}]"
         kind = tool.get("type") if isinstance(tool, dict) else None
+        if not isinstance(kind, str):
+            raise RequestError(f"{where}.type: a tool type (a string) is required", param=f"{where}.type")
         if kind in ("function", "custom"):
             entries.append((None, where, tool))
         elif kind == "namespace":
@@ -296,15 +301,15 @@ def _tools(tools: Any) -> tuple[list[dict[str, Any]] | None, dict[str, Format], 
     return _offered(entries)
 
 
-def _offered(entries: list[tuple[str | None, str, dict[str, Any]]]) -> tuple[
-        list[dict[str, Any]] | None, dict[str, Format], dict[str, tuple[str, str]]]:
-    names = Counter(t.get("name") for _, _, t in entries)
+def _offered(entries: list[tuple[str | None, str, dict[str, Any]]]) -> _Offered:
+    for _, where, tool in entries:
+        if not isinstance(tool.get("name"), str) or not tool["name"]:
+            raise RequestError(f"{where}.name: a tool name (a string) is required", param=f"{where}.name")
+    names = Counter(t["name"] for _, _, t in entries)
     out, freeforms, namespaces = [], {}, {}
     seen: set[str] = set()  # the names offered so far, as the model sees them
     for space, where, tool in entries:
-        name = tool.get("name")
-        if not isinstance(name, str) or not name:
-            raise RequestError(f"{where}.name: a tool name is required", param=f"{where}.name")
+        name = tool["name"]
         shown = name if space is None or names[name] == 1 else f"{space}__{name}"
         if shown in seen:
             raise RequestError(f"{where}.name: {shown!r} is offered twice", param=f"{where}.name")
@@ -321,7 +326,8 @@ def _offered(entries: list[tuple[str | None, str, dict[str, Any]]]) -> tuple[
             out.append(declaration(shown, description, fmt))
             continue
         out.append(_function(tool, shown, description, where))
-    return out or None, freeforms, namespaces
+    paths = [f"{where}.format" if tool["type"] == "custom" else f"{where}.parameters" for _, where, tool in entries]
+    return out or None, freeforms, namespaces, paths
 
 
 def _function(tool: dict[str, Any], name: str, description: str | None, where: str) -> dict[str, Any]:
@@ -377,8 +383,16 @@ def _shown(entry: dict[str, Any], namespaces: dict[str, tuple[str, str]]) -> Any
 # ---------------------------------------------------------------- input
 
 
-def _items(value: Any, names: dict[tuple[str, str], str], sealer: Sealer) -> list[dict[str, Any]]:
-    """The input items as chat messages (system messages left where they are: ``_lead_system``)."""
+def _call_ids(messages: list[dict[str, Any]]) -> set[str]:
+    """The (upstream) ids of the calls in a stored conversation."""
+    return {call["id"] for m in messages for call in m.get("tool_calls") or ()}
+
+
+def _items(value: Any, names: dict[tuple[str, str], str], sealer: Sealer,
+           calls: set[str]) -> list[dict[str, Any]]:
+    """The input items as chat messages (system messages left where they are: ``_lead_system``);
+    ``calls``: the ids of the calls before them (of the stored conversation), which an output
+    item may answer, as may the calls among the items before it."""
     if isinstance(value, str):
         return [{"role": "user", "content": value}]
     if not isinstance(value, list):
@@ -400,9 +414,11 @@ def _items(value: Any, names: dict[tuple[str, str], str], sealer: Sealer) -> lis
         elif kind == "reasoning":
             reasoning.append(_reasoning_item(item, where, sealer))
         elif kind in ("function_call", "custom_tool_call"):
-            _assistant(out, reasoning).setdefault("tool_calls", []).append(_call(item, where, names))
+            call = _call(item, where, names)
+            calls.add(call["id"])
+            _assistant(out, reasoning).setdefault("tool_calls", []).append(call)
         elif kind in ("function_call_output", "custom_tool_call_output"):
-            out.append(_output(item, where))
+            out.append(_output(item, where, calls))
         elif kind == "item_reference":
             raise RequestError(f"{where}.type: item references need OpenAI's item store; send the item "
                                "itself, or previous_response_id", param=f"{where}.type")
@@ -485,17 +501,33 @@ def _reasoning_item(item: dict[str, Any], where: str, sealer: Sealer) -> str:
     """The text a reasoning item gives back to the upstream: its sealed content when it carries
     one toolbridge sealed, else its ``reasoning_text`` content, else its summary (toolbridge's
     summaries are the reasoning itself)."""
+    given = [_reasoning_texts(item.get(key), f"{where}.{key}") for key in ("content", "summary")]
     sealed = item.get("encrypted_content")
-    if isinstance(sealed, str) and sealed:
+    if sealed is not None and not isinstance(sealed, str):
+        raise RequestError(f"{where}.encrypted_content: must be a string", param=f"{where}.encrypted_content")
+    if sealed:
         text = sealer.open(sealed, where)
         if text is not None:
             return text
-    for key in ("content", "summary"):
-        texts = [p.get("text") for p in item.get(key) or () if isinstance(p, dict)]
-        joined = "".join(t for t in texts if isinstance(t, str))
-        if joined:
-            return joined
+    for texts in given:
+        if texts:
+            return texts
     return ""
+
+
+def _reasoning_texts(parts: Any, where: str) -> str:
+    """The text of a reasoning item's ``content`` or ``summary``: an array of parts with text."""
+    if parts is None:
+        return ""
+    if not isinstance(parts, list):
+        raise RequestError(f"{where}: must be an array of parts", param=where)
+    texts = []
+    for j, part in enumerate(parts):
+        text = part.get("text") if isinstance(part, dict) else None
+        if not isinstance(text, str):
+            raise RequestError(f"{where}[{j}]: must be a part with 'text' (a string)", param=f"{where}[{j}]")
+        texts.append(text)
+    return "".join(texts)
 
 
 def _call(item: dict[str, Any], where: str, names: dict[tuple[str, str], str]) -> dict[str, Any]:
@@ -519,10 +551,14 @@ def _call(item: dict[str, Any], where: str, names: dict[tuple[str, str], str]) -
             "function": {"name": shown, "arguments": arguments}}
 
 
-def _output(item: dict[str, Any], where: str) -> dict[str, Any]:
+def _output(item: dict[str, Any], where: str, calls: set[str]) -> dict[str, Any]:
     call_id, output = item.get("call_id"), item.get("output")
     if not isinstance(call_id, str) or not call_id:
         raise RequestError(f"{where}.call_id: is required", param=f"{where}.call_id")
+    if upstream_call_id(CALL_PREFIX, call_id) not in calls:
+        raise RequestError(f"{where}.call_id: no tool call found for the output with call_id "
+                           f"{call_id!r:.80} (no function_call or custom_tool_call before it, in the "
+                           "input or the previous response)", param=f"{where}.call_id")
     if isinstance(output, list):
         texts = []
         for j, part in enumerate(output):
