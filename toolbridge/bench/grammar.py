@@ -45,7 +45,7 @@ def _median_us(run: Callable[[], Any], repeats: int, per: int = 1) -> float:
     """Median over ``repeats`` of the mean time of ``per`` runs back to back."""
     times = []
     for _ in range(repeats):
-        gc.collect()
+        gc.collect(1)  # what earlier runs left; a full collection walks the whole heap (seconds in a test process)
         start = time.perf_counter_ns()
         for _ in range(per):
             run()

@@ -154,7 +154,7 @@ def measure_row(row: Row, ours: Side, ref: Side | None, plan: Plan) -> Row:
     counts = [_calls_per_batch(s, plan.batch_ns) for s in sides]
     times: list[list[float]] = [[] for _ in sides]
     for repeat in range(plan.repeats):
-        gc.collect()
+        gc.collect(1)  # what earlier runs left; a full collection walks the whole heap (seconds in a test process)
         for i in range(len(sides)) if repeat % 2 == 0 else reversed(range(len(sides))):
             ns, result = _batch(sides[i], counts[i])
             if (problem := sides[i].check(result)) is not None:
