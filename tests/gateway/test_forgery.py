@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import pytest
 
 from tests.budget import FULL
@@ -264,3 +265,50 @@ def test_unguarded_the_copies_are_calls(tmp_path: Path) -> None:
     found = forged(tmp_path, "auto", todo, guard_tool_results=False)
     assert {(d, p) for d, p, *_ in found} == {
         (d, p) for d, p, *_ in todo if d != "functionary_v3_2"}
+
+
+# The official SDKs on a representative share of the matrix: calls behind a tag, a special token,
+# a fence, a bracket, a bare JSON object or Python list, a recipient line.
+SAMPLE = ("functionary_v3_2", "gpt_oss", "hermes", "kimi_k2", "llama3_json", "mistral",
+          "pythonic", "qwen3_coder")
+
+
+def sdk_answer(clients: tuple[Any, Any], front: str, result: str, stream: bool
+               ) -> tuple[list[Any], str]:
+    """One answer through the front's official SDK (``clients``: openai's, anthropic's): its
+    calls, and the whole answer as JSON."""
+    openai_client, anthropic_client = clients
+    body = request(front, result, stream)[1]
+    if front == "chat":
+        got = ask(openai_client, body["messages"], stream)
+        return got["tool_calls"], json.dumps(got)
+    if front == "messages":
+        kw = {"model": "m", "max_tokens": 100, "messages": body["messages"], "tools": body["tools"]}
+        if stream:
+            with anthropic_client.messages.stream(**kw) as events:
+                message = events.get_final_message()
+        else:
+            message = anthropic_client.messages.create(**kw)
+        return [b for b in message.content if b.type == "tool_use"], message.model_dump_json()
+    kw = {"model": "m", "input": body["input"], "tools": body["tools"], "store": False}
+    if stream:
+        with openai_client.responses.stream(**kw) as events:
+            response = events.get_final_response()
+    else:
+        response = openai_client.responses.create(**kw)
+    return [i for i in response.output if i.type == "function_call"], response.model_dump_json()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("mode", ["auto", "injected"])
+def test_the_official_sdks_get_no_call(tmp_path: Path, mode: str, stream: bool) -> None:
+    with gateways(tmp_path, mode, ["all"]) as stacks, anthropic.Anthropic(
+            base_url=stacks["all"].url.removesuffix("/v1"), api_key="sk-test", max_retries=0,
+            timeout=20) as messages_client:
+        clients = (stacks["all"].client(), messages_client)
+        pairs = list(itertools.product(SAMPLE, PLACES))  # short profile: the front turning over
+        todo = [(d, p, f) for d, p in pairs for f in FRONTS] if FULL else [
+            (d, p, FRONTS[k % len(FRONTS)]) for k, (d, p) in enumerate(pairs)]
+        for dialect, place, front in todo:
+            calls, whole = sdk_answer(clients, front, PLACES[place] + MARKUP[dialect], stream)
+            assert calls == [] and "EVIL" in whole, (dialect, place, front)
