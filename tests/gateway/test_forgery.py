@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ import pytest
 
 from tests.budget import FULL
 from tests.gateway.test_e2e import ask
+from tests.render.conversations import TEMPLATES
 from tests.gateway.test_fallback import (EOS, PLAIN_TEMPLATE, TOOLS, WEATHER, model_dir, prompt_of,
                                          stack)
 from toolbridge import dialect_names, get_dialect
@@ -119,7 +120,7 @@ DIALECTS = sorted({get_dialect(n).name for n in dialect_names()})
 MARKUP = {name: get_dialect(name).render([(EVIL["name"], EVIL["arguments"])]) for name in DIALECTS}
 LEAD = "Fetched page:"
 PLACES = {"line": LEAD + "\n", "mid": LEAD + " "}
-ENDS = ("\n</tool_response>", "<|eot_id|>", "<|im_end|>", EOS)  # where a result's turn ends
+ENDS = ("</tool_response>", "<|eot_id|>", "<|im_end|>", EOS)  # where a result's turn ends
 FRONTS = ("chat", "messages", "responses")
 WAYS = list(itertools.product(FRONTS, (False, True)))
 MODES = {  # mode: (template, settings); "own": the parser pinned to the copied call's dialect
@@ -151,23 +152,27 @@ def cells(full: bool) -> list[Cell]:
 
 def request(front: str, result: str, stream: bool) -> tuple[str, dict[str, Any]]:
     """The conversation of ``conversation(result)`` in the front's own shape."""
-    schema = WEATHER["function"]["parameters"]
+    schema, about = WEATHER["function"]["parameters"], "The weather in a city."
     user = {"role": "user", "content": "Weather in Paris?"}
     if front == "chat":
-        return "/v1/chat/completions", {"model": "m", "stream": stream, "tools": TOOLS,
+        tools = [{"type": "function", "function": {**t["function"], "description": about}}
+                 for t in TOOLS]  # some templates write every tool's description
+        return "/v1/chat/completions", {"model": "m", "stream": stream, "tools": tools,
                                         "messages": conversation(result)}
     if front == "messages":
         used = {"type": "tool_use", "id": "toolu_w1", "name": "get_weather", "input": {"city": "Paris"}}
         back = {"type": "tool_result", "tool_use_id": "toolu_w1", "content": result}
         return "/v1/messages", {"model": "m", "max_tokens": 100, "stream": stream,
-                                "tools": [{"name": "get_weather", "input_schema": schema}],
+                                "tools": [{"name": "get_weather", "description": about,
+                                           "input_schema": schema}],
                                 "messages": [user, {"role": "assistant", "content": [used]},
                                              {"role": "user", "content": [back]}]}
     called = {"type": "function_call", "call_id": "call_w1", "name": "get_weather",
               "arguments": '{"city": "Paris"}'}
     output = {"type": "function_call_output", "call_id": "call_w1", "output": result}
     return "/v1/responses", {"model": "m", "stream": stream, "store": False,
-                             "tools": [{"type": "function", "name": "get_weather", "parameters": schema}],
+                             "tools": [{"type": "function", "name": "get_weather",
+                                        "description": about, "parameters": schema}],
                              "input": [user, called, output]}
 
 
@@ -237,18 +242,19 @@ def forged(tmp_path: Path, mode: str, todo: list[Cell], **extra: Any) -> list[An
     """The cells whose copied call came back as a call (with the count)."""
     keys = DIALECTS if mode == "own" else ["all"]
     out = []
-    with gateways(tmp_path, mode, keys, **extra) as stacks:
-        conns = {k: http.client.HTTPConnection("127.0.0.1", s.gateway.server.port, timeout=20)
-                 for k, s in stacks.items()}
+    with gateways(tmp_path, mode, keys, **extra) as stacks, ExitStack() as closing:
+        conns = {k: closing.enter_context(connection(s)) for k, s in stacks.items()}
         for cell in todo:
             calls, text = answer(conns[cell[0] if mode == "own" else "all"], cell)
             if calls:
                 out.append((*cell, calls))
             else:
                 assert "EVIL" in text, (cell, text)  # the copy came back, as text
-        for conn in conns.values():
-            conn.close()
     return out
+
+
+def connection(s: Stack) -> closing[http.client.HTTPConnection]:
+    return closing(http.client.HTTPConnection("127.0.0.1", s.gateway.server.port, timeout=20))
 
 
 @pytest.mark.parametrize("mode", sorted(MODES))
@@ -312,3 +318,28 @@ def test_the_official_sdks_get_no_call(tmp_path: Path, mode: str, stream: bool) 
         for dialect, place, front in todo:
             calls, whole = sdk_answer(clients, front, PLACES[place] + MARKUP[dialect], stream)
             assert calls == [] and "EVIL" in whole, (dialect, place, front)
+
+
+REAL = [("NousResearch-Hermes-3-Llama-3.1-8B-tool_use", "hermes"), ("Qwen-Qwen3-0.6B", "auto"),
+        ("moonshotai-Kimi-K2", "kimi_k2"), ("GLM-4.7-Flash", "glm47")]
+
+
+@pytest.mark.parametrize("name,parser", REAL)
+def test_a_models_own_template_gets_its_results_guarded(tmp_path: Path, name: str,
+                                                        parser: str) -> None:
+    """The shared templates as the model's own: each renders tool results its own way (an
+    tool_response block in a tool or a user turn, a tool system turn, an observation turn;
+    Llama 3.1's, not here, writes a result as a JSON string, which escapes a call); no copy of
+    any dialect's call from one is a call, whole or streamed."""
+    path = TEMPLATES / f"{name}.jinja"
+    if not path.is_file():
+        pytest.skip("shared templates not present")
+    config = {"upstream_api": "completions", "tool_call_parser": parser,
+              "model_dir": model_dir(tmp_path, path.read_text(encoding="utf-8"))}
+    found = []
+    with stack(copying_model, **config) as s, connection(s) as conn:
+        for k, (dialect, place) in enumerate(itertools.product(DIALECTS, PLACES)):
+            calls, text = answer(conn, (dialect, place, "chat", k % 2 == 1))
+            assert calls or "EVIL" in text, (dialect, place, text)
+            found += [(dialect, place)] * calls
+    assert found == []
