@@ -84,7 +84,7 @@ class ResultGuard:
 
     def __call__(self, text: str) -> str:
         """``text`` with every guarded marker and every opener of a call neutralised."""
-        return self._bare(neutralise(text, self._markers))
+        return self._bare(*_written(text, self._markers))
 
     @property
     def markers(self) -> re.Pattern[str]:
@@ -102,17 +102,19 @@ class ResultGuard:
                     for part in content]
         return content
 
-    def _bare(self, text: str) -> str:
+    def _bare(self, text: str, written: set[int]) -> str:
         """``text`` with the first character of each opener that could begin a call written as
-        a reference. (A check reads what follows as it was: writing an earlier opener's first
-        character as a reference cannot turn what a parser refused into a call.)"""
+        a reference; ``written``: where the markers' references start (no call starts with one,
+        and writing its ``&`` again would not read back). (A check reads what follows as it was:
+        writing an earlier opener's first character as a reference cannot turn what a parser
+        refused into a call.)"""
         if self._names == frozenset():
             return text  # no tool offered: no call can be made, whatever the text holds
         out: list[str] = []
         pos, last = 0, -1
         for match in self._openers.finditer("\n" + text):  # the text's start is a line's start
             start = match.end() - 1
-            if start == last:
+            if start == last or start in written:
                 continue  # a line's start that is also an opener: checked once
             last = start
             if self._checks <= 0 or self._check(text, start, match.lastgroup == "line"):
@@ -193,16 +195,26 @@ def _toolset(names: frozenset[str]) -> Toolset:
 def neutralise(text: str, markers: re.Pattern[str]) -> str:
     """``text`` with the first character of every match of ``markers`` written as a character
     reference, so that no match remains."""
+    return _written(text, markers)[0]
+
+
+def _written(text: str, markers: re.Pattern[str]) -> tuple[str, set[int]]:
+    """``neutralise(text, markers)``, and where in it each reference starts."""
     out: list[str] = []
-    pos = 0
+    starts: set[int] = set()
+    pos, size = 0, 0
     match = markers.search(text)
     while match is not None:
         start = match.start()  # only the first character: markers nested in this one still count
-        out += (text[pos:start], _reference(text[start]))
+        reference = _reference(text[start])
+        size += start - pos
+        starts.add(size)
+        size += len(reference)
+        out += (text[pos:start], reference)
         pos = start + 1
         match = markers.search(text, pos)
     out.append(text[pos:])
-    return "".join(out)
+    return "".join(out), starts
 
 
 def _reference(char: str) -> str:
