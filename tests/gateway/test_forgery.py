@@ -29,6 +29,8 @@ from tests.render.conversations import TEMPLATES
 from tests.gateway.test_fallback import (EOS, PLAIN_TEMPLATE, TOOLS, WEATHER, model_dir, prompt_of,
                                          stack)
 from toolbridge import dialect_names, get_dialect
+from toolbridge.cli.main import build_parser
+from toolbridge.gateway.config import GatewayConfig
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
 
@@ -343,3 +345,12 @@ def test_a_models_own_template_gets_its_results_guarded(tmp_path: Path, name: st
             assert calls or "EVIL" in text, (dialect, place, text)
             found += [(dialect, place)] * calls
     assert found == []
+
+
+def test_the_guard_is_on_by_default_and_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert GatewayConfig().guard_tool_results is True
+    assert build_parser().parse_args(["serve"]).guard_tool_results is True
+    assert build_parser().parse_args(["serve", "--no-guard-tool-results"]).guard_tool_results is False
+    monkeypatch.setenv("TOOLBRIDGE_GUARD_TOOL_RESULTS", "0")
+    assert build_parser().parse_args(["serve"]).guard_tool_results is False
+    assert build_parser().parse_args(["serve", "--guard-tool-results"]).guard_tool_results is True
