@@ -233,7 +233,7 @@ def test_the_checks_one_conversation_asks_for_are_bounded(monkeypatch: pytest.Mo
     check = result_guards._may_call
     monkeypatch.setattr(result_guards, "_may_call",
                         lambda ds, names, window: checked.append(window) or check(ds, names, window))
-    rows = [json.dumps({"id": i}) for i in range(2 * result_guards.CHECKS)]
+    rows = [json.dumps({"id": i, "tool": "read_file"}) for i in range(2 * result_guards.CHECKS)]
     asked = {"role": "assistant", "tool_calls": [call("c1", "read_file", {"path": "x"}),
                                                  call("c2", "read_file", {"path": "y"})]}
     out = inject([USER, asked, {"role": "tool", "tool_call_id": "c1", "content": "\n".join(rows)},

@@ -21,9 +21,11 @@ reads as it did (``html.unescape`` gives it back exactly), and no copy of it is 
   as a reference. Data that is not a call stays as it is. An empty opener (Functionary v3.2: the
   answer opens with a recipient line, a tool's name) is tried where a line starts and where a
   line's last word starts, as only the dialect the model writes reads it.
-  A check costs about 70 us per claiming dialect (four claim ``{`` under ``auto``), so the checks
-  of one conversation are bounded (``CHECKS``); beyond them openers are written as references
-  unchecked.
+  A call is emitted only for an offered tool, so an opener after the last place an offered
+  name could be spelt (``_horizon``) is no call and costs nothing: JSON data that names no
+  tool is not checked at all. A check costs about 70 us per claiming dialect (four claim ``{``
+  under ``auto``), so the checks of one conversation are bounded (``CHECKS``); beyond them
+  openers are written as references unchecked.
 
 One guard per conversation: its check budget is counted across the results it writes.
 """
@@ -48,6 +50,7 @@ _TAG_HEAD = re.compile(r"</?[A-Za-z_][\w.\-]*")
 _TOKEN_SHAPE = r"<\|[^<>|\s]{1,40}\|>|<｜[^<>｜]{1,40}｜>"  # special tokens, declared or not
 _SPECIAL = re.compile(_TOKEN_SHAPE + r"|\[[A-Z_]{3,}\]")
 _BREAK = "[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]"  # a line break, as str.splitlines breaks lines
+_SEPARATORS = re.compile(r"[-_./:]+")  # what name resolution treats alike (tools.Toolset.resolve)
 WINDOW = 256  # what a bare-opener check reads: a block not settled by then counts as a call
 CHECKS = 256  # bare-opener checks per conversation; later openers are written unchecked
 
@@ -110,10 +113,13 @@ class ResultGuard:
         refused into a call.)"""
         if self._names == frozenset():
             return text  # no tool offered: no call can be made, whatever the text holds
+        horizon = _horizon(text, self._names)
         out: list[str] = []
         pos, last = 0, -1
         for match in self._openers.finditer("\n" + text):  # the text's start is a line's start
             start = match.end() - 1
+            if start > horizon:
+                break  # no offered name after it: a copy from here on calls nothing
             if start == last or start in written:
                 continue  # a line's start that is also an opener: checked once
             last = start
@@ -184,6 +190,20 @@ def _may_call(dialects: tuple[Dialect, ...], names: frozenset[str] | None, windo
         if parser.phase is not Phase.CONTENT or any(isinstance(e, ToolCallBegin) for e in events):
             return True
     return False
+
+
+def _horizon(text: str, names: frozenset[str] | None) -> int:
+    """Where the last spelling of an offered name may start in ``text`` (its length when any
+    name counts). A written name resolves to an offered one only if, lowercased, it holds the
+    offered name's last part (after ``functions.``-like prefixes and separators: see
+    ``Toolset.resolve``); a backslash or an ampersand may escape one (JSON, XML), so they count
+    too. A copy that starts after the horizon holds no offered name: it is no call, and
+    JSON data that names no tool costs no check."""
+    low = text.lower()
+    if names is None or len(low) != len(text):  # a lowercase of another length: no mapping back
+        return len(text)
+    marks = {_SEPARATORS.split(name.lower())[-1] for name in names} | {"\\", "&"}
+    return max(low.rfind(mark) if mark else len(text) for mark in marks)
 
 
 @lru_cache(maxsize=64)
