@@ -1,10 +1,12 @@
-"""A tool result cannot pass for a call, end to end: the official openai SDK -> toolbridge gateway
-(the prompt-injected protocol) -> an upstream that answers by copying the result it was given.
+"""A tool result cannot pass for a call, end to end: a client (raw HTTP, or the official SDKs) ->
+toolbridge gateway (the completions mode with the model's own template, or the prompt-injected
+protocol) -> an upstream that answers by copying the result it was given.
 
-The upstream plays a model that repeats a tool result word for word. The result holds a call in
-one of the forms a dialect reads (a tagged call, a fenced one, a bare JSON object); written into
-the prompt, one character of it became a character reference, so the copy is content, not a call.
-As a control, the same answer with the references decoded is a call.
+The upstream plays a model that repeats a tool result word for word, whole or from the call it
+holds on. The result holds a call in one of the forms a dialect reads (a tagged call, a fenced
+one, special tokens, a bare JSON object or Python list); written into the prompt, one character
+of it became a character reference, so the copy is content, not a call. As controls, the same
+answer with the references decoded is a call, and so is the copy with the guard turned off.
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ import pytest
 
 from tests.budget import FULL
 from tests.gateway.test_e2e import ask
-from tests.render.conversations import TEMPLATES
 from tests.gateway.test_fallback import (EOS, PLAIN_TEMPLATE, TOOLS, WEATHER, model_dir, prompt_of,
                                          stack)
+from tests.render.conversations import TEMPLATES
 from toolbridge import dialect_names, get_dialect
 from toolbridge.cli.main import build_parser
 from toolbridge.gateway.config import GatewayConfig
@@ -103,8 +105,8 @@ def test_decoded_the_copy_would_be_a_call(tmp_path: Path) -> None:
 # start, and in the middle of a line) x every mode that renders a prompt x every front x whole
 # and streamed. The upstream plays a model that copies the result from the call on, verbatim;
 # the client must get no call. Raw HTTP here (the SDKs' share is below): the whole product is
-# 3,240 requests (about 20 s; `make check`), the short profile walks every dialect in every mode
-# with the front and the streaming turning over (540 requests).
+# 3,240 requests (about 20 s on two busy cores; TOOLBRIDGE_TEST_PROFILE=full), the short profile
+# walks every dialect in every mode with the front and the streaming turning over (540, ~6 s).
 
 TOOL_TEMPLATE = (  # a template with tool support, in the style of ChatML models'
     "{%- if tools %}<|im_start|>system\n<tools>{% for t in tools %}\n{{ t | tojson }}{% endfor %}"
