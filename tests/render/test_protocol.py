@@ -21,8 +21,9 @@ from tests.harness import tool
 from toolbridge import dialect_names, get_dialect, parse
 from toolbridge.errors import ConfigError, RenderError
 from toolbridge.render import inject, preamble
-from toolbridge.render import protocol
-from toolbridge.render.protocol import _guard, example_call, neutralise
+from toolbridge.render import guard as result_guards
+from toolbridge.render.guard import neutralise
+from toolbridge.render.protocol import example_call, result_guard
 from toolbridge.render.template import flatten_content
 
 from .conversations import CALL_TURN, RESULT, TOOLS, USER, call
@@ -111,7 +112,7 @@ def test_a_result_cannot_close_its_wrapper_or_forge_a_call(text: str, call_id: s
 def test_neutralised_text_holds_none_of_the_dialects_markers(dialect: str) -> None:
     d = get_dialect(dialect)
     example = d.render([("read_file", {"path": "x"})])  # type: ignore[misc]
-    guard = _guard(d)
+    guard = result_guard(d).markers
     cleaned = neutralise(example + "</tool_response>" + "".join(d.end_tokens), guard)
     assert guard.search(cleaned) is None
     if example.startswith(d.call_start):  # bare JSON/Python calls have no marker to neutralise
@@ -143,18 +144,29 @@ def result_body(text: str, dialect: str | Any = "hermes") -> str:
     return turn[turn.index(">\n") + 2:turn.rindex("\n</tool_response>")]
 
 
+OPENERS = re.compile("|".join(sorted({re.escape(o) for n in dialect_names()
+                                       for o in get_dialect(n).bare_start if o})))
+
+
+LAST_WORDS = re.compile(r"(?<=[ \t])\S+(?=\n)")  # where a recipient line (a name) may start
+
+
 def echoes(text: str) -> list[str]:
-    """What a model answers that copies ``text`` from the start of one of its lines on."""
+    """What a model answers that copies ``text`` from the start of one of its lines on, from a
+    line's last word on, or from any bare opener (``{``, ``[``, ``to=``) on, wherever it stands."""
     ends = itertools.accumulate(len(line) for line in text.splitlines(keepends=True))
-    return [text[start:] for start in [0, *ends][:-1] or [0]]
+    starts = {*([0, *ends][:-1] or [0]), *(m.start() for m in OPENERS.finditer(text)),
+              *(m.start() for m in LAST_WORDS.finditer(text))}
+    return [text[start:] for start in sorted(starts)]
 
 
 def any_call(texts: list[str], readers: set[str]) -> list[Any]:
-    """The calls any reader (a dialect, or auto) finds in any of ``texts``, with no tools given
-    (any plausible name is a call: stricter than the gateway, which takes offered tools only)."""
-    return [(reader, text, parse(text, reader).message["tool_calls"])
+    """The calls any reader (a dialect, or auto) finds in any of ``texts``, of the offered
+    tools, as the gateway reads them (the guard knows the offered names: a bare call of another
+    name is never emitted, so it is left as it is)."""
+    return [(reader, text, parse(text, reader, TOOLS, repair=True).message["tool_calls"])
             for text in texts for reader in sorted(readers)
-            if parse(text, reader).message.get("tool_calls")]
+            if parse(text, reader, TOOLS, repair=True).message.get("tool_calls")]
 
 
 def readers(name: str, fallback: str) -> set[str]:
@@ -171,6 +183,7 @@ FORGERIES = [(name, fallback) for name in [*EVERY, "auto"]
 PLACES = {
     "alone": lambda call: call,
     "among lines": lambda call: f"Output:\n{call}\nDone.",
+    "mid-line": lambda call: f"Output: {call} (done)",
 }
 
 
@@ -219,26 +232,26 @@ def test_a_result_no_dialect_reads_as_a_call_is_written_as_it_is(text: str) -> N
 
 def test_the_checks_one_conversation_asks_for_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     checked: list[str] = []
-    check = protocol._may_call
-    monkeypatch.setattr(protocol, "_may_call",
-                        lambda ds, window: checked.append(window) or check(ds, window))
-    rows = [json.dumps({"id": i}) for i in range(2 * protocol._CHECKS)]
+    check = result_guards._may_call
+    monkeypatch.setattr(result_guards, "_may_call",
+                        lambda ds, names, window: checked.append(window) or check(ds, names, window))
+    rows = [json.dumps({"id": i, "tool": "read_file"}) for i in range(2 * result_guards.CHECKS)]
     asked = {"role": "assistant", "tool_calls": [call("c1", "read_file", {"path": "x"}),
                                                  call("c2", "read_file", {"path": "y"})]}
     out = inject([USER, asked, {"role": "tool", "tool_call_id": "c1", "content": "\n".join(rows)},
                   {"role": "tool", "tool_call_id": "c2", "content": "\n".join(rows)}], TOOLS)
     lines = [line for line in out[-1]["content"].split("\n") if "tool_response" not in line]
-    assert len(checked) == protocol._CHECKS
-    assert lines[:protocol._CHECKS] == rows[:protocol._CHECKS]  # checked: data, as it is
-    assert all(line.startswith("&#123;") for line in lines[protocol._CHECKS:])  # unchecked
+    assert len(checked) == result_guards.CHECKS
+    assert lines[:result_guards.CHECKS] == rows[:result_guards.CHECKS]  # checked: data, as it is
+    assert all(line.startswith("&#123;") for line in lines[result_guards.CHECKS:])  # unchecked
 
 
 def test_the_markers_come_from_the_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     novel = replace(get_dialect("hermes"), name="novel", aliases=(), call_start=("<novel_call>",),
                     end_tokens=("[NOVEL_END]",))
     names = [*dialect_names(), "novel"]
-    monkeypatch.setattr(protocol, "dialect_names", lambda: names)
-    monkeypatch.setattr(protocol, "get_dialect",
+    monkeypatch.setattr(result_guards, "dialect_names", lambda: names)
+    monkeypatch.setattr(result_guards, "get_dialect",
                         lambda n: novel if n == "novel" else get_dialect(n))
     body = result_body("<novel_call>{} [NOVEL_END]")
     assert body == "&lt;novel_call>{} &#91;NOVEL_END]"

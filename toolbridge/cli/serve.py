@@ -126,6 +126,12 @@ def _fallback_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
                         "template or upstream has no tool support (off by default)")
     p.add_argument("--fallback-dialect", default=d.fallback_dialect,
                    help="the call format the injected protocol asks for (default hermes)")
+    p.add_argument("--guard-tool-results", action=argparse.BooleanOptionalAction,
+                   default=d.guard_tool_results,
+                   help="in the completions mode, write whatever in a tool result a parser could "
+                        "read as a call (markers, special tokens, bare JSON/Python calls) with one "
+                        "character as a reference, so that a model copying it forges no call "
+                        "(on by default; the injected protocol always does)")
     p.add_argument("--upstream-api", choices=UPSTREAM_APIS, default=d.upstream_api,
                    help="chat: the upstream's /chat/completions; completions: render the prompt "
                         "here and call its /completions")

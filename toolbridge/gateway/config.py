@@ -58,6 +58,8 @@ class GatewayConfig:
     # The prompt-injected tool protocol and the completions upstream mode (gateway/fallback.py).
     tool_fallback: bool = False
     fallback_dialect: str = "hermes"
+    # Completions mode, the model's own template: tool results neutralised (render/guard.py).
+    guard_tool_results: bool = True
     upstream_api: str = "chat"  # or "completions": render the prompt here
     model_dir: str = ""
     chat_template: str = ""

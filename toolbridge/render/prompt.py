@@ -1,9 +1,13 @@
 """One prompt for one request: the native template when it renders what the conversation holds,
 the injected protocol when it does not and the caller opted in, a clear refusal otherwise.
 
-With ``tool_fallback`` off, ``build_prompt`` is exactly ``ChatTemplate.render`` with call
-arguments in the shape the template takes (``Capabilities.arguments``): the protocol code is not
-on that path, so prompts are byte-identical to rendering without this feature.
+With ``tool_fallback`` off and no ``guard``, ``build_prompt`` is exactly ``ChatTemplate.render``
+with call arguments in the shape the template takes (``Capabilities.arguments``): the protocol
+code is not on that path, so prompts are byte-identical to rendering without this feature. With a
+``guard`` (``guard.ResultGuard``: the gateway's completions mode gives one by default), the
+contents of ``role: "tool"`` messages go through it before the template sees them; a result that
+holds nothing a parser could read as a call is unchanged. The injected protocol always guards
+its results (with every dialect, whatever ``guard`` says).
 
 A conversation is refused (``FallbackRequired``) only when the template would lose what the model
 needs to go on: the declarations of offered tools, or the results of its calls. A template that
@@ -19,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import FLAG_HINT, FallbackRequired, RenderError
+from .guard import ResultGuard
 from .probe import Capabilities, end_markers, probe
 from .protocol import inject
 from .template import ChatTemplate
@@ -82,6 +87,13 @@ def declared(prompt: str, tools: Sequence[Mapping[str, Any]] | None,
     return True
 
 
+def guarded(messages: Sequence[Mapping[str, Any]], guard: ResultGuard) -> list[Mapping[str, Any]]:
+    """``messages`` with each tool result's content written through ``guard`` (other messages
+    are the same objects)."""
+    return [{**m, "content": guard.content(m.get("content"))}
+            if m.get("role") == "tool" and m.get("content") is not None else m for m in messages]
+
+
 def build_prompt(
     template: ChatTemplate,
     messages: Sequence[Mapping[str, Any]],
@@ -93,8 +105,10 @@ def build_prompt(
     parallel: bool = True,
     add_generation_prompt: bool = True,
     variables: Mapping[str, Any] | None = None,
+    guard: ResultGuard | None = None,
 ) -> Prompt:
-    """Render a request's prompt.
+    """Render a request's prompt (``guard``: tool results written through it, in the native
+    template; the injected protocol guards its own).
 
     Raises:
         FallbackRequired: the template lacks what the conversation needs and ``tool_fallback``
@@ -109,7 +123,8 @@ def build_prompt(
         caps = capabilities(template)
     lacking = missing(caps, messages, tools, tool_choice) if caps is not None else []
     if not lacking:
-        text = template.render(messages, tools, add_generation_prompt=add_generation_prompt,
+        shown = guarded(messages, guard) if guard is not None else messages
+        text = template.render(shown, tools, add_generation_prompt=add_generation_prompt,
                                arguments=caps.arguments if caps is not None else "object", **extra)
         if declared(text, tools, tool_choice):
             return Prompt(text, injected=False)

@@ -12,22 +12,11 @@ conversation into one that uses only system, user and assistant turns:
   ``<tool_response id=... name=...>`` wrapper, in the order given.
 
 Invariant: a tool result cannot close its wrapper or forge a call, in the fallback dialect or in
-any other (``auto`` reads them all), even when the model copies it into its answer verbatim. Two
-guards write one character of what could be read as a character reference (``<`` as ``&lt;``,
-``{`` as ``&#123;``), so that the result still reads as it did:
-
-- markers: every occurrence of the wrapper's tag, of a marker any registered dialect reads
-  wherever it stands (``Dialect.call_start``: ``<tool_call>``, ``<function=``, ````` ``` `````,
-  ``[TOOL_CALLS]``, ``functools[`` ...), of the end-of-turn and special tokens the dialects
-  declare or write, of anything shaped like a special token (``<|...|>``), and of a reasoning
-  closer after which a bare call may start, has its first character written as a reference;
-  the set is derived from the registry, so a new dialect is covered without a change here;
-- bare openers (``Dialect.bare_start``: ``{``, ``[``, ``to=``) are calls only where an answer
-  starts, so they are guarded where a line starts: when the parsers of the dialects that claim
-  the opener (and the fallback dialect) read the text from there as the start of a call, or have
-  not settled within ``_WINDOW`` characters, its first character is written as a reference.
-  JSON data that is not a call stays as it is. The checks per conversation are bounded
-  (``_CHECKS``); beyond them such openers are written as references unchecked.
+any other (``auto`` reads them all), even when the model copies it into its answer verbatim,
+whole or from any point on: each result goes through the conversation's ``ResultGuard``
+(``render/guard.py``, the guard the completions mode uses too), which writes one character of
+every marker and of every bare opener that begins a call as a character reference (``<`` as
+``&lt;``, ``{`` as ``&#123;``), so that the result still reads as it did.
 
 ``tool_choice``: ``none`` drops the declarations (history is still replayed); ``required`` and a
 named function add one line to them (the gateway enforces them on the answer).
@@ -36,29 +25,15 @@ named function add one line to them (the gateway enforces them on the answer).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from typing import Any
 
-from ..syntax.dialect import Dialect
-from ..syntax.markers import alternation
-
-from ..dialects import dialect_names, fallback_dialect, get_dialect
+from ..dialects import fallback_dialect
 from ..errors import RenderError
-from ..events import ToolCallBegin
-from ..parsing.auto import THINK
-from ..parsing.parser import StreamParser
-from ..parsing.stream import Phase
+from ..syntax.dialect import Dialect
+from .guard import ResultGuard, every_dialect
 
 RESPONSE_TAG = "tool_response"
-_TAG_HEAD = re.compile(r"</?[A-Za-z_][\w.\-]*")
-_TOKEN_SHAPE = r"<\|[^<>|\s]{1,40}\|>|<｜[^<>｜]{1,40}｜>"  # special tokens, declared or not
-_SPECIAL = re.compile(_TOKEN_SHAPE + r"|\[[A-Z_]{3,}\]")
-# A line break (as str.splitlines breaks lines) and the spaces before the line's text.
-_LINE_START = r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]\s*"
-_WINDOW = 256  # what a bare-opener check reads: a block not settled by then counts as a call
-_CHECKS = 256  # bare-opener checks per conversation; later openers are written unchecked
 
 
 def inject(
@@ -88,7 +63,7 @@ def inject(
         RenderError: malformed calls or results; ConfigError: a dialect that cannot write calls.
     """
     d = fallback_dialect(dialect)
-    guard, openers = _guard(d), _Openers(d)
+    guard = result_guard(d, tools)
     out: list[dict[str, Any]] = []
     names: dict[str, str] = {}
     i = 0
@@ -100,7 +75,7 @@ def inject(
             j = i
             while j < len(messages) and messages[j].get("role") == "tool":
                 j += 1
-            results = [_result(m, k, names, guard, openers) for k, m in enumerate(messages[i:j], i)]
+            results = [_result(m, k, names, guard) for k, m in enumerate(messages[i:j], i)]
             out.append({"role": "user", "content": "\n".join(results)})
             i = j
             continue
@@ -212,13 +187,22 @@ def _replay(message: Mapping[str, Any], i: int, d: Dialect,
     return replayed
 
 
+def result_guard(d: Dialect, tools: Sequence[Mapping[str, Any]] | None = None) -> ResultGuard:
+    """The guard of one conversation's results: every registered dialect reads them (``auto``
+    may), ``d`` is the fallback dialect, the wrapper's tag cannot be closed or opened, and a
+    bare call counts when it names one of ``tools`` (any name without tools: a caller of the
+    library may parse the answer without them)."""
+    names = [_function(t, i)["name"] for i, t in enumerate(tools)] if tools else None
+    return ResultGuard(every_dialect(), d, ("<" + RESPONSE_TAG, "</" + RESPONSE_TAG), names)
+
+
 def _result(message: Mapping[str, Any], i: int, names: dict[str, str],
-            guard: re.Pattern[str], openers: _Openers) -> str:
+            guard: ResultGuard) -> str:
     call_id = message.get("tool_call_id")
     name = message.get("name") or names.get(call_id or "", "")
     attrs = f' id="{_attr(call_id)}"' if isinstance(call_id, str) else ""
     attrs += f' name="{_attr(name)}"' if isinstance(name, str) and name else ""
-    body = openers.neutralise(neutralise(_text(message.get("content"), i), guard))
+    body = guard(_text(message.get("content"), i))
     return f"<{RESPONSE_TAG}{attrs}>\n{body}\n</{RESPONSE_TAG}>"
 
 
@@ -242,103 +226,6 @@ def _text(content: Any, i: int) -> str:
 def _attr(value: str) -> str:
     return (value.replace("&", "&amp;").replace('"', "&quot;")
             .replace("<", "&lt;").replace(">", "&gt;"))
-
-
-def _guard(d: Dialect) -> re.Pattern[str]:
-    """One pattern for every marker a result must not contain, with ``d`` the fallback dialect."""
-    return _marker_pattern(d, tuple(dialect_names()))
-
-
-@lru_cache(maxsize=64)
-def _marker_pattern(d: Dialect, registry: tuple[str, ...]) -> re.Pattern[str]:
-    markers = {"<" + RESPONSE_TAG, "</" + RESPONSE_TAG, THINK[1]}  # auto's answer restarts after it
-    markers.update(_TAG_HEAD.findall(_example(d)))  # the fallback dialect's own tags, closers too
-    for each in {*map(get_dialect, registry), d}:
-        markers.update(each.call_start, each.end_tokens, _SPECIAL.findall(_example(each)))
-        if each.bare_start and each.reasoning:  # after it the answer starts again: bare calls
-            markers.add(each.reasoning[1])
-    return re.compile(f"{alternation(tuple(filter(None, markers)))}|{_TOKEN_SHAPE}", re.IGNORECASE)
-
-
-def _example(d: Dialect) -> str:
-    return d.render([("name", {"key": "value"})]) if d.render is not None else ""
-
-
-class _Openers:
-    """The guard for bare openers (``{``, ``[``, ``to=``) where a line of a result starts; one
-    per conversation, so that its checks (``_CHECKS``) are counted across the results."""
-
-    def __init__(self, d: Dialect) -> None:
-        self._lines, self._claims = _claims(d, tuple(dialect_names()))
-        self._checks = _CHECKS
-
-    def neutralise(self, text: str) -> str:
-        """``text`` with the first character of each line that could begin a call written as a
-        reference. (A check reads the lines after its own as they were: writing a line's first
-        character as a reference cannot turn what a parser refused into a call.)"""
-        out: list[str] = []
-        pos = 0
-        for line in self._lines.finditer("\n" + text):  # the text's start is a line's start
-            start = line.end() - 1
-            if self._checks <= 0 or self._check(text, start):
-                out += (text[pos:start], _reference(text[start]))
-                pos = start + 1
-        out.append(text[pos:])
-        return "".join(out)
-
-    def _check(self, text: str, start: int) -> bool:
-        self._checks -= 1  # a bound on the work one conversation can ask for
-        dialects = [ds for opener, ds in self._claims if text.startswith(opener, start)]
-        return _may_call(tuple(dict.fromkeys(d for ds in dialects for d in ds)),
-                         text[start:start + _WINDOW])
-
-
-@lru_cache(maxsize=64)
-def _claims(d: Dialect, registry: tuple[str, ...]
-            ) -> tuple[re.Pattern[str], tuple[tuple[str, tuple[Dialect, ...]], ...]]:
-    """Where a line may open a bare call, and each opener with the dialects that read it there.
-    An empty opener (Functionary v3.2's recipient line) is tried by auto only for a model of that
-    family; as the fallback dialect it makes every line a candidate."""
-    claims: dict[str, list[Dialect]] = {}
-    for each in (*sorted({*map(get_dialect, registry)}, key=lambda each: each.name), d):
-        for opener in each.bare_start:
-            if (opener or each is d) and each not in claims.setdefault(opener, []):
-                claims[opener].append(each)
-    openers = tuple(o for o in claims if o)
-    ahead = r"\S" if "" in claims else alternation(openers) if openers else "(?!)"
-    lines = re.compile(rf"{_LINE_START}(?={ahead})")
-    return lines, tuple((opener, tuple(ds)) for opener, ds in claims.items())
-
-
-@lru_cache(maxsize=4096)  # a conversation's history is written again on every turn
-def _may_call(dialects: tuple[Dialect, ...], window: str) -> bool:
-    """Whether an answer that starts with ``window`` begins a call in one of ``dialects``, or has
-    not settled yet (a call may still begin after the window)."""
-    for d in dialects:
-        parser = StreamParser(d)
-        events = parser.feed(window)
-        if parser.phase is not Phase.CONTENT or any(isinstance(e, ToolCallBegin) for e in events):
-            return True
-    return False
-
-
-def neutralise(text: str, guard: re.Pattern[str]) -> str:
-    """``text`` with the first character of every guarded marker written as a character
-    reference, so that no guarded marker remains."""
-    out: list[str] = []
-    pos = 0
-    match = guard.search(text)
-    while match is not None:
-        start = match.start()  # only the first character: markers nested in this one still count
-        out += (text[pos:start], _reference(text[start]))
-        pos = start + 1
-        match = guard.search(text, pos)
-    out.append(text[pos:])
-    return "".join(out)
-
-
-def _reference(char: str) -> str:
-    return {"<": "&lt;", ">": "&gt;", "&": "&amp;"}.get(char, f"&#{ord(char)};")
 
 
 def _place(messages: list[dict[str, Any]], text: str, system_role: bool) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from ...dialects import get_dialect
 from ...events import Event
 from ...openai import ChunkEncoder, assemble
 from ...render import ChatTemplate, Prompt, build_prompt
+from ...render.guard import ResultGuard
 from ...render.hint import template_dialect
 from ...render.prompt import stop_markers
 from ...tools import Toolset
@@ -60,8 +61,10 @@ class TextPlan(Plan):
 
 
 def render_request(body: dict[str, Any], plan: Plan, template: ChatTemplate, *,
-                   tool_fallback: bool, fallback_dialect: str) -> TextPlan:
-    """The prompt and the ``/v1/completions`` body for a validated chat request (``plan``).
+                   tool_fallback: bool, fallback_dialect: str, guard: bool = True) -> TextPlan:
+    """The prompt and the ``/v1/completions`` body for a validated chat request (``plan``);
+    with ``guard``, tool results written into the template are guarded for the dialects the
+    answer is read with (the injected protocol guards its own in any case).
 
     Raises:
         RenderError: the template failed, or it lacks tool support and the protocol is off
@@ -71,22 +74,31 @@ def render_request(body: dict[str, Any], plan: Plan, template: ChatTemplate, *,
     variables = body.get("chat_template_kwargs") or {}
     if not isinstance(variables, dict):
         raise RequestError("'chat_template_kwargs' must be an object", param="chat_template_kwargs")
+    hint = template_hint(template) if plan.dialect == "auto" else None
     prompt = build_prompt(
         template, body["messages"], body.get("tools"), tool_fallback=tool_fallback,
         dialect=fallback_dialect, tool_choice=body.get("tool_choice"),
         parallel=body.get("parallel_tool_calls", True) is not False, variables=variables,
+        guard=_guard(plan, hint) if guard else None,
     )
     stops = stop_markers(template)
     text_plan = TextPlan(**{f.name: getattr(plan, f.name) for f in fields(Plan)})
     if prompt.injected:
         text_plan.dialect = get_dialect(fallback_dialect)
-    elif text_plan.dialect == "auto":
-        text_plan.hint = template_hint(template)
+    else:
+        text_plan.hint = hint
     _reasoning(text_plan, prompt)
     text_plan.tools = plan.tools if plan.tools is not None else _NO_TOOLS
     text_plan.drop_tokens = tuple(dict.fromkeys((*stops, *_end_tokens(text_plan))))
     text_plan.body = completions_body(body, prompt.text, stops)
     return text_plan
+
+
+def _guard(plan: Plan, hint: str | None) -> ResultGuard:
+    """The guard of the results this answer is read after: the plan's dialects (every one under
+    auto), and its tools (none offered: no call can be made, so only markers are guarded)."""
+    names = plan.tools.schemas if plan.tools is not None else ()
+    return ResultGuard.for_parser(plan.dialect, hint, names)
 
 
 _HINTS: dict[int, tuple[ChatTemplate, str | None]] = {}

@@ -57,6 +57,7 @@ class Router:
         self.completions = config.upstream_api == "completions"
         self.flag = config.tool_fallback
         self.dialect = config.fallback_dialect
+        self.guard = config.guard_tool_results
         self._refusing: set[Any] = set()  # models whose upstream refused tools
 
     def remember(self, model: Any) -> None:
@@ -73,7 +74,7 @@ class Router:
         if self.completions:
             assert self.template is not None
             text_plan = render_request(body, plan, self.template, tool_fallback=self.flag,
-                                       fallback_dialect=self.dialect)
+                                       fallback_dialect=self.dialect, guard=self.guard)
             return "/completions", text_plan, False
         if not _uses_tools(body):
             return "/chat/completions", plan, False
