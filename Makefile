@@ -39,14 +39,16 @@ demo: $(STAMP)
 
 # The quick loop: every module and front, short property and fuzz budgets, parallel workers.
 # Tests marked `check` and the heavy engines' tests (when the engines are not set up) are skipped
-# with their reason in the summary.
+# with their reason in the summary; those marked `serial` (they measure time) run alone after.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(WORKERS) -rs
+	$(BIN)/python -m pytest -n $(WORKERS) -rs -m "not serial and not agents"
+	$(BIN)/python -m pytest -rs -m serial
 
 # Everything, with the full budgets: the suite (every property budget, the check-marked tests, the
 # heavy engines), a slice of the long fuzz run, the soak, and the agent CLIs where Node is installed.
 check: $(ENGINES)
-	TOOLBRIDGE_TEST_PROFILE=full $(BIN)/python -m pytest -n $(WORKERS) -rs
+	TOOLBRIDGE_TEST_PROFILE=full $(BIN)/python -m pytest -n $(WORKERS) -rs -m "not serial and not agents"
+	TOOLBRIDGE_TEST_PROFILE=full $(BIN)/python -m pytest -rs -m serial
 	$(MAKE) --no-print-directory fuzz-check
 	$(MAKE) --no-print-directory soak
 	$(MAKE) --no-print-directory test-agents

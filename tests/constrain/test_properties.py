@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from tests.budget import examples
 from toolbridge.constrain import compile_tools, special_tokens
 from toolbridge.dialects import get_dialect
 from toolbridge.syntax.dialect import Dialect
@@ -24,7 +25,7 @@ from . import drawn
 from .engines import TARGETS, acceptor
 
 DIALECTS = drawn.covered_dialects()
-EXAMPLES = 3
+EXAMPLES = examples(3, floor=1)
 BATCH = 60  # answers per example, each of one to three calls
 SPOILED = 9  # calls per example, each spoiled every way it can be
 # No shrinking: each step compiles grammars again, and the labelled draws already say what failed.

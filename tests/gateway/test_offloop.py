@@ -32,6 +32,8 @@ from tests.harness import tool
 from toolbridge.gateway import pipeline
 from toolbridge.parsing.parser import parse
 
+pytestmark = pytest.mark.serial  # a latency bound: run alone, not beside another worker's load
+
 TOOLS = [tool("read_file", path={"type": "string"})]
 UNIT = '<tool_call>\n{"name": "read_file", "arguments": {"path": "/src/a.py"}}\n</tool_call>\nThen:\n'
 PARSE_SECONDS = 0.8  # how long the answer should take to parse (timed on a sample)
