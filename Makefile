@@ -6,8 +6,9 @@ STAMP   := $(VENV)/.installed
 ENGINES := $(VENV)/.engines
 STEP    := scripts/step
 LLAMA_CMAKE := -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF
-# pytest's parallel workers (pytest-xdist): one per core
+# pytest's parallel workers (pytest-xdist): one per core; PYTEST_ARGS=--durations=10 and the like
 WORKERS ?= auto
+PYTEST_ARGS ?=
 
 .PHONY: demo test check test-agents engines bench soak corpus fuzz fuzz-check clean
 
@@ -41,14 +42,14 @@ demo: $(STAMP)
 # Tests marked `check` and the heavy engines' tests (when the engines are not set up) are skipped
 # with their reason in the summary; those marked `serial` (they measure time) run alone after.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(WORKERS) -rs -m "not serial and not agents"
-	$(BIN)/python -m pytest -rs -m serial
+	$(BIN)/python -m pytest -n $(WORKERS) -rs -m "not serial and not agents" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -rs -m serial $(PYTEST_ARGS)
 
 # Everything, with the full budgets: the suite (every property budget, the check-marked tests, the
 # heavy engines), a slice of the long fuzz run, the soak, and the agent CLIs where Node is installed.
 check: $(ENGINES)
-	TOOLBRIDGE_TEST_PROFILE=full $(BIN)/python -m pytest -n $(WORKERS) -rs -m "not serial and not agents"
-	TOOLBRIDGE_TEST_PROFILE=full $(BIN)/python -m pytest -rs -m serial
+	TOOLBRIDGE_TEST_PROFILE=full $(BIN)/python -m pytest -n $(WORKERS) -rs -m "not serial and not agents" $(PYTEST_ARGS)
+	TOOLBRIDGE_TEST_PROFILE=full $(BIN)/python -m pytest -rs -m serial $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory fuzz-check
 	$(MAKE) --no-print-directory soak
 	$(MAKE) --no-print-directory test-agents
