@@ -42,6 +42,9 @@ from ..tools import Toolset
 AUTO = "auto"
 _SPACE = re.compile(r"\s*")
 THINK = ("<think>", "</think>")
+# The first piece of a buffer the trials of a marker read (then twice as much each time): more
+# than a short tagged block a body holds whole (HOLD_TAGGED_BLOCK), small beside a long answer.
+TRIAL_WINDOW = 1024
 
 # Trial order where several dialects claim the same marker: the common families first.
 PRIORITY = (
@@ -161,7 +164,7 @@ class _Trial:
         parser = self._parser or self.parser
         events = parser.feed_block(text, marker) if marker else parser.feed(text)
         self._note(parser, len(self.events))
-        if final:
+        if final and not self._refused(events):
             before = len(self.events) + len(events)
             events += parser.close(cut)
             self._note(parser, before)
@@ -175,6 +178,14 @@ class _Trial:
             parser.halt_on_reject = self.verdict is None
             if self.verdict is False:
                 self.reach = next((len(ev.text) for ev in events if isinstance(ev, CallRejected)), 0)
+
+    def _refused(self, events: list[Event]) -> bool:
+        """Whether the first block, read to its end (its parser halted there), is refused: then
+        nothing after it is wanted, and closing the parser would read all the rest of the text
+        (once per refused trial: quadratic on an answer dense with markers)."""
+        if self.verdict is not None or self.settled is None:
+            return False
+        return _judge((self.events + events)[: self.settled], CALL, True) is False
 
     def _note(self, parser: DialectParser, base: int) -> None:
         if self.settled is None and parser.first_settled is not None:
@@ -471,11 +482,27 @@ class AutoParser:
         self._marker, self._pending, self._block_at = marker, [], self._base + start
         # A trial is made when the one before it refuses the block (most are never made).
         self._trials, self._waiting = [self._trial(claims[0])], claims[1:]
-        events = self._try(buf[start:], final)
-        if events is None:
-            return start + len(marker)
-        self._out += events
-        return None
+        # The trials read the rest of the buffer a window at a time, each twice the last, as a
+        # stream would give it: a block is most often judged within its first characters, and
+        # handing them all of a long buffer at every marker cost its length each time (a
+        # marker-dense answer read whole was quadratic). Doubling keeps a long block linear.
+        at, size = start, TRIAL_WINDOW
+        while True:
+            stop = len(buf) if len(buf) - at <= 2 * size else at + size
+            last = stop == len(buf)
+            events = self._try(buf[at:stop], final and last)
+            if events is None:
+                return start + len(marker)
+            self._out += events
+            if self._parser is not None:  # a winner: the rest is its own
+                if not last:
+                    self._out += self._parser.feed(buf[stop:])
+                    if final:
+                        self._out += self._parser.close(self._cut)
+                return None
+            if last:
+                return None
+            at, size = stop, 2 * size
 
     def _trial(self, dialect: Dialect) -> _Trial:
         # A family's own reasoning marker is its evidence by itself: what follows it is judged
