@@ -58,15 +58,25 @@ CALLS = [
 ]
 PROSE = "Let me look that up for you. "
 STRUCTURAL = list('{}[]":,<>=/\\`\n\'') + ["{{", "}}", '"}', "]}", "</", "\\\"", "```", "```json\n", ",}", " True", "None"]
+WORDS = ("x", "done", " and more", "\nok", "d}", "a]")
 FOREIGN = ("rm_rf", "delete_all", "getweather", "get_weather2", "")
 
 
 ALL_MARKERS = all_markers()
 
 
+# Forms a dialect reads besides its sample and its renderer's: Mistral's older JSON list and
+# the lone call object models write in its place (held whole until it ends: a call that broke
+# in it, at the end of a stream, once lost the text after it under auto).
+FORMS = {
+    "mistral": ['[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}]',
+                '[TOOL_CALLS]{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}'],
+}
+
+
 def seeds(d: Dialect) -> list[str]:
     """The texts a dialect's inputs are made from."""
-    texts = [d.sample] if d.sample else []
+    texts = [d.sample, *FORMS.get(d.name, ())] if d.sample else list(FORMS.get(d.name, ()))
     if d.render is not None:
         for calls in CALLS:
             try:
@@ -120,6 +130,12 @@ def structural(rng: random.Random, text: str, d: Dialect) -> str:
     return text[:a] + rng.choice(STRUCTURAL) + text[a:]
 
 
+def stray_word(rng: random.Random, text: str, d: Dialect) -> str:
+    """A word where JSON or a tag goes on: a call that began breaks, and text follows it."""
+    a = _at(rng, text)
+    return text[:a] + rng.choice(WORDS) + text[a:]
+
+
 def huge_number(rng: random.Random, text: str, d: Dialect) -> str:
     digits = "-" * rng.randint(0, 1) + "9" * rng.choice((4299, 4301, 6000))
     spots = [i for i, ch in enumerate(text) if ch.isdigit()]
@@ -154,9 +170,9 @@ def foreign_tool(rng: random.Random, text: str, d: Dialect) -> str:
 
 MUTATIONS: list[Callable[[random.Random, str, Dialect], str]] = [
     truncate, delete_span, repeat_span, insert_marker, marker_storm, structural, huge_number,
-    deep_nesting, odd_characters, foreign_tool,
+    deep_nesting, odd_characters, foreign_tool, stray_word,
 ]
-WEIGHTS = [3, 3, 2, 3, 1, 3, 1, 1, 2, 2]
+WEIGHTS = [3, 3, 2, 3, 1, 3, 1, 1, 2, 2, 2]
 
 
 def inputs(d: Dialect, count: int, seed: int) -> Iterator[str]:

@@ -178,6 +178,11 @@ class _Trial:
             parser.halt_on_reject = self.verdict is None
             if self.verdict is False:
                 self.reach = next((len(ev.text) for ev in events if isinstance(ev, CallRejected)), 0)
+            elif self.verdict and parser.halted:
+                # The parser stopped at its first block as at a refusal, but the block is this
+                # dialect's (a call began in it): what followed the block is read now, or it
+                # was lost when the block ended in ``close`` (the end of a stream).
+                self.events += parser.read_on(final)
 
     def _refused(self, events: list[Event]) -> bool:
         """Whether the first block, read to its end (its parser halted there), is refused: then
