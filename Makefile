@@ -58,9 +58,10 @@ soak: $(STAMP)
 	$(BIN)/toolbridge bench --soak
 
 # The long fuzz run: 20,000 mutated outputs per dialect, whole and streamed, also through auto
-# (make test runs a quick profile). SEED=n for another set; DIALECT=hermes narrows it.
+# (make test runs a quick profile), after the marker-dense growth check (tests/linear.py: 40
+# texts through auto, 10 per dialect, at n and 4n). SEED=n for another set; DIALECT=hermes narrows it.
 fuzz: $(STAMP)
-	$(BIN)/python -m tests.fuzz --per-dialect 20000 --seed $(or $(SEED),0) $(if $(DIALECT),--dialect $(DIALECT))
+	$(BIN)/python -m tests.fuzz --per-dialect 20000 --linear 40 --seed $(or $(SEED),0) $(if $(DIALECT),--dialect $(DIALECT))
 
 # Conformance against ../shared/corpus (skipped when absent); DIALECT=hermes narrows it.
 corpus: $(STAMP)

@@ -296,8 +296,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-bound", type=float, default=5.0, help="seconds one whole parse may take")
     ap.add_argument("--max-failures", type=int, default=50, help="stop printing after this many")
     ap.add_argument("--minimise", action="store_true", help="print a minimised text for each failure")
+    ap.add_argument("--linear", type=int, default=0, metavar="COUNT",
+                    help="also time COUNT marker-dense texts through auto (a quarter as many per dialect) "
+                         "at n and 4n (tests/linear.py)")
     args = ap.parse_args(argv)
     names = args.dialect or sorted({get_dialect(n).name for n in dialect_names()})
+    failed = _linear(names, args.linear, args.seed) if args.linear else 0
     shown = [0]
 
     def show(f: Failure) -> None:
@@ -309,7 +313,6 @@ def main(argv: list[str] | None = None) -> int:
 
     start = time.perf_counter()
     total = Counter()
-    failed = 0
     for name in names:
         counts, failures = fuzz([name], args.per_dialect, args.seed, time_bound=args.time_bound, on_failure=show)
         total.update(counts)
@@ -319,6 +322,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"total: {sum(total.values())} parses ({total['auto']} through auto), {failed} failures, "
           f"{time.perf_counter() - start:.0f} s")
     return 1 if failed else 0
+
+
+def _linear(names: list[str], count: int, seed: int) -> int:
+    """The marker-dense growth check (``tests/linear.py``); its failures."""
+    from . import linear  # (it imports this module's tools)
+
+    start = time.perf_counter()
+    checked, failed = linear.run(names, count, seed, on_failure=lambda why: print("FAIL linear", why, flush=True))
+    print(f"linear: {checked} marker-dense texts, whole and streamed, {failed} over {linear.LIMIT}x at 4n, "
+          f"{time.perf_counter() - start:.0f} s", flush=True)
+    return failed
 
 
 if __name__ == "__main__":
