@@ -11,8 +11,10 @@ depend on how the output was chunked; the winner's events so far are the events,
 then on ``feed`` goes straight to it. Only the first trial not yet refused reads (its parser
 is made when it first reads): the next one reads the block only once it has refused, so when
 the first candidate is the answer's dialect, recognising it costs one parser, not one per
-dialect that claims the marker. When every trial rejects the block, the marker was prose: it is
-emitted as text and the scan resumes just after it. A bare opener (``{`` or ``[``) is tried only
+dialect that claims the marker. A trial reads a long buffer a window at a time (TRIAL_WINDOW,
+then twice as much each time) and stops at the end of a block it refuses, so a marker costs its
+block, never all the rest of the output. When every trial rejects the block, the marker was
+prose: it is emitted as text and the scan resumes just after it. A bare opener (``{`` or ``[``) is tried only
 where the answer starts, as the dialects that use one do.
 
 Hints narrow the choice: a model name (``MODEL_HINTS``, a pattern table of families) puts its
