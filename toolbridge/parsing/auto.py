@@ -11,9 +11,10 @@ depend on how the output was chunked; the winner's events so far are the events,
 then on ``feed`` goes straight to it. Only the first trial not yet refused reads (its parser
 is made when it first reads): the next one reads the block only once it has refused, so when
 the first candidate is the answer's dialect, recognising it costs one parser, not one per
-dialect that claims the marker. A trial reads a long buffer a window at a time (TRIAL_WINDOW,
-then twice as much each time) and stops at the end of a block it refuses, so a marker costs its
-block, never all the rest of the output. When every trial rejects the block, the marker was
+dialect that claims the marker. A trial stops at the end of a block it refuses, and once the
+trials have been handed TRIAL_BUDGET times the output, they read the rest a window at a time
+(TRIAL_WINDOW, then twice as much each time), so however densely markers repeat, a marker costs
+its block, not all the rest of the output. When every trial rejects the block, the marker was
 prose: it is emitted as text and the scan resumes just after it. A bare opener (``{`` or ``[``) is tried only
 where the answer starts, as the dialects that use one do.
 
@@ -44,9 +45,12 @@ from ..tools import Toolset
 AUTO = "auto"
 _SPACE = re.compile(r"\s*")
 THINK = ("<think>", "</think>")
-# The first piece of a buffer the trials of a marker read (then twice as much each time): more
-# than a short tagged block a body holds whole (HOLD_TAGGED_BLOCK), small beside a long answer.
+# The first piece of a buffer the trials of a marker read once the budget is spent (then twice
+# as much each time): more than a short tagged block a body holds whole (HOLD_TAGGED_BLOCK),
+# small beside a long answer. The budget: what the trials may be handed whole, in characters
+# per character of output (an answer with a few markers never spends it).
 TRIAL_WINDOW = 1024
+TRIAL_BUDGET = 8
 
 # Trial order where several dialects claim the same marker: the common families first.
 PRIORITY = (
@@ -226,7 +230,7 @@ class AutoParser:
     # Slots, as DialectParser's (their reads take one fixed path); ``__dict__`` only holds the
     # winner's own ``feed`` and ``close`` once a dialect is recognised.
     __slots__ = ("__dict__", "_bare", "_base", "_block", "_block_at", "_buf", "_claims", "_closed", "_cut",
-                 "_drop", "_fed", "_guarded", "_hinted", "_kept_from", "_marker", "_mid", "_openers", "_options", "_out",
+                 "_drop", "_fed", "_guarded", "_handed", "_hinted", "_kept_from", "_marker", "_mid", "_openers", "_options", "_out",
                  "_parser", "_pending", "_phase", "_reach", "_restart", "_scan", "_spare", "_think",
                  "_tools", "_trials", "_wait", "_waiting", "dialect")
 
@@ -285,6 +289,7 @@ class AutoParser:
         # Positions count characters from the start of the output: ``_base`` is where the text
         # being scanned starts, ``_fed`` how much was fed, ``_block_at`` where the trials began.
         self._base = self._fed = self._block_at = 0
+        self._handed = 0  # characters handed to trials whole so far (TRIAL_BUDGET)
         # A dialect whose trial refused a block does not claim a marker inside that block again
         # (its own parser would not look there either): every dialect reads each stretch of the
         # output at most once, so the work stays linear however many markers the output repeats.
@@ -489,11 +494,16 @@ class AutoParser:
         self._marker, self._pending, self._block_at = marker, [], self._base + start
         # A trial is made when the one before it refuses the block (most are never made).
         self._trials, self._waiting = [self._trial(claims[0])], claims[1:]
-        # The trials read the rest of the buffer a window at a time, each twice the last, as a
-        # stream would give it: a block is most often judged within its first characters, and
-        # handing them all of a long buffer at every marker cost its length each time (a
-        # marker-dense answer read whole was quadratic). Doubling keeps a long block linear.
-        at, size = start, TRIAL_WINDOW
+        # Handing the trials all the rest of a long buffer at every marker cost its length each
+        # time (a marker-dense answer read whole was quadratic): once the rest handed so far
+        # passes TRIAL_BUDGET times the output, they read a window at a time, each twice the
+        # last, as a stream would give it (a block is most often judged within its first
+        # characters; doubling keeps a long one linear). Until then they get all of it, so a
+        # long block is read in one piece, as its own parser reads it whole.
+        rest = len(buf) - start
+        size = rest if self._handed + rest <= TRIAL_BUDGET * self._fed else TRIAL_WINDOW
+        self._handed += min(rest, size)
+        at = start
         while True:
             stop = len(buf) if len(buf) - at <= 2 * size else at + size
             last = stop == len(buf)
