@@ -85,16 +85,18 @@ soak: $(STAMP)
 	$(BIN)/toolbridge bench --soak
 
 # The long fuzz run: 20,000 mutated outputs per dialect, whole and streamed, also through auto
-# (make test runs a quick profile). SEED=n for another set; DIALECT=hermes narrows it.
-# Two dialects at a time, one process each (about an hour on 2 cores).
+# (make test runs a quick profile), after the marker-dense growth check (tests/linear.py: 40
+# texts through auto, 10 per dialect, at n and 4n). SEED=n for another set; DIALECT=hermes narrows
+# it. Two dialects at a time, one process each (about an hour on 2 cores).
 FUZZ_JOBS ?= 2
 fuzz: $(STAMP)
-	$(BIN)/python -m tests.fuzz --per-dialect 20000 --jobs $(FUZZ_JOBS) --seed $(or $(SEED),0) $(if $(DIALECT),--dialect $(DIALECT))
+	$(BIN)/python -m tests.fuzz --per-dialect 20000 --linear 40 --jobs $(FUZZ_JOBS) --seed $(or $(SEED),0) $(if $(DIALECT),--dialect $(DIALECT))
 
-# make check's slice of it: the first FUZZ_CHECK of those outputs per dialect (seed 0, as make fuzz).
+# make check's slice of it: the first FUZZ_CHECK of those outputs per dialect (seed 0, as make
+# fuzz), after half its growth check.
 FUZZ_CHECK ?= 3000
 fuzz-check: $(STAMP)
-	$(BIN)/python -m tests.fuzz --per-dialect $(FUZZ_CHECK) --jobs $(FUZZ_JOBS) --seed $(or $(SEED),0)
+	$(BIN)/python -m tests.fuzz --per-dialect $(FUZZ_CHECK) --linear 20 --jobs $(FUZZ_JOBS) --seed $(or $(SEED),0)
 
 # Conformance against ../shared/corpus (skipped when absent); DIALECT=hermes narrows it.
 corpus: $(STAMP)

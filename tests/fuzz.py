@@ -60,15 +60,25 @@ CALLS = [
 ]
 PROSE = "Let me look that up for you. "
 STRUCTURAL = list('{}[]":,<>=/\\`\n\'') + ["{{", "}}", '"}', "]}", "</", "\\\"", "```", "```json\n", ",}", " True", "None"]
+WORDS = ("x", "done", " and more", "\nok", "d}", "a]")
 FOREIGN = ("rm_rf", "delete_all", "getweather", "get_weather2", "")
 
 
 ALL_MARKERS = all_markers()
 
 
+# Forms a dialect reads besides its sample and its renderer's: Mistral's older JSON list and
+# the lone call object models write in its place (held whole until it ends: a call that broke
+# in it, at the end of a stream, once lost the text after it under auto).
+FORMS = {
+    "mistral": ['[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}]',
+                '[TOOL_CALLS]{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}'],
+}
+
+
 def seeds(d: Dialect) -> list[str]:
     """The texts a dialect's inputs are made from."""
-    texts = [d.sample] if d.sample else []
+    texts = [d.sample, *FORMS.get(d.name, ())] if d.sample else list(FORMS.get(d.name, ()))
     if d.render is not None:
         for calls in CALLS:
             try:
@@ -122,6 +132,12 @@ def structural(rng: random.Random, text: str, d: Dialect) -> str:
     return text[:a] + rng.choice(STRUCTURAL) + text[a:]
 
 
+def stray_word(rng: random.Random, text: str, d: Dialect) -> str:
+    """A word where JSON or a tag goes on: a call that began breaks, and text follows it."""
+    a = _at(rng, text)
+    return text[:a] + rng.choice(WORDS) + text[a:]
+
+
 def huge_number(rng: random.Random, text: str, d: Dialect) -> str:
     digits = "-" * rng.randint(0, 1) + "9" * rng.choice((4299, 4301, 6000))
     spots = [i for i, ch in enumerate(text) if ch.isdigit()]
@@ -156,9 +172,9 @@ def foreign_tool(rng: random.Random, text: str, d: Dialect) -> str:
 
 MUTATIONS: list[Callable[[random.Random, str, Dialect], str]] = [
     truncate, delete_span, repeat_span, insert_marker, marker_storm, structural, huge_number,
-    deep_nesting, odd_characters, foreign_tool,
+    deep_nesting, odd_characters, foreign_tool, stray_word,
 ]
-WEIGHTS = [3, 3, 2, 3, 1, 3, 1, 1, 2, 2]
+WEIGHTS = [3, 3, 2, 3, 1, 3, 1, 1, 2, 2, 2]
 
 
 def inputs(d: Dialect, count: int, seed: int) -> Iterator[str]:
@@ -301,8 +317,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-failures", type=int, default=50, help="stop printing after this many")
     ap.add_argument("--minimise", action="store_true", help="print a minimised text for each failure")
     ap.add_argument("--jobs", type=int, default=1, help="dialects fuzzed at once, one process each")
+    ap.add_argument("--linear", type=int, default=0, metavar="COUNT",
+                    help="also time COUNT marker-dense texts through auto (a quarter as many per dialect) "
+                         "at n and 4n (tests/linear.py)")
     args = ap.parse_args(argv)
     names = args.dialect or sorted({get_dialect(n).name for n in dialect_names()})
+    failed = _linear(names, args.linear, args.seed) if args.linear else 0
     shown = [0]
 
     def show(f: Failure) -> None:
@@ -314,7 +334,6 @@ def main(argv: list[str] | None = None) -> int:
 
     start = time.perf_counter()
     total = Counter()
-    failed = 0
     run = functools.partial(_one_dialect, per_dialect=args.per_dialect, seed=args.seed, time_bound=args.time_bound)
     with multiprocessing.get_context("spawn").Pool(args.jobs) if args.jobs > 1 else _Serial() as pool:
         for name, counts, failures in pool.imap(run, names):
@@ -327,6 +346,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"total: {sum(total.values())} parses ({total['auto']} through auto), {failed} failures, "
           f"{time.perf_counter() - start:.0f} s")
     return 1 if failed else 0
+
+
+def _linear(names: list[str], count: int, seed: int) -> int:
+    """The marker-dense growth check (``tests/linear.py``); its failures."""
+    from . import linear  # (it imports this module's tools)
+
+    start = time.perf_counter()
+    checked, failed = linear.run(names, count, seed, on_failure=lambda why: print("FAIL linear", why, flush=True))
+    print(f"linear: {checked} marker-dense texts, whole and streamed, {failed} over {linear.LIMIT}x at 4n, "
+          f"{time.perf_counter() - start:.0f} s", flush=True)
+    return failed
 
 
 if __name__ == "__main__":

@@ -4,7 +4,10 @@ For every dialect, and for ``auto`` on the same inputs, marker-dense texts (each
 every marker interleaved in a seeded random order, cut-off calls repeated) are parsed at n and 4n
 repetitions, whole and in 7-character chunks. Work is the number of Python and C function calls
 the parse makes (``sys.setprofile``): deterministic, and proportional to what a parser does. Four
-times the input may cost at most five times the work (plus a small constant). ``make bench`` shows the same in seconds.
+times the input may cost at most five times the work (plus a small constant). A call count misses
+work done inside one C call (a slice or search of all the rest of a long buffer, at every marker),
+so for ``auto`` the characters its trials are given are counted too. ``make bench`` shows the same
+in seconds, and ``tests/test_linear.py`` times drawn texts.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import sys
 import pytest
 
 from toolbridge import StreamParser
+from toolbridge.parsing import auto
 from toolbridge.dialects import dialect_names, get_dialect
 
 from toolbridge.bench.dense import dense_units
@@ -54,3 +58,43 @@ def test_linear_in_marker_density(name: str) -> None:
                 if large > RATIO * small + SLACK:
                     slow.append(f"{parser} on {label} (chunk {chunk}): {small} -> {large} calls")
     assert not slow, "\n".join(slow)
+
+
+def trial_reads(text: str, chunk: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Characters auto's trials are given parsing ``text`` (whole, or in ``chunk``-character
+    pieces): the work a call count misses, as copying or searching all the rest of a long buffer
+    at every marker is done in C."""
+    read = 0
+    feed = auto._Trial.feed
+
+    def counted(self: auto._Trial, text: str, *args: object) -> None:
+        nonlocal read
+        read += len(text)
+        feed(self, text, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(auto._Trial, "feed", counted)
+    parser = StreamParser("auto", reasoning=True)
+    for piece in [text[i : i + chunk] for i in range(0, len(text), chunk)] if chunk else [text]:
+        parser.feed(piece)
+    parser.close()
+    monkeypatch.undo()
+    return read
+
+
+# Issue 31's shapes and December's storms: a marker's trials were handed all the rest of the text
+# (and a refused one was closed, which read it again). At 8,000 characters, many times the
+# window the trials are given at first, the count is linear if each marker costs its block.
+SHAPES = {"tool_call storm": ("", "<tool_call>"), "function storm": ("", "<function=f>"),
+          "tool_calls list": ('<tool_calls>[{"', "<tool_calls>"),
+          "open key, tool_call and eot": ('[{"name": "get_weather", "argume', "<tool_call><|eot_id|><|eot_id|>")}
+DENSE = 8000  # characters at n
+
+
+@pytest.mark.parametrize("label", SHAPES)
+def test_auto_trials_read_each_stretch_a_bounded_number_of_times(label: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    prefix, unit = SHAPES[label]
+    n = DENSE // len(unit)
+    for chunk in (0, 7):
+        small = trial_reads(prefix + unit * n, chunk, monkeypatch)
+        large = trial_reads(prefix + unit * 4 * n, chunk, monkeypatch)
+        assert large <= RATIO * small, f"{label} (chunk {chunk}): trials read {small} -> {large} characters"

@@ -46,6 +46,19 @@ WEATHER = '{"name": "get_weather", "arguments": {"city": "Paris", "days": 9999'
 REGRESSIONS = [
     Regression("auto-tool-call-storm", "auto", "<tool_call>" * 400, content="<tool_call>" * 400),
     Regression("auto-function-storm", "auto", "<function=f>" * 400, content="<function=f>" * 400),
+    # (once quadratic: each marker's trials read all the rest of the text, and a refused one was
+    # still closed, which read it again; tests/test_linear.py checks the growth)
+    Regression("auto-tool-calls-list-storm", "auto", '<tool_calls>[{"' + "<tool_calls>" * 600,
+               content='<tool_calls>[{"' + "<tool_calls>" * 600),
+    Regression("auto-open-key-tool-call-eot-storm", "auto",
+               '[{"name": "get_weather", "argume' + "<tool_call><|eot_id|><|eot_id|>" * 300,
+               content='[{"name": "get_weather", "argume' + "<tool_call>" * 300),
+    # (a call that began, then broke, in a block held whole to the end of a stream: auto's
+    # trial stopped at the block as at a refusal, and the text after the break was lost)
+    Regression("auto-mistral-lone-object-broken", "auto",
+               'Let me look that up for you. [TOOL_CALLS]{"name": "get_weather", "arguments": {"city": x"Paris"}}',
+               calls=[], content='Let me look that up for you. [TOOL_CALLS]{"name": "get_weather", '
+                                 '"arguments": {"city": x"Paris"}}', report={"aborted": 1}),
     Regression("hermes-big-int", "hermes",
                '<tool_call>{"name": "get_weather", "arguments": {"city": "Rome", "days": ' + BIG + "}}</tool_call>",
                calls=[("get_weather", {"city": "Rome", "days": BIG})], report={"repaired": 1, "invalid": 1}),

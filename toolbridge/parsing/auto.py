@@ -11,8 +11,11 @@ depend on how the output was chunked; the winner's events so far are the events,
 then on ``feed`` goes straight to it. Only the first trial not yet refused reads (its parser
 is made when it first reads): the next one reads the block only once it has refused, so when
 the first candidate is the answer's dialect, recognising it costs one parser, not one per
-dialect that claims the marker. When every trial rejects the block, the marker was prose: it is
-emitted as text and the scan resumes just after it. A bare opener (``{`` or ``[``) is tried only
+dialect that claims the marker. A trial stops at the end of a block it refuses, and once the
+trials have been handed TRIAL_BUDGET times the output, they read the rest a window at a time
+(TRIAL_WINDOW, then twice as much each time), so however densely markers repeat, a marker costs
+its block, not all the rest of the output. When every trial rejects the block, the marker was
+prose: it is emitted as text and the scan resumes just after it. A bare opener (``{`` or ``[``) is tried only
 where the answer starts, as the dialects that use one do.
 
 Hints narrow the choice: a model name (``MODEL_HINTS``, a pattern table of families) puts its
@@ -42,6 +45,12 @@ from ..tools import Toolset
 AUTO = "auto"
 _SPACE = re.compile(r"\s*")
 THINK = ("<think>", "</think>")
+# The first piece of a buffer the trials of a marker read once the budget is spent (then twice
+# as much each time): more than a short tagged block a body holds whole (HOLD_TAGGED_BLOCK),
+# small beside a long answer. The budget: what the trials may be handed whole, in characters
+# per character of output (an answer with a few markers never spends it).
+TRIAL_WINDOW = 1024
+TRIAL_BUDGET = 8
 
 # Trial order where several dialects claim the same marker: the common families first.
 PRIORITY = (
@@ -161,7 +170,7 @@ class _Trial:
         parser = self._parser or self.parser
         events = parser.feed_block(text, marker) if marker else parser.feed(text)
         self._note(parser, len(self.events))
-        if final:
+        if final and not self._refused(events):
             before = len(self.events) + len(events)
             events += parser.close(cut)
             self._note(parser, before)
@@ -175,6 +184,19 @@ class _Trial:
             parser.halt_on_reject = self.verdict is None
             if self.verdict is False:
                 self.reach = next((len(ev.text) for ev in events if isinstance(ev, CallRejected)), 0)
+            elif self.verdict and parser.halted:
+                # The parser stopped at its first block as at a refusal, but the block is this
+                # dialect's (a call began in it): what followed the block is read now, or it
+                # was lost when the block ended in ``close`` (the end of a stream).
+                self.events += parser.read_on(final)
+
+    def _refused(self, events: list[Event]) -> bool:
+        """Whether the first block, read to its end (its parser halted there), is refused: then
+        nothing after it is wanted, and closing the parser would read all the rest of the text
+        (once per refused trial: quadratic on an answer dense with markers)."""
+        if self.verdict is not None or self.settled is None:
+            return False
+        return _judge((self.events + events)[: self.settled], CALL, True) is False
 
     def _note(self, parser: DialectParser, base: int) -> None:
         if self.settled is None and parser.first_settled is not None:
@@ -208,7 +230,7 @@ class AutoParser:
     # Slots, as DialectParser's (their reads take one fixed path); ``__dict__`` only holds the
     # winner's own ``feed`` and ``close`` once a dialect is recognised.
     __slots__ = ("__dict__", "_bare", "_base", "_block", "_block_at", "_buf", "_claims", "_closed", "_cut",
-                 "_drop", "_fed", "_guarded", "_hinted", "_kept_from", "_marker", "_mid", "_openers", "_options", "_out",
+                 "_drop", "_fed", "_guarded", "_handed", "_hinted", "_kept_from", "_marker", "_mid", "_openers", "_options", "_out",
                  "_parser", "_pending", "_phase", "_reach", "_restart", "_scan", "_spare", "_think",
                  "_tools", "_trials", "_wait", "_waiting", "dialect")
 
@@ -267,6 +289,7 @@ class AutoParser:
         # Positions count characters from the start of the output: ``_base`` is where the text
         # being scanned starts, ``_fed`` how much was fed, ``_block_at`` where the trials began.
         self._base = self._fed = self._block_at = 0
+        self._handed = 0  # characters handed to trials whole so far (TRIAL_BUDGET)
         # A dialect whose trial refused a block does not claim a marker inside that block again
         # (its own parser would not look there either): every dialect reads each stretch of the
         # output at most once, so the work stays linear however many markers the output repeats.
@@ -471,11 +494,32 @@ class AutoParser:
         self._marker, self._pending, self._block_at = marker, [], self._base + start
         # A trial is made when the one before it refuses the block (most are never made).
         self._trials, self._waiting = [self._trial(claims[0])], claims[1:]
-        events = self._try(buf[start:], final)
-        if events is None:
-            return start + len(marker)
-        self._out += events
-        return None
+        # Handing the trials all the rest of a long buffer at every marker cost its length each
+        # time (a marker-dense answer read whole was quadratic): once the rest handed so far
+        # passes TRIAL_BUDGET times the output, they read a window at a time, each twice the
+        # last, as a stream would give it (a block is most often judged within its first
+        # characters; doubling keeps a long one linear). Until then they get all of it, so a
+        # long block is read in one piece, as its own parser reads it whole.
+        rest = len(buf) - start
+        size = rest if self._handed + rest <= TRIAL_BUDGET * self._fed else TRIAL_WINDOW
+        self._handed += min(rest, size)
+        at = start
+        while True:
+            stop = len(buf) if len(buf) - at <= 2 * size else at + size
+            last = stop == len(buf)
+            events = self._try(buf[at:stop], final and last)
+            if events is None:
+                return start + len(marker)
+            self._out += events
+            if self._parser is not None:  # a winner: the rest is its own
+                if not last:
+                    self._out += self._parser.feed(buf[stop:])
+                    if final:
+                        self._out += self._parser.close(self._cut)
+                return None
+            if last:
+                return None
+            at, size = stop, 2 * size
 
     def _trial(self, dialect: Dialect) -> _Trial:
         # A family's own reasoning marker is its evidence by itself: what follows it is judged

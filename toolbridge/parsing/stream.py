@@ -163,7 +163,7 @@ class DialectParser:
                  "_coerce", "_cut", "_drop", "_held", "_hold", "_holding", "_keep_at", "_last_index",
                  "_native_ids", "_next_index", "_openers", "_out", "_phase", "_raw", "_readers", "_resume", "_scan",
                  "_scans", "_split", "_strays", "_think", "_tools", "_typer", "_validate", "dialect",
-                 "first_settled", "halt_on_reject", "lenient")
+                 "first_settled", "halt_on_reject", "halted", "lenient")
 
     def __init__(
         self,
@@ -218,6 +218,7 @@ class DialectParser:
         # Set by auto while a trial is being judged: stop reading when the first block is refused
         # (nothing after it is wanted), so a trial's work is bounded by the block.
         self.halt_on_reject = False
+        self.halted = False  # it stopped so: what follows the first block waits in the buffer
         self.first_settled: int | None = None  # where the first block's events end, in its run
         self._holding: tuple[str, ...] = ()  # while a short block is held: what closes it
 
@@ -366,6 +367,13 @@ class DialectParser:
                 return None
         return None if self._check(name, arguments, value) else (name, arguments, end)
 
+    def read_on(self, final: bool) -> list[Event]:
+        """After a stop at the first block (``halt_on_reject``, ``halted``) that turned out to
+        be the dialect's after all (a call began in it, then broke): read what followed it, as
+        ``feed`` (or, ``final``, ``close``) would have without the stop."""
+        self.halted = False
+        return self._run(self._buf, final)
+
     def held_block(self) -> tuple[str, Callable[[str], bool]] | None:
         """When a call block waits, unread, at the start of the buffer (a short block, a head or
         a close marker still being written): the text held, and what tells whether that text
@@ -492,7 +500,8 @@ class DialectParser:
         if first:
             self.first_settled = len(self._out)  # the first block's events end here (in this run)
             if reason and self.halt_on_reject:
-                return end, False  # a trial's verdict: refused (a winner never stops here)
+                self.halted = True  # a trial's verdict: refused, unless a call began (read_on)
+                return end, False
         self._body, self._raw, self._block_rejection = None, _NO_BLOCK, ""
         return end, True
 
