@@ -28,6 +28,11 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+try:
+    import canitoolcall  # noqa: F401
+except ImportError as exc:  # a test dependency (the `test` extra), not the library's
+    raise ImportError("CanIToolCall is not installed: pip install 'canitoolcall>=0.1.1' "
+                      "(make canitoolcall installs it with the test extra)") from exc
 from canitoolcall.adapters.base import ReplayInput
 from canitoolcall.checks import run_checks
 from canitoolcall.chunking import ChunkStrategy, split_text
@@ -165,6 +170,13 @@ def _row(name: str, p: int, s: int, f: int, n: int | None = None) -> str:
     return f"{name:28s} {n:9d} {p:5d} {s:5d} {f:5d}"
 
 
+def _listed() -> Counter[str]:
+    """How many fixtures the test module lists (``KNOWN``), by category (a defect's kind folded)."""
+    from tests.test_canitoolcall import KNOWN  # (the one list; imported late: it imports this module)
+
+    return Counter("deliberate" if k.category == "deliberate" else "defects" for k in KNOWN.values())
+
+
 def report(fixtures: list[Fixture], splits: tuple[str, ...], listing: bool, out: Any = sys.stdout) -> None:
     print(f"CanIToolCall: {len(fixtures)} fixtures; toolbridge whole and streamed ({', '.join(splits)});"
           " engines as published (token splits)", file=out)
@@ -178,8 +190,14 @@ def report(fixtures: list[Fixture], splits: tuple[str, ...], listing: bool, out:
             for fid, (st, bad) in scored.items():
                 if st in (Status.FAIL, Status.ERROR):
                     print(f"    {fid}\n        " + "\n        ".join(b[:300] for b in bad[:4]), file=out)
+    if len(fixtures) < len(load_fixtures()):
+        print("(the engines' rows cover every fixture: run without --family to set them side by side)", file=out)
+        return
     for name, p, s, f in PUBLISHED:
         print(_row(name, p, s, f), file=out)
+    listed = _listed()
+    print(f"Listed in tests/test_canitoolcall.py (KNOWN): {listed['deliberate']} deliberate, "
+          f"{listed['defects']} defects being fixed", file=out)
 
 
 def main(argv: list[str] | None = None) -> int:
