@@ -77,7 +77,8 @@ KNOWN: dict[str, Known] = {
     "qwen3-hermes/truncated-second-parallel-call": Known(DELIBERATE, f"{_CUT_KEPT}; {_STREAM_OPENING} (item 1)"),
     "gpt-oss/harmony-truncated-in-header": Known(DELIBERATE, f"{_CUT_KEPT} (a header cut before <|message|>)"),
     "mistral/v13think-stop-at-open-marker": Known(DELIBERATE, f"{_CUT_KEPT} (a [TOOL_CALLS] with nothing after it)"),
-    "qwen3-xml/q38-truncated-at-tool-call-open": Known(DELIBERATE, f"{_CUT_KEPT} (a <tool_call> with nothing after it)"),
+    "qwen3-xml/q38-truncated-at-tool-call-open": Known(DELIBERATE,
+                                                       f"{_CUT_KEPT} (a <tool_call> with nothing after it)"),
     "gpt-oss/llamacpp-builtin-python-recipient": Known(
         DELIBERATE, "a message to the built-in python tool, which was not offered, stays content (rejected, "
         "reported); the fixture drops it as llama.cpp does"),
