@@ -10,7 +10,7 @@ LLAMA_CMAKE := -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=
 WORKERS ?= auto
 PYTEST_ARGS ?=
 
-.PHONY: demo test check test-agents engines bench soak corpus fuzz fuzz-check clean
+.PHONY: demo test check test-agents engines bench soak corpus canitoolcall fuzz fuzz-check clean
 
 $(STAMP): pyproject.toml
 	@echo "setup: a virtual environment in $(VENV) (once; about a minute; output kept in $(VENV)/setup.log)"
@@ -101,6 +101,12 @@ fuzz-check: $(STAMP)
 # Conformance against ../shared/corpus (skipped when absent); DIALECT=hermes narrows it.
 corpus: $(STAMP)
 	$(BIN)/python -m tests.corpus_run $(if $(DIALECT),--dialect $(DIALECT))
+
+# CanIToolCall's 469 fixtures (the canitoolcall package, in the test extra) through toolbridge,
+# pinned dialect and auto, whole and streamed over six character splits: the project's row
+# beside the engines' published ones. FAMILY=glm narrows it; LIST=1 lists every failing fixture.
+canitoolcall: $(STAMP)
+	$(BIN)/python -m tests.canitoolcall_run --full $(if $(FAMILY),--family $(FAMILY)) $(if $(LIST),--list)
 
 clean:
 	rm -rf $(VENV)
