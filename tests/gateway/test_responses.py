@@ -158,11 +158,12 @@ def decoded(arguments: str) -> Any:
         return arguments
 
 
-def raw(s: Stack, path: str, body: Any, method: str = "POST") -> tuple[int, Any]:
-    """A request without the SDK: status and decoded body (or text)."""
+def raw(s: Stack, path: str, body: Any, method: str = "POST", **headers: str) -> tuple[int, Any]:
+    """A request without the SDK (and without any credential unless given in ``headers``):
+    status and decoded body (or text)."""
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(s.url.removesuffix("/v1") + path, data=data, method=method,
-                                     headers={"content-type": "application/json"})
+                                     headers={"content-type": "application/json", **headers})
     try:
         with urllib.request.urlopen(request, timeout=20) as r:
             status, text = r.status, r.read().decode()

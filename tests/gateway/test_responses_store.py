@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
+from tests.gateway.test_responses import raw
 from toolbridge.gateway.fronts.responses.store import ResponseStore
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
@@ -49,19 +48,7 @@ def echo(body: dict[str, Any]) -> Reply:
 
 
 def http(s: Stack, method: str, path: str, body: Any = None, **headers: str) -> tuple[int, Any]:
-    """A request without the SDK (and without any credential unless given)."""
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(s.url.removesuffix("/v1") + path, data=data, method=method,
-                                     headers={"content-type": "application/json", **headers})
-    try:
-        with urllib.request.urlopen(request, timeout=20) as r:
-            status, text = r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        status, text = e.code, e.read().decode()
-    try:
-        return status, json.loads(text)
-    except json.JSONDecodeError:
-        return status, text
+    return raw(s, path, body, method, **headers)
 
 
 def metrics(s: Stack) -> dict[str, float]:
