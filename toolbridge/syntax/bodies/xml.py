@@ -14,9 +14,9 @@ raw text typed by the tool schema (``RawValue``). A value ends only at a tag whe
 places one (``XmlLayout``), so a value may mention the format's own tags (a patch or a snippet
 that writes ``</parameter>`` or ``<parameter=x>`` inline): ``</parameter>`` closes it when what
 follows, after white space, is the next parameter, ``</function>``, the block's close or the end
-of output. Tolerated: a missing ``</parameter>`` (the value ends at a next parameter tag that
-starts a line, or at a ``</function>`` followed by the block's close or the end, or starting a
-line), ``<function=`` without the wrapper, several functions in one wrapper, zero-argument calls. When the block was opened by a bare function tag,
+of output. Tolerated: a missing ``</parameter>`` (the value ends at a next parameter tag or a
+``</function>`` that starts a line, as the layout places them), ``<function=`` without the
+wrapper, several functions in one wrapper, zero-argument calls. When the block was opened by a bare function tag,
 the call begins only once its first parameter or its close tag confirms the structure, so prose
 that merely mentions the tag does not start a call.
 """
@@ -54,14 +54,14 @@ class XmlTags:
     block_close: str = "</tool_call>"
     trim_newline: bool = True
     value_ends: MarkerSet = field(init=False, repr=False)
-    layout: XmlLayout = field(init=False, repr=False, compare=False)
+    layouts: tuple[XmlLayout, XmlLayout] = field(init=False, repr=False, compare=False)  # (wrapped, bare)
 
     def __post_init__(self) -> None:
         # A value may hold a literal </tool_call> (code about tool calls): only the parameter
         # and function tags end it, and only where the layout places them (``XmlLayout``).
         ends = (self.parameter_close, self.parameter[0], self.function_close)
         object.__setattr__(self, "value_ends", marker_set(ends))
-        object.__setattr__(self, "layout", XmlLayout(self))
+        object.__setattr__(self, "layouts", (XmlLayout(self, False), XmlLayout(self, True)))
 
 
 # How much white space may stand between a close tag and the tag the layout puts after it (the
@@ -74,24 +74,27 @@ class XmlLayout:
     """Where the layout places the tags that end a value (a ``rawvalue.Placement``): a tag found
     anywhere else is value text. ``</parameter>`` ends a value when the next parameter,
     ``</function>`` or the block's close follows it (after up to ``GAP`` characters of white
-    space; a longer run of it, or the end of output, counts too); a ``</function>`` without the
-    parameter's close when the block's close, another function or the end follows it, or when it
-    starts a line; a next parameter tag without the close when it starts a line. The look-ahead is
-    at most ``GAP`` plus the longest tag, so a held tag is short."""
+    space; a longer run of it, or the end of output, counts too). Without that close, a next
+    parameter tag ends the value when it starts a line, and so does a ``</function>`` that
+    starts a line and is followed by the block's close, another function or the end (in a block
+    opened by a bare function tag, by anything). The look-ahead is at most ``GAP`` plus the
+    longest tag, so a held tag is short."""
 
-    def __init__(self, tags: XmlTags) -> None:
-        self._open, self._close, self._function_close = tags.parameter[0], tags.parameter_close, tags.function_close
+    def __init__(self, tags: XmlTags, bare: bool) -> None:
+        self._open, self._close = tags.parameter[0], tags.parameter_close
         self._after_close = (tags.parameter[0], tags.function_close, tags.block_close)
         self._after_function = (tags.block_close, tags.function[0])
+        self._bare = bare
 
     def ends(self, buf: str, found: re.Match[str], before: str, final: bool, base: int) -> bool | None:
         tag = found.group()
-        if tag == self._open:
-            return before == "\n"
-        follows = followed(buf, found.end(), self._after_close if tag == self._close else self._after_function, final)
-        if tag == self._function_close and follows is False:
-            return before == "\n"
-        return follows
+        if tag == self._close:
+            return followed(buf, found.end(), self._after_close, final)
+        if before != "\n":
+            return False  # (a tag that stands for a missing close starts a line)
+        if tag == self._open or self._bare:
+            return True
+        return followed(buf, found.end(), self._after_function, final)  # </function>
 
 
 def followed(buf: str, at: int, tags: tuple[str, ...], final: bool) -> bool | None:
@@ -242,7 +245,7 @@ class XmlBody(NamedCall):
         self._sink.args(("{" if not self._params else ", ") + to_json(text.strip()) + ": ")
         self._params += 1
         tags = self._tags
-        self._value = RawValue(self._sink, text.strip(), tags.value_ends, tags.trim_newline, tags.layout)
+        self._value = RawValue(self._sink, text.strip(), tags.value_ends, tags.trim_newline, tags.layouts[self._bare])
         self._state = _S.VALUE
         return pos, None
 
