@@ -3,9 +3,10 @@
 For every dialect, and for ``auto`` on the same inputs, marker-dense texts (each marker repeated,
 every marker interleaved in a seeded random order, cut-off calls repeated, a value full of the
 format's own tags where its layout does not place them) are parsed at n and 4n repetitions, whole
-and in 7-character chunks (a value full of tags also one character at a time). Work is the number of Python and C function calls
-the parse makes (``sys.setprofile``): deterministic, and proportional to what a parser does. Four
-times the input may cost at most five times the work (plus a small constant). ``make bench`` shows the same in seconds.
+and in 7-character chunks (a value full of tags also one character at a time). Work is the number
+of Python and C function calls the parse makes (``sys.setprofile``): deterministic, and
+proportional to what a parser does. Four times the input may cost at most five times the work
+(plus a small constant). ``make bench`` shows the same in seconds.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def test_linear_in_marker_density(name: str) -> None:
     for label, (head, unit, tail) in dense_inputs(get_dialect(name)).items():
         for parser in (name, "auto"):
             for chunk in (0, 7, 1) if head else (0, 7):
-                small, large = work(parser, head + unit * N + tail, chunk), work(parser, head + unit * 4 * N + tail, chunk)
+                small = work(parser, head + unit * N + tail, chunk)
+                large = work(parser, head + unit * 4 * N + tail, chunk)
                 if large > RATIO * small + SLACK:
                     slow.append(f"{parser} on {label} (chunk {chunk}): {small} -> {large} calls")
     assert not slow, "\n".join(slow)

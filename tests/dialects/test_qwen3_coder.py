@@ -24,7 +24,8 @@ WRITE = [
 ]
 FS = [tool("os__fs__read", path={"type": "string"}), tool("os__fs__stat", path={"type": "string"})]
 DOTTED = [tool("os.fs.read", path={"type": "string"})]
-PATCH_TOOL = [tool("apply_patch", input={"type": "string"}), tool("edit", path={"type": "string"}, n={"type": "integer"})]
+PATCH_TOOL = [tool("apply_patch", input={"type": "string"}),
+              tool("edit", path={"type": "string"}, n={"type": "integer"})]
 # A Codex-style patch to a file that writes the format's own tags inline.
 PATCH = (
     "*** Begin Patch\n*** Update File: render.py\n@@ def param(k, v):\n"

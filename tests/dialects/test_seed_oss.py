@@ -9,7 +9,8 @@ from tests.harness import Case, make_table_tests, tool
 
 WEATHER = [tool("get_weather", location={"type": "string"}, unit={"type": "string"}, days={"type": "integer"})]
 SUM = [tool("calculate_sum", numbers={"type": "array", "items": {"type": "number"}}, opts={"type": "object"})]
-PATCH_TOOL = [tool("apply_patch", input={"type": "string"}), tool("edit", path={"type": "string"}, n={"type": "integer"})]
+PATCH_TOOL = [tool("apply_patch", input={"type": "string"}),
+              tool("edit", path={"type": "string"}, n={"type": "integer"})]
 PATCH = ("*** Begin Patch\n*** Update File: t.py\n@@\n-x = '<parameter=a>1</parameter>'\n"
          "+x = '<parameter=a>2</parameter>\\n'\n+# </function> closes it\n*** End Patch")
 REASONING = {"reasoning": True}

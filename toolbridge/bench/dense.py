@@ -4,10 +4,10 @@ Strategy: for each dialect, units of marker-dense output (each call-start marker
 the dialect declares, interleaved in a seeded random order with a few of other dialects'; the
 dialect's sample cut after a structural character; inside one argument value, the format's own
 tags where its layout does not place them, each looked ahead from as far as the reader looks) are
-repeated ``n`` and ``4n`` times and parsed whole, by the dialect and by ``auto``. A pair of runs (n, then 4n) is timed back to back;
-the growth is the median over pairs of the 4n time over the n time, so 4.0 is linear and 16
-quadratic. The row of a dialect is its worst unit. ``tests/test_bounds.py`` checks the same
-inputs by counting function calls (no clocks).
+repeated ``n`` and ``4n`` times and parsed whole, by the dialect and by ``auto``. A pair of runs
+(n, then 4n) is timed back to back; the growth is the median over pairs of the 4n time over the n
+time, so 4.0 is linear and 16 quadratic. The row of a dialect is its worst unit.
+``tests/test_bounds.py`` checks the same inputs by counting function calls (no clocks).
 """
 
 from __future__ import annotations
