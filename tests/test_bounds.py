@@ -1,26 +1,29 @@
 """Bounded work per byte: no input makes a parser superlinear, measured without clocks.
 
 For every dialect, and for ``auto`` on the same inputs, marker-dense texts (each marker repeated,
-every marker interleaved in a seeded random order, cut-off calls repeated) are parsed at n and 4n
-repetitions, whole and in 7-character chunks. Work is the number of Python and C function calls
-the parse makes (``sys.setprofile``): deterministic, and proportional to what a parser does. Four
-times the input may cost at most five times the work (plus a small constant). A call count misses
-work done inside one C call (a slice or search of all the rest of a long buffer, at every marker),
-so for ``auto`` the characters its trials are given are counted too. ``make bench`` shows the same
-in seconds, and ``tests/test_linear.py`` times drawn texts.
+every marker interleaved in a seeded random order, cut-off calls repeated, a value full of the
+format's own tags where its layout does not place them) are parsed at n and 4n repetitions, whole
+and in 7-character chunks (a value full of tags also one character at a time). Work is the number
+of Python and C function calls the parse makes (``sys.setprofile``): deterministic, and
+proportional to what a parser does. Four times the input may cost at most five times the work
+(plus a small constant). A call count misses work done inside one C call (a slice or search of
+all the rest of a long buffer, at every marker), so for ``auto`` the characters its trials are
+given are counted too. ``make bench`` shows the same in seconds, and ``tests/test_linear.py``
+times drawn texts.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
 
-from toolbridge import StreamParser
+from toolbridge import StreamParser, parse
 from toolbridge.parsing import auto
 from toolbridge.dialects import dialect_names, get_dialect
 
-from toolbridge.bench.dense import dense_units
+from toolbridge.bench.dense import IN_VALUE, dense_inputs
 
 NAMES = sorted({get_dialect(n).name for n in dialect_names()})
 N = 60
@@ -51,10 +54,11 @@ def work(dialect: str, text: str, chunk: int) -> int:
 @pytest.mark.parametrize("name", NAMES)
 def test_linear_in_marker_density(name: str) -> None:
     slow = []
-    for label, unit in dense_units(get_dialect(name)).items():
+    for label, (head, unit, tail) in dense_inputs(get_dialect(name)).items():
         for parser in (name, "auto"):
-            for chunk in (0, 7):
-                small, large = work(parser, unit * N, chunk), work(parser, unit * 4 * N, chunk)
+            for chunk in (0, 7, 1) if head else (0, 7):
+                small = work(parser, head + unit * N + tail, chunk)
+                large = work(parser, head + unit * 4 * N + tail, chunk)
                 if large > RATIO * small + SLACK:
                     slow.append(f"{parser} on {label} (chunk {chunk}): {small} -> {large} calls")
     assert not slow, "\n".join(slow)
@@ -81,7 +85,7 @@ def trial_reads(text: str, chunk: int, monkeypatch: pytest.MonkeyPatch) -> int:
     return read
 
 
-# Issue 31's shapes and December's storms: a marker's trials were handed all the rest of the text
+# Shapes once quadratic: a marker's trials were handed all the rest of the text
 # (and a refused one was closed, which read it again). At 8,000 characters, many times the
 # window the trials are given at first, the count is linear if each marker costs its block.
 SHAPES = {"tool_call storm": ("", "<tool_call>"), "function storm": ("", "<function=f>"),
@@ -98,3 +102,12 @@ def test_auto_trials_read_each_stretch_a_bounded_number_of_times(label: str, mon
         small = trial_reads(prefix + unit * n, chunk, monkeypatch)
         large = trial_reads(prefix + unit * 4 * n, chunk, monkeypatch)
         assert large <= RATIO * small, f"{label} (chunk {chunk}): trials read {small} -> {large} characters"
+
+
+@pytest.mark.parametrize("name", sorted(IN_VALUE))
+def test_a_value_full_of_tags_stays_in_the_value(name: str) -> None:
+    """The input the bound above measures is one call whose value holds every tag unit."""
+    head, unit, tail = dense_inputs(get_dialect(name))["tags inside a value"]
+    result = parse(head + unit * N + tail, name)
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in result.message["tool_calls"]] \
+        == [("f", {"a": unit * N})]

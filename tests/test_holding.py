@@ -11,7 +11,9 @@ import pytest
 
 from tests.harness import tool
 from toolbridge import ArgumentsDelta, StreamParser, ToolCallBegin, ToolCallEnd, get_dialect
+from toolbridge.syntax.bodies.argkey import LOOKAHEAD
 from toolbridge.syntax.bodies.json import HOLD_BLOCK
+from toolbridge.syntax.bodies.xml import GAP
 from toolbridge.syntax.dialect import HOLD_TAGGED_BLOCK
 
 TOOLS = [tool("note", text={"type": "string"}, n={"type": "integer"})]
@@ -88,3 +90,30 @@ def test_a_chosen_body_holds_its_short_block() -> None:
     out = feeds("mistral", "mistral", text)
     with_call = [k for k, events in enumerate(out) if any(isinstance(e, ArgumentsDelta) for e in events)]
     assert len(with_call) == 1 and (with_call[0] + 1) * 4 >= len(text), with_call
+
+
+@pytest.mark.parametrize("name", ["pinned", "auto"])
+@pytest.mark.parametrize(("dialect", "head", "tag", "bound"), [
+    ("qwen3_coder", "<tool_call>\n<function=note>\n<parameter=text>\n", "</parameter>", GAP + len("</tool_call>")),
+    ("seed_oss", "<seed:tool_call>\n<function=note>\n<parameter=text>", "</parameter>",
+     GAP + len("</seed:tool_call>")),
+    ("glm45", "<tool_call>note\n<arg_key>text</arg_key>\n<arg_value>", "</tool_call>", LOOKAHEAD + len("<tool_call>")),
+])
+def test_a_tag_inside_a_value_is_held_only_as_long_as_its_look_ahead(dialect: str, head: str, tag: str, bound: int,
+                                                                      name: str) -> None:
+    """A value's text goes out as it comes; a tag whose verdict waits on what follows it is held
+    with what follows, no further than the look-ahead, and then goes out as value text."""
+    value = "x" * 300 + " a " + tag + " " * 3 + "b" * (bound + 40)
+    parser = StreamParser(dialect if name == "pinned" else "auto", TOOLS)
+    parser.feed(head)
+    sent, fed, worst = "", 0, 0
+    for k in range(0, len(value), 7):
+        piece = value[k : k + 7]
+        sent += "".join(e.text for e in parser.feed(piece) if isinstance(e, ArgumentsDelta))
+        fed += len(piece)
+        shown = sent.split('"text": "', 1)[1] if '"text": "' in sent else ""
+        if fed >= 300:  # (past the short block's hold)
+            worst = max(worst, fed - len(shown))
+        if fed >= 300 + 3 + len(tag) + 3 + bound + 7:
+            assert tag in shown, "the tag went out as value text once its look-ahead was done"
+    assert len(tag) <= worst <= len(tag) + bound + 7, "held while the verdict waits, no longer"

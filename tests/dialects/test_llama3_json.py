@@ -51,6 +51,20 @@ CASES = [
          [("get_time", {})], '{"name": "get_weather", "parameters": {"ci', tools=WEATHER, report={"truncated": True}),
     Case("unknown-tool-stays-content", '{"name": "send_mail", "parameters": {"to": "a@b.c"}}', [],
          '{"name": "send_mail", "parameters": {"to": "a@b.c"}}', tools=WEATHER, report={"rejected": 1}),
+    # Meta's Llama 3.1/3.2 prompt-format documentation shows calls with a "type" member first.
+    Case("type-function-member-first", '{"type": "function", "name": "get_weather", "parameters": {"city": "Oslo"}}',
+         [("get_weather", {"city": "Oslo"})], None, tools=WEATHER, report={"calls": 1}),
+    Case("type-function-after-python-tag",
+         '<|python_tag|>{"type": "function", "name": "get_time", "parameters": {}}; '
+         '{"type": "function", "name": "get_weather", "parameters": {"city": "Rome", "days": 3}}',
+         [("get_time", {}), ("get_weather", {"city": "Rome", "days": 3})], None, tools=WEATHER, report={"calls": 2}),
+    Case("type-function-member-later", '{"name": "get_time", "type": "function", "parameters": {}}',
+         [("get_time", {})], None, tools=WEATHER),
+    Case("type-function-without-tools", '{"type": "function", "name": "lookup", "parameters": {"q": "x"}}',
+         [("lookup", {"q": "x"})], None),
+    Case("type-of-another-kind-is-an-answer", '{"type": "object", "name": "get_time", "parameters": {}}', [],
+         '{"type": "object", "name": "get_time", "parameters": {}}', tools=WEATHER, report={"calls": 0}),
+    Case("type-member-alone-is-an-answer", '{"type": "function"}', [], '{"type": "function"}', report={"calls": 0}),
     Case("prose-mentions-python-tag", "Llama writes <|python_tag|> before a call.", [],
          "Llama writes <|python_tag|> before a call.", report={"calls": 0}),
 ]

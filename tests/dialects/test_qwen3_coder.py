@@ -24,6 +24,16 @@ WRITE = [
 ]
 FS = [tool("os__fs__read", path={"type": "string"}), tool("os__fs__stat", path={"type": "string"})]
 DOTTED = [tool("os.fs.read", path={"type": "string"})]
+PATCH_TOOL = [tool("apply_patch", input={"type": "string"}),
+              tool("edit", path={"type": "string"}, n={"type": "integer"})]
+# A Codex-style patch to a file that writes the format's own tags inline.
+PATCH = (
+    "*** Begin Patch\n*** Update File: render.py\n@@ def param(k, v):\n"
+    "-    return f\"<parameter={k}>{v}</parameter>\"\n"
+    "+    return f\"<parameter={k}>\\n{v}\\n</parameter>\\n\"\n"
+    "+# the call closes with </function> then </tool_call>; <parameter=x> opens one\n"
+    "*** End Patch"
+)
 TWINS = [tool("run_cmd"), tool("Run_Cmd")]
 TYPED_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -210,6 +220,100 @@ CASES = [
         [("write_file", {"path": "w.txt"})],
         None,
         tools=WRITE,
+    ),
+    # ---------------------------------------------------------------- tags inside values
+    Case(
+        "patch-mentioning-the-tags-inline",
+        call("apply_patch", ("input", PATCH)),
+        [("apply_patch", {"input": PATCH})],
+        None,
+        tools=PATCH_TOOL,
+        report={"calls": 1, "repaired": 0},
+    ),
+    Case(
+        "close-tag-inline-is-value-text",
+        call("edit", ("path", "a </parameter> b"), ("n", "2")),
+        [("edit", {"path": "a </parameter> b", "n": 2})],
+        None,
+        tools=PATCH_TOOL,
+    ),
+    Case(
+        "function-close-inline-is-value-text",
+        call("edit", ("path", "x </function> y"), ("n", "2")),
+        [("edit", {"path": "x </function> y", "n": 2})],
+        None,
+        tools=PATCH_TOOL,
+    ),
+    Case(
+        "parameter-tag-inline-invents-no-argument",
+        call("edit", ("path", "see <parameter=n>5 here")),
+        [("edit", {"path": "see <parameter=n>5 here"})],
+        None,
+        tools=PATCH_TOOL,
+        report={"repaired": 0},
+    ),
+    Case(
+        "close-tag-at-a-line-end-inside-a-value",
+        call("edit", ("path", "line one</parameter>\nline two")),
+        [("edit", {"path": "line one</parameter>\nline two"})],
+        None,
+        tools=PATCH_TOOL,
+    ),
+    Case(
+        "every-tag-inline-in-one-value",
+        call("edit", ("path", "<tool_call> <function=g> <parameter=n> 1 </parameter>; </function> </tool_call>")),
+        [("edit", {"path": "<tool_call> <function=g> <parameter=n> 1 </parameter>; </function> </tool_call>"})],
+        None,
+        tools=PATCH_TOOL,
+    ),
+    Case(
+        "missing-close-function-close-starts-a-line",
+        "<tool_call>\n<function=edit>\n<parameter=path>\nx </function> </tool_call>\n</function>\n</tool_call>",
+        [("edit", {"path": "x </function> </tool_call>"})],
+        None,
+        tools=PATCH_TOOL,
+        report={"repaired": 1},
+    ),
+    Case(
+        "close-tag-then-blank-lines-then-next-parameter",
+        "<tool_call>\n<function=edit>\n<parameter=path>\na\n</parameter>\n\n\n<parameter=n>\n3\n</parameter>\n"
+        "</function>\n</tool_call>",
+        [("edit", {"path": "a", "n": 3})],
+        None,
+        tools=PATCH_TOOL,
+    ),
+    Case(
+        "close-tag-then-the-wrapper-close",
+        "<tool_call>\n<function=edit>\n<parameter=path>\na\n</parameter>\n</tool_call>",
+        [("edit", {"path": "a"})],
+        None,
+        tools=PATCH_TOOL,
+        report={"repaired": 1},
+    ),
+    Case(
+        "close-tag-ends-the-output",
+        "<tool_call>\n<function=edit>\n<parameter=path>\na </parameter> b\n</parameter>",
+        [("edit", {"path": "a </parameter> b"})],
+        None,
+        tools=PATCH_TOOL,
+        report={"recovered": [0]},
+    ),
+    Case(
+        "value-never-closed-is-cut",
+        "<tool_call>\n<function=edit>\n<parameter=path>\na </parameter> b </function> c",
+        [],
+        "<tool_call>\n<function=edit>\n<parameter=path>\na </parameter> b </function> c",
+        tools=PATCH_TOOL,
+        report={"truncated": True, "calls": 0},
+    ),
+    Case(
+        "missing-close-next-parameter-starts-a-line",
+        "<tool_call>\n<function=edit>\n<parameter=path>\nx <parameter=n> y\n<parameter=n>\n4\n</parameter>\n"
+        "</function>\n</tool_call>",
+        [("edit", {"path": "x <parameter=n> y", "n": 4})],
+        None,
+        tools=PATCH_TOOL,
+        report={"repaired": 1},
     ),
     # ---------------------------------------------------------------- schema typing
     Case(

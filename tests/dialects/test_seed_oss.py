@@ -9,6 +9,10 @@ from tests.harness import Case, make_table_tests, tool
 
 WEATHER = [tool("get_weather", location={"type": "string"}, unit={"type": "string"}, days={"type": "integer"})]
 SUM = [tool("calculate_sum", numbers={"type": "array", "items": {"type": "number"}}, opts={"type": "object"})]
+PATCH_TOOL = [tool("apply_patch", input={"type": "string"}),
+              tool("edit", path={"type": "string"}, n={"type": "integer"})]
+PATCH = ("*** Begin Patch\n*** Update File: t.py\n@@\n-x = '<parameter=a>1</parameter>'\n"
+         "+x = '<parameter=a>2</parameter>\\n'\n+# </function> closes it\n*** End Patch")
 REASONING = {"reasoning": True}
 IN_REASONING = {"reasoning": True, "in_reasoning": True}
 
@@ -58,6 +62,12 @@ CASES = [
          report={"truncated": True, "calls": 0}),
     Case("unknown-tool-stays-content", call("format_disk", ("d", "c")), [], call("format_disk", ("d", "c")),
          tools=WEATHER, report={"rejected": 1}),
+    Case("patch-mentioning-the-tags-inline", call("apply_patch", ("input", PATCH)),
+         [("apply_patch", {"input": PATCH})], None, tools=PATCH_TOOL, report={"calls": 1, "repaired": 0}),
+    Case("close-tag-inline-is-value-text", call("edit", ("path", "a</parameter>b"), ("n", "1")),
+         [("edit", {"path": "a</parameter>b", "n": 1})], None, tools=PATCH_TOOL),
+    Case("parameter-tag-inline-invents-no-argument", call("edit", ("path", "a<parameter=n>7")),
+         [("edit", {"path": "a<parameter=n>7"})], None, tools=PATCH_TOOL),
     Case("prose-mentions-markers", "Use <seed:tool_call> blocks.", [], "Use <seed:tool_call> blocks.",
          report={"calls": 0}),
 ]

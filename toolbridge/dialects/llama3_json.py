@@ -6,7 +6,9 @@ Sample (the Llama 3.3 and Llama 4 JSON chat templates; ``<|python_tag|>`` is opt
 
 Calls are JSON objects that make up the answer, either at its start or after the
 ``<|python_tag|>`` special token; several are separated by ``;`` (Llama 3.x parsers) or simply
-follow one another (the Llama 4 template). ``arguments`` is accepted for ``parameters``. A bare
+follow one another (the Llama 4 template). ``arguments`` is accepted for ``parameters``, and a
+``"type": "function"`` member before the name (the shape Meta's Llama 3.1/3.2 prompt-format
+documentation shows: ``{"type": "function", "name": NAME, "parameters": {...}}``). A bare
 object at the start of the answer is a call only when it has arguments (``{"name": "x"}`` alone
 is an answer, not a call); a JSON object inside prose is prose. Built-in tools are Python calls
 after the tag, ``<|python_tag|>brave_search.call(query="...")<|eom_id|>``, read by the pythonic
@@ -23,7 +25,8 @@ from ..syntax.bodies.pythonic import PythonicBody
 from ..syntax.dialect import Body, Calls, CallSink, Dialect, register
 from ..syntax.shape import Shape
 
-SHAPE = ListShape(open=(), seps=";", adjacent=True, closes=(), args_keys=("parameters", "arguments"))
+SHAPE = ListShape(open=(), seps=";", adjacent=True, closes=(), args_keys=("parameters", "arguments"),
+                  kind=("type", "function"))
 
 
 def builtin_name(written: str) -> str:

@@ -7,12 +7,20 @@ schema, a value whose first character cannot begin a JSON value streams as a str
 
 ``trim_newline`` drops exactly one leading and one trailing newline (Qwen3-Coder writes the
 value on its own line); the trailing one is held back until the end marker shows it was last.
+
+``placement`` (optional) says which end markers end the value where they stand: a format whose
+values may mention its own tags (code, a patch) ends a value only at a tag its layout places, and
+a tag found elsewhere is value text. While the verdict waits on text not yet written, the value is
+read up to the tag and the tag is held, unread: the placement's look-ahead is bounded, so the held
+text is too, and a placement that remembers what it already scanned (``base`` gives positions
+that stay fixed across feeds) keeps a value full of such tags linear.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from typing import Protocol
 
 from .markers import MarkerSet
 from .dialect import CallSink, to_json
@@ -22,12 +30,25 @@ _encode = json.encoder.encode_basestring
 _JSON_START = frozenset('-0123456789tfn[{" \t\r\n')
 
 
+class Placement(Protocol):
+    """Which end markers end a value (see the module docstring)."""
+
+    def ends(self, buf: str, found: re.Match[str], before: str, final: bool, base: int) -> bool | None:
+        """Whether the end marker ``found`` in ``buf`` ends the value: True, False (it is value
+        text), None while that depends on text not yet written (never when ``final``).
+        ``before``: the character before the marker ("" at the value's start, after a trimmed
+        newline "\n"); ``base``: the position in the value of ``buf[0]``, which does not change
+        from one feed to the next."""
+
+
 class RawValue:
     """Read one raw value; ``feed`` returns the end marker's match once the value is complete."""
 
-    __slots__ = ("_ends", "_held", "_key", "_pending_nl", "_sink", "_started", "_stream", "_trim")
+    __slots__ = ("_consumed", "_ends", "_held", "_key", "_last", "_pending_nl", "_placement", "_sink", "_started",
+                 "_stream", "_trim")
 
-    def __init__(self, sink: CallSink, key: str, ends: MarkerSet, trim_newline: bool) -> None:
+    def __init__(self, sink: CallSink, key: str, ends: MarkerSet, trim_newline: bool,
+                 placement: Placement | None = None) -> None:
         self._sink = sink
         self._key = key
         self._ends = ends
@@ -37,6 +58,9 @@ class RawValue:
         self._held: list[str] = []
         self._started = False
         self._pending_nl = ""
+        self._placement = placement
+        self._consumed = 0  # characters of the value consumed so far (``Placement.ends``' base)
+        self._last = ""  # the last of them
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, re.Match[str] | None]:
         """Consume value text from ``pos``; return the new position and the end marker, if seen."""
@@ -46,7 +70,18 @@ class RawValue:
             self._started = True
             if self._trim and buf.startswith("\n", pos):
                 pos += 1
+                self._consumed, self._last = 1, "\n"
         m = self._ends.search(buf, pos)
+        placement = self._placement
+        while m is not None and placement is not None:
+            start = m.start()
+            verdict = placement.ends(buf, m, buf[start - 1] if start > pos else self._last, final,
+                                     self._consumed - pos)
+            if verdict:
+                break
+            if verdict is None:  # the text before the tag goes on; the tag waits for its verdict
+                return self._upto(buf, pos, start)
+            m = self._ends.search(buf, start + 1)
         if m is not None:
             end = m.start()
             text = buf[pos:end]
@@ -54,10 +89,20 @@ class RawValue:
                 text = text[:-1]
             self._take(text, last=True)
             return m.end(), m
-        end = len(buf) if final else len(buf) - self._ends.holdback(buf, pos)
+        if final:
+            self._take(buf[pos:], last=False)
+            return len(buf), None
+        return self._upto(buf, pos, len(buf) - self._ends.holdback(buf, pos))
+
+    def _upto(self, buf: str, pos: int, end: int) -> tuple[int, None]:
+        """Consume the value's text up to ``end`` (not its last newline, when that may be the
+        one trimmed before the end marker); the value goes on."""
         text = buf[pos:end]
-        if self._trim and text.endswith("\n") and not final:
+        if self._trim and text.endswith("\n"):
             text, end = text[:-1], end - 1
+        if end > pos:
+            self._consumed += end - pos
+            self._last = buf[end - 1]
         self._take(text, last=False)
         return end, None
 
@@ -67,6 +112,8 @@ class RawValue:
             return None
         if self._trim and text.endswith("\n"):
             return None
+        self._consumed += len(text)
+        self._last = text[-1]
         return _encode(text)[1:-1]
 
     def _take(self, text: str, last: bool) -> None:

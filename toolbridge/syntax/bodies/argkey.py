@@ -8,7 +8,10 @@
 The name is everything up to the first tag, trimmed; it must look like one name (no spaces), so
 prose after a literal ``<tool_call>`` is rejected at its first space. A block whose body is a
 JSON object (GLM models sometimes fall back to the Hermes form) is read as one. Values are raw text typed by
-the schema and kept exactly as written, whitespace included. A key may not contain a tag: a key
+the schema and kept exactly as written, whitespace included. A value ends at ``</arg_value>``, or
+at the call's close tag when the model left ``</arg_value>`` out; a close tag inside a value (code
+about tool calls) is value text when a ``</arg_value>`` follows it before the next key, call or
+the end of output (``CloseInValue``: a look-ahead of ``LOOKAHEAD`` characters). A key may not contain a tag: a key
 that runs into another delimiter fails the block rather than swallowing the next pair. A closed key
 without a value fails the block too, unless the tags allow orphan keys (dropped and reported).
 """
@@ -17,9 +20,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .json import JsonEnvelopeBody
-from ..markers import MarkerSet, marker_set, match_at, opens_more
+from ..markers import MarkerSet, alternation, marker_set, match_at, opens_more
 from ..rawvalue import RawValue
 from ..dialect import (
     DONE,
@@ -53,9 +57,64 @@ class ArgKeyTags:
     value_ends: MarkerSet = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        # GLM's tags are special tokens, so a </tool_call> inside a value is the model closing
-        # the call without </arg_value>, not text (unlike Qwen3-Coder's plain-text values).
+        # A </tool_call> inside a value may be the model closing the call without </arg_value>,
+        # or text (CloseInValue tells which).
         object.__setattr__(self, "value_ends", marker_set((self.value[1], self.block_close)))
+
+
+# How far past a close tag inside a value the reader looks for what tells whether it closed the
+# call: that much of a value is held, at most, while its verdict waits.
+LOOKAHEAD = 1024
+
+
+@lru_cache(maxsize=16)
+def _tellers(value_close: str, key_open: str, call_open: str) -> tuple[re.Pattern[str], int]:
+    """The tags that tell what a close tag inside a value was: a pattern, and the longest's length."""
+    tags = tuple(t for t in (value_close, key_open, call_open) if t)
+    return re.compile(alternation(tags)), max(map(len, tags))
+
+
+class CloseInValue:
+    """Which end tags end one value (a ``rawvalue.Placement``): ``</arg_value>`` always; the
+    call's close tag only when no ``</arg_value>`` follows it before the next ``<arg_key>``, the
+    next call's opening tag or the end of output, looking ``LOOKAHEAD`` characters ahead (past
+    them with none of those seen, it is text: the value goes on). What was scanned is
+    remembered, in the value's positions, so that a value holding many close tags is scanned
+    once."""
+
+    __slots__ = ("_clear", "_close", "_found", "_found_at", "_from", "_longest", "_tellers", "_value_close")
+
+    def __init__(self, tags: ArgKeyTags, opened_by: str) -> None:
+        self._close, self._value_close = tags.block_close, tags.value[1]
+        self._tellers, self._longest = _tellers(tags.value[1], tags.key[0], opened_by)
+        self._from = self._clear = 0  # no teller starts in [_from, _clear) ...
+        self._found: re.Match[str] | None = None  # ... nor before this one (at _found_at), if found
+        self._found_at = -1
+
+    def ends(self, buf: str, found: re.Match[str], before: str, final: bool, base: int) -> bool | None:
+        if found.group() != self._close:
+            return True
+        at = base + found.end()
+        limit = at + LOOKAHEAD
+        if self._found_at >= at and self._from <= at:
+            return self._verdict(limit)
+        if self._found_at >= 0 or not (self._from <= at <= self._clear):
+            self._from, self._clear, self._found_at = at, at, -1  # (a teller before this tag)
+        stop = min(len(buf), limit - base + self._longest - 1)
+        m = self._tellers.search(buf, self._clear - base, stop)
+        if m is not None:
+            self._found, self._found_at = m, base + m.start()
+            return self._verdict(limit)
+        if stop < len(buf) or base + stop >= limit + self._longest - 1:
+            self._clear = limit
+            return False  # nothing tells within the look-ahead: the tag is text
+        if final:
+            return True  # the output ended: nothing followed the tag that it could belong to
+        self._clear = max(self._clear, base + stop - self._longest + 1)  # (a teller may be cut there)
+        return None
+
+    def _verdict(self, limit: int) -> bool:
+        return self._found_at < limit and self._found.group() != self._value_close  # type: ignore[union-attr]
 
 
 def render_argkey(tags: ArgKeyTags, calls: Calls, newlines: bool) -> str:
@@ -195,7 +254,7 @@ class ArgKeyBody:
             key = "".join(self._key)
             self._sink.args(("{" if not self._params else ", ") + to_json(key) + ": ")
             self._params += 1
-            self._value = RawValue(self._sink, key, tags.value_ends, trim_newline=False)
+            self._value = RawValue(self._sink, key, tags.value_ends, False, CloseInValue(tags, self._opened_by))
             self._state = _S.VALUE
         else:
             return pos, self._end_call()

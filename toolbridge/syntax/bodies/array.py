@@ -44,6 +44,8 @@ class ListShape:
     closes: tuple[str, ...] = ("]",)  # read in order after the last call
     name_keys: tuple[str, ...] = ("name",)
     args_keys: tuple[str, ...] = ("arguments", "parameters")
+    # A member naming the object's kind that may come first (``JsonEnvelopeBody``'s ``kind``).
+    kind: tuple[str, str] | None = None
     # After a call, an element that fails before its call begins stays content to the end of its
     # line (or the first close marker) and the list goes on: formats with one call per line.
     skip_bad: bool = False
@@ -200,7 +202,8 @@ class JsonArrayBody:
         self._element_sink.ended = self._element_sink.began = False
         self._pending = []
         self._element = JsonEnvelopeBody(
-            self._element_sink, self._element_opener, close="", name_keys=shape.name_keys, args_keys=shape.args_keys
+            self._element_sink, self._element_opener, close="", name_keys=shape.name_keys, args_keys=shape.args_keys,
+            kind=shape.kind,
         )
         self._state = _S.ELEMENT
 

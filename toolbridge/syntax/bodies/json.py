@@ -159,8 +159,12 @@ class JsonEnvelopeBody:
         args_keys: tuple[str, ...] = ("arguments", "parameters"),
         inner: dict[str, str] | None = None,
         lenient: bool = False,
+        kind: tuple[str, str] | None = None,
     ) -> None:
         self._sink = sink
+        # A member that names the object's kind (Llama's ``"type": "function"``): it may come
+        # before the name, and where it is written its value must be that kind.
+        self._kind = kind
         self._closes = [close]  # still to be read after the object, in order
         self._inner = inner or {}  # one more wrapper that may sit inside this one
         # The opener is not a dedicated call marker (a code fence, <response>...): output that
@@ -376,9 +380,13 @@ class JsonEnvelopeBody:
             self._key, self._state = json.loads(text), _S.COLON
             self._keys_seen += 1
             if self._keys_seen == 1 and self._key not in self._name_keys + self._args_keys:
-                return pos, self._fail("not a call object")  # a JSON sample, not a call
+                if self._kind is None or self._key != self._kind[0]:
+                    return pos, self._fail("not a call object")  # a JSON sample, not a call
+                self._keys_seen = 0  # (the kind says nothing yet: the next key must be the call's)
             return pos, None
         self._state = _S.NEXT
+        if self._kind is not None and self._key == self._kind[0] and json.loads(text) != self._kind[1]:
+            return pos, self._fail("not a call object")
         if self._key in self._name_keys and not self._begun:
             return pos, self._accept_name(text)
         if self._key in self._args_keys:

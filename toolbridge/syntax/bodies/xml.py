@@ -10,9 +10,13 @@
 
 Qwen3-Coder, Qwen3.5/3.6 and their relatives write this; dialects differ only in the tag
 spellings, so a dialect declares them in an ``XmlTags`` and shares this reader. Values are
-raw text typed by the tool schema (``RawValue``). Tolerated: a missing ``</parameter>`` (the value
-ends at the next parameter or at ``</function>``), ``<function=`` without the wrapper, several
-functions in one wrapper, zero-argument calls. When the block was opened by a bare function tag,
+raw text typed by the tool schema (``RawValue``). A value ends only at a tag where the layout
+places one (``XmlLayout``), so a value may mention the format's own tags (a patch or a snippet
+that writes ``</parameter>`` or ``<parameter=x>`` inline): ``</parameter>`` closes it when what
+follows, after white space, is the next parameter, ``</function>``, the block's close or the end
+of output. Tolerated: a missing ``</parameter>`` (the value ends at a next parameter tag or a
+``</function>`` that starts a line, as the layout places them), ``<function=`` without the
+wrapper, several functions in one wrapper, zero-argument calls. When the block was opened by a bare function tag,
 the call begins only once its first parameter or its close tag confirms the structure, so prose
 that merely mentions the tag does not start a call.
 """
@@ -20,6 +24,8 @@ that merely mentions the tag does not start a call.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+import re
 
 from ..markers import MarkerSet, marker_set, match_at, opens_more, read_label, skip_ws
 from ..rawvalue import RawValue
@@ -48,12 +54,61 @@ class XmlTags:
     block_close: str = "</tool_call>"
     trim_newline: bool = True
     value_ends: MarkerSet = field(init=False, repr=False)
+    layouts: tuple[XmlLayout, XmlLayout] = field(init=False, repr=False, compare=False)  # (wrapped, bare)
 
     def __post_init__(self) -> None:
         # A value may hold a literal </tool_call> (code about tool calls): only the parameter
-        # and function tags end it.
+        # and function tags end it, and only where the layout places them (``XmlLayout``).
         ends = (self.parameter_close, self.parameter[0], self.function_close)
         object.__setattr__(self, "value_ends", marker_set(ends))
+        object.__setattr__(self, "layouts", (XmlLayout(self, False), XmlLayout(self, True)))
+
+
+# How much white space may stand between a close tag and the tag the layout puts after it (the
+# templates write one newline); the look-ahead of a close tag is this plus the next tag.
+GAP = 16
+_GAP = re.compile(f"[ \t\r\n]{{0,{GAP}}}")
+
+
+class XmlLayout:
+    """Where the layout places the tags that end a value (a ``rawvalue.Placement``): a tag found
+    anywhere else is value text. ``</parameter>`` ends a value when the next parameter,
+    ``</function>`` or the block's close follows it (after up to ``GAP`` characters of white
+    space; a longer run of it, or the end of output, counts too). Without that close, a next
+    parameter tag ends the value when it starts a line, and so does a ``</function>`` that
+    starts a line and is followed by the block's close, another function or the end (in a block
+    opened by a bare function tag, by anything). The look-ahead is at most ``GAP`` plus the
+    longest tag, so a held tag is short."""
+
+    def __init__(self, tags: XmlTags, bare: bool) -> None:
+        self._open, self._close = tags.parameter[0], tags.parameter_close
+        self._after_close = (tags.parameter[0], tags.function_close, tags.block_close)
+        self._after_function = (tags.block_close, tags.function[0])
+        self._bare = bare
+
+    def ends(self, buf: str, found: re.Match[str], before: str, final: bool, base: int) -> bool | None:
+        tag = found.group()
+        if tag == self._close:
+            return followed(buf, found.end(), self._after_close, final)
+        if before != "\n":
+            return False  # (a tag that stands for a missing close starts a line)
+        if tag == self._open or self._bare:
+            return True
+        return followed(buf, found.end(), self._after_function, final)  # </function>
+
+
+def followed(buf: str, at: int, tags: tuple[str, ...], final: bool) -> bool | None:
+    """Whether ``buf`` goes on at ``at`` with one of ``tags`` after white space (or with white
+    space to ``GAP`` characters, or to the end of output); None while that cannot be told yet."""
+    gap = _GAP.match(buf, at).end()  # type: ignore[union-attr]  # (a bounded star always matches)
+    if gap - at >= GAP:
+        return True
+    if gap == len(buf):
+        return True if final else None
+    found = match_at(buf, gap, tags)
+    if found == "":
+        return True if final else None  # (the output cut inside the tag: its end will say)
+    return found is not None
 
 
 def render_xml(tags: XmlTags, calls: Calls, wrapper: tuple[str, str] = ("<tool_call>", "</tool_call>")) -> str:
@@ -189,7 +244,8 @@ class XmlBody(NamedCall):
             return pos, None if self._bare else self._confirm()
         self._sink.args(("{" if not self._params else ", ") + to_json(text.strip()) + ": ")
         self._params += 1
-        self._value = RawValue(self._sink, text.strip(), self._tags.value_ends, self._tags.trim_newline)
+        tags = self._tags
+        self._value = RawValue(self._sink, text.strip(), tags.value_ends, tags.trim_newline, tags.layouts[self._bare])
         self._state = _S.VALUE
         return pos, None
 
