@@ -64,4 +64,17 @@ CASES = [
          [("os__fs__read", {"path": "/etc"})], None, tools=[tool("os__fs__read", path={"type": "string"})]),
 ]
 
+# A length stop always wins: a call whose end token never came is cut, never a call.
+_OPEN = SB + f"{CB}functions.get_weather:0{AB}" + '{"city": "Rome"}'
+CASES += [
+    Case("length-stop-right-after-the-arguments", _OPEN, [], _OPEN, tools=WEATHER, cut=True,
+         report={"truncated": True, "aborted": 1, "calls": 0}),
+    Case("length-stop-inside-the-call-end", _OPEN + "<|tool_call_", [], _OPEN + "<|tool_call_", tools=WEATHER,
+         cut=True, report={"truncated": True, "aborted": 1}),
+    Case("length-stop-after-the-call-end-keeps-the-call", _OPEN + CE + "<|tool_calls_sec",
+         [("get_weather", {"city": "Rome"})], None, tools=WEATHER, cut=True),
+    Case("call-end-missing-at-a-clean-end-is-repaired", _OPEN, [("get_weather", {"city": "Rome"})], None,
+         tools=WEATHER, report={"recovered": 1}),
+]
+
 test_whole, test_per_character, test_random_chunkings = make_table_tests("kimi_k2", CASES)

@@ -101,6 +101,7 @@ class CallBody:
                 if ended is not None:
                     return ended
             if state is _C.TAIL:
+                self._sink.end()  # its end marker came (a missing one is reported in _no_close)
                 return pos, DONE
             if state is _C.FENCE_CLOSE and found is None and self._fenced:
                 self._sink.repaired("missing closing fence after the arguments")
@@ -154,7 +155,8 @@ class CallBody:
         pos, outcome = stream_arguments(self._sink, scanner, buf, pos, final, self._fail)
         if outcome is not None:
             return pos, outcome
-        self._sink.end()
+        # The call ends at its end marker (``feed``), or at the end of output after that is
+        # reported: the parser then decides whether it stands (never at a length stop).
         self._state = _C.FENCE_CLOSE
         return pos, None
 
@@ -163,10 +165,12 @@ class CallBody:
         end of output ends the call there; other text ends it without one (reported)."""
         if final and any(cut_off(buf, pos, c) for c in options):
             self._sink.repaired(UNCLOSED_AT_END)
+            self._sink.end()
             self.cut = True
             return len(buf), DONE
         if self._state is _C.TAIL:
             self._sink.repaired(f"missing {self._spec.close[0]} after the call")
+            self._sink.end()
             return pos, DONE
         return None
 
@@ -176,6 +180,7 @@ class CallBody:
         if self._state.value < _C.FENCE_CLOSE.value:
             return self._fail("truncated")
         self._sink.repaired(UNCLOSED_AT_END)
+        self._sink.end()
         self.cut = True
         return DONE
 
@@ -225,6 +230,8 @@ class SectionBody:
                 self._cut = isinstance(self._inner, CallBody) and self._inner.cut
                 self._inner = None
                 self._calls += 1
+                if self._cut:  # the output ended in the call: the parser settles it (kept or not)
+                    return pos, DONE
                 self._sink.keep(pos)
             pos = skip_ws(buf, pos)
             if pos >= len(buf):
