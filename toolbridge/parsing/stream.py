@@ -108,6 +108,7 @@ class _Setup:
     reasoning: Any  # and inside it
     drop: frozenset[str]
     strays: frozenset[str]
+    answer_opens: frozenset[str]  # dropped tokens that end reasoning (``Dialect.answer_opens``)
     openers: str  # the first characters of the bare openers (None: any answer may be a call)
     # How the block each call marker opens is read whole (its body's ``whole_reader``; None:
     # it is not), filled in as markers are met: the body made to ask is not kept.
@@ -148,7 +149,9 @@ def _setup(dialect: Dialect, reasoning: bool, drop_tokens: tuple[str, ...]) -> _
     reasoning_scan = marker_set((starts if dialect.calls_in_reasoning else ())
                                 + ((think[1],) if think else ()) + drop_tokens)
     openers = None if "" in dialect.bare_start else "".join({o[0] for o in dialect.bare_start})
-    return _Setup(think, content, reasoning_scan, frozenset(drop_tokens), frozenset(strays), openers)  # type: ignore[arg-type]
+    answer_opens = frozenset(t for t in dialect.answer_opens if t in drop_tokens) if reasoning else frozenset()
+    return _Setup(think, content, reasoning_scan, frozenset(drop_tokens), frozenset(strays), answer_opens,  # type: ignore[arg-type]
+                  openers)
 
 
 class DialectParser:
@@ -159,8 +162,8 @@ class DialectParser:
     # path. (As a plain instance, a parser's 36 attributes outgrow the 30 a class's instances
     # share, and which ones are shared depends on the order a process first sets them, so
     # parsers streamed after other work ran several per cent slower.)
-    __slots__ = ("_answer", "_block_rejection", "_body", "_buf", "_call", "_call_id", "_closed", "_closing",
-                 "_coerce", "_cut", "_drop", "_held", "_hold", "_holding", "_keep_at", "_last_index",
+    __slots__ = ("_answer", "_answer_opens", "_block_rejection", "_body", "_buf", "_call", "_call_id", "_closed",
+                 "_closing", "_coerce", "_cut", "_drop", "_held", "_hold", "_holding", "_keep_at", "_last_index",
                  "_native_ids", "_next_index", "_openers", "_out", "_phase", "_raw", "_readers", "_resume", "_scan",
                  "_scans", "_split", "_strays", "_think", "_tools", "_typer", "_validate", "dialect",
                  "first_settled", "halt_on_reject", "lenient")
@@ -185,6 +188,7 @@ class DialectParser:
         setup = _setup_of(dialect, reasoning, drop_tokens if type(drop_tokens) is tuple else tuple(drop_tokens))
         self._split = reasoning
         self._think, self._drop, self._strays = setup.think, setup.drop, setup.strays
+        self._answer_opens = setup.answer_opens
         self._scans = setup.content, setup.reasoning
         self._answer = answer = START if dialect.bare_start else CONTENT
         self._openers, self._readers = setup.openers, setup.readers
@@ -427,7 +431,8 @@ class DialectParser:
             return m.start(), False  # "```" may still become "```json": wait for more text
         marker = m.group()
         if marker in self._drop:
-            pass
+            if self._phase is REASONING and marker in self._answer_opens:
+                self.phase = self._answer  # the answer's channel opened: the reasoning is over
         elif marker in self._strays and self._phase is not REASONING:
             self._out.append(Repaired(None, f"stray {marker} dropped"))
         elif self._think and marker == self._think[0]:

@@ -150,6 +150,10 @@ class Dialect:
     # The chat template's generation prompt opens the reasoning (Apriel's "Here are my reasoning
     # steps:"): with reasoning split, the output starts inside it unless the caller says otherwise.
     starts_in_reasoning: bool = False
+    # End tokens that open the answer: met inside reasoning (split out), they also end it (Kimi
+    # K3's response channel, which a model may open without closing the think channel the
+    # prompt opened). They are dropped like the other end tokens.
+    answer_opens: tuple[str, ...] = ()
     # Special tokens of the reasoning convention that are not text when they stand alone in the
     # answer (Gemma 4's stray <channel|>); with reasoning split out they are dropped (reported).
     stray_tokens: tuple[str, ...] = ()
