@@ -32,7 +32,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..syntax.markers import WHOLE_NEAR, cut_off, marker_set, skip_ws
-from ..syntax.dialect import Dialect
+from ..syntax.dialect import THINK, Dialect
 from ..dialects import dialect_names, get_dialect
 from ..errors import ConfigError
 from ..events import CallAborted, CallRejected, Event, Reasoning, Text, ToolCallBegin
@@ -41,7 +41,6 @@ from ..tools import Toolset
 
 AUTO = "auto"
 _SPACE = re.compile(r"\s*")
-THINK = ("<think>", "</think>")
 
 # Trial order where several dialects claim the same marker: the common families first.
 PRIORITY = (

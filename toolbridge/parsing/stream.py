@@ -103,7 +103,7 @@ _NO_IDS: frozenset[str] = frozenset()
 class _Setup:
     """What a parser of one dialect with given options looks for (shared, made once)."""
 
-    think: tuple[str, str] | None
+    think: tuple[frozenset[str], frozenset[str]] | None  # the reasoning openers, the closers
     content: Any  # the markers searched for outside reasoning (a MarkerSet)
     reasoning: Any  # and inside it
     drop: frozenset[str]
@@ -134,20 +134,26 @@ def _setup_of(dialect: Dialect, reasoning: bool, drop_tokens: tuple[str, ...]) -
     return setup
 
 
+def _think_tags(dialect: Dialect, reasoning: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The reasoning openers and closers the parser recognises (none: no reasoning phase)."""
+    if not reasoning and dialect.calls_in_reasoning:
+        return (), ()
+    # (Reasoning that may quote calls is recognised even when it is not split out: it passes
+    # through as content, markers included, and starts no call.)
+    pairs = [p for p in (dialect.reasoning, dialect.reasoning_also) if p is not None]
+    return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+
+
 @lru_cache(maxsize=512)
 def _setup(dialect: Dialect, reasoning: bool, drop_tokens: tuple[str, ...]) -> _Setup:
-    think = dialect.reasoning if reasoning else None
-    if think is None and not dialect.calls_in_reasoning:
-        # Reasoning that may quote calls is recognised even when it is not split out: it
-        # passes through as content, markers included, and starts no call.
-        think = dialect.reasoning
+    opens, closes = _think_tags(dialect, reasoning)
     starts = dialect.call_start
     strays = dialect.stray_tokens if reasoning else ()
     # The family's own end-of-turn and end-of-sentence tokens never reach the client.
     drop_tokens = drop_tokens + dialect.own_end_tokens
-    content = marker_set(starts + ((think[0],) if think else ()) + drop_tokens + strays)
-    reasoning_scan = marker_set((starts if dialect.calls_in_reasoning else ())
-                                + ((think[1],) if think else ()) + drop_tokens)
+    content = marker_set(starts + opens + drop_tokens + strays)
+    reasoning_scan = marker_set((starts if dialect.calls_in_reasoning else ()) + closes + drop_tokens)
+    think = (frozenset(opens), frozenset(closes)) if opens else None
     openers = None if "" in dialect.bare_start else "".join({o[0] for o in dialect.bare_start})
     answer_opens = frozenset(t for t in dialect.answer_opens if t in drop_tokens) if reasoning else frozenset()
     return _Setup(think, content, reasoning_scan, frozenset(drop_tokens), frozenset(strays), answer_opens,  # type: ignore[arg-type]
@@ -435,11 +441,11 @@ class DialectParser:
                 self.phase = self._answer  # the answer's channel opened: the reasoning is over
         elif marker in self._strays and self._phase is not REASONING:
             self._out.append(Repaired(None, f"stray {marker} dropped"))
-        elif self._think and marker == self._think[0]:
+        elif self._think and marker in self._think[0]:
             if not self._split:
                 self._emit_text(marker)
             self.phase = REASONING
-        elif self._think and marker == self._think[1]:
+        elif self._think and marker in self._think[1]:
             if not self._split:
                 self._emit_text(marker)
             self.phase = self._answer
