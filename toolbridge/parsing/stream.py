@@ -496,13 +496,16 @@ class DialectParser:
             return end, False
         reason = self._body.reason if outcome is FAIL else self._block_rejection
         first = self.first_settled is None
+        # A call that began and then broke (aborted, not refused) was this dialect's block: a
+        # trial judged by it wins, and reads on (at the end of output nothing would read the rest).
+        refused = bool(reason) and (self._call is None or self._held is not None)
         if reason:
             self._fail_block(reason)
         else:
             self.phase = CONTENT
         if first:
             self.first_settled = len(self._out)  # the first block's events end here (in this run)
-            if reason and self.halt_on_reject:
+            if refused and self.halt_on_reject:
                 return end, False  # a trial's verdict: refused (a winner never stops here)
         self._body, self._raw, self._block_rejection = None, _NO_BLOCK, ""
         return end, True
@@ -618,7 +621,10 @@ class DialectParser:
             self._emit(Reasoning(text))
 
     def keep(self, pos: int) -> None:
-        self._keep_at = pos
+        # A call the end of output cut (refused as it ended: the body, which settles it with the
+        # block, cannot tell) keeps its text for content.
+        if not self._block_rejection.startswith(TRUNCATED):
+            self._keep_at = pos
 
     def param_schema(self, key: str) -> dict[str, Any] | None:
         if self._tools is None or self._call is None:

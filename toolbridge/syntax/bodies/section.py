@@ -230,8 +230,6 @@ class SectionBody:
                 self._cut = isinstance(self._inner, CallBody) and self._inner.cut
                 self._inner = None
                 self._calls += 1
-                if self._cut:  # the output ended in the call: the parser settles it (kept or not)
-                    return pos, DONE
                 self._sink.keep(pos)
             pos = skip_ws(buf, pos)
             if pos >= len(buf):
