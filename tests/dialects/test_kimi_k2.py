@@ -57,7 +57,12 @@ CASES = [
          tools=WEATHER, report={"truncated": True}),
     Case("unknown-tool-stays-content", SB + call("functions.delete_all:0", "{}") + SE,
          [], SB + call("functions.delete_all:0", "{}") + SE, tools=WEATHER, report={"rejected": 1}),
-    Case("empty-section-stays-content", "x" + SB + SE, [], "x" + SB + SE, report={"rejected": 1}),
+    # An empty section called nothing: no call, no markup left in content (reported, not rejected).
+    Case("empty-section-is-dropped", "x" + SB + SE, [], "x", report={"rejected": 0, "repaired": 1}),
+    Case("empty-section-with-space-is-dropped", "Reasoning. " + SB + "\n " + SE + " Done.", [], "Reasoning.  Done.",
+         report={"rejected": 0, "repaired": 1}),
+    Case("empty-section-cut-before-its-end-stays-content", "x" + SB + "\n", [], "x" + SB + "\n",
+         cut=True, report={"calls": 0}),
     Case("prose-mentions-markers", "Kimi opens calls with <|tool_calls_section_begin|> and then text.",
          [], "Kimi opens calls with <|tool_calls_section_begin|> and then text.", report={"rejected": 1}),
     Case("dotted-name-in-id", SB + call("functions.os.fs.read:4", '{"path": "/etc"}') + SE,

@@ -27,8 +27,8 @@ from functools import lru_cache
 from typing import Any
 
 from ..syntax.markers import WHOLE_NEAR, cut_off, marker_set
-from ..syntax.dialect import (FAIL, HOLD_TAGGED_BLOCK, MORE, TRUNCATED, UNCLOSED_AT_END, Body, Dialect,
-                              still_held)
+from ..syntax.dialect import (EMPTY_SECTION, FAIL, HOLD_TAGGED_BLOCK, MORE, TRUNCATED, UNCLOSED_AT_END, Body,
+                              Dialect, still_held)
 from ..dialects import get_dialect
 from .ids import random_hex
 from ..errors import ConfigError
@@ -609,6 +609,9 @@ class DialectParser:
     def repaired(self, what: str) -> None:
         if what == UNCLOSED_AT_END and self._call is not None:
             self._closing = True  # reported by end() if the call is complete
+            return
+        if what == EMPTY_SECTION:  # (the block's, not a call's)
+            self._emit(Repaired(None, what))
             return
         self._emit(Repaired(self._call.index if self._call else self._last_index, what))
 

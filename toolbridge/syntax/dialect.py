@@ -30,6 +30,11 @@ THINK = ("<think>", "</think>")
 """The plain-text reasoning block most families write (the default ``Dialect.reasoning``), which
 ``auto`` splits out before it knows the dialect."""
 
+EMPTY_SECTION = "empty tool-call section dropped"
+"""What a body reports when a section of calls holds none (only white space between its open
+and close markers): the block is no call and leaves no markup in content; the parser records it
+in the report (``repaired``, with no call index) and the body ends the block (DONE)."""
+
 TRUNCATED = "truncated"
 """The reason (or its first word) of a call cut off by the end of output."""
 

@@ -14,8 +14,9 @@ readers compose:
   settled (``keep``) so that a later failure returns only what follows to content.
 
 Tolerated and reported: a section opened by a call marker alone (the section marker missing), a
-missing call or section end, a missing closing fence. An empty section, text inside a section
-before its first call, and malformed or truncated calls are not calls.
+missing call or section end, a missing closing fence. An empty section is no call and leaves
+nothing in content (reported); text inside a section before its first call, and malformed or
+truncated calls are not calls.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from .json import stream_arguments
 from ..jsonscan import JsonScanner
 from ..markers import cut_off, match_at, skip_ws
-from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, Body, CallSink, Outcome
+from ..dialect import DONE, EMPTY_SECTION, FAIL, MORE, UNCLOSED_AT_END, Body, CallSink, Outcome
 
 
 _LABEL_LIMIT = 256
@@ -245,7 +246,9 @@ class SectionBody:
                 return self._stray(buf, pos, final)
             pos += len(found)
             if found in tags.section_end:
-                return pos, DONE if self._calls else self._fail("empty tool-call section")
+                if not self._calls:
+                    self._sink.repaired(EMPTY_SECTION)  # no call, and no markup left in content
+                return pos, DONE
             if found in tags.call_begin:
                 self._inner = tags.call(self._sink, found)
             elif not self._calls:  # a call's end marker before any call
