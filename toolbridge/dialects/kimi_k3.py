@@ -10,10 +10,10 @@ attribute-XML body kind reads it, with ``<|sep|>`` ending each opening tag. A ``
 argument is raw text; any other type is JSON (the tool's schema, when given, decides). Attribute
 values are XML-escaped. ``response`` is visible content; its open and close tokens are, with the
 message's close, the family's other special tokens (``end_tokens``: dropped from content when
-the upstream keeps special tokens, kept verbatim otherwise). ``think`` is reasoning; opening ``response`` ends it (a model may leave the think channel the
-prompt opened unclosed). Tolerated: a space between adjacent special
-tokens and the words they frame, a call without its ``tools`` block, missing closes at the end of
-output. A ``tools`` opener in prose that no call follows stays prose.
+the upstream keeps special tokens, kept verbatim otherwise). ``think`` is reasoning; opening
+``response`` ends it (a model may leave the think channel the prompt opened unclosed).
+Tolerated: a space between adjacent special tokens and the words they frame, a call without its
+``tools`` block, missing closes at the end of output. A ``tools`` opener in prose that no call follows stays prose.
 """
 
 from __future__ import annotations

@@ -30,8 +30,8 @@ from typing import Any
 
 from .json import JsonEnvelopeBody, close_tail
 from ..markers import marker_set, match_at, skip_ws
-from ..dialect import (DONE, EMPTY_SECTION, FAIL, HOLD_TAGGED_BLOCK, MORE, UNCLOSED_AT_END, Body, BodyFactory, CallSink, Calls,
-                       Outcome, still_held, to_json)
+from ..dialect import (DONE, EMPTY_SECTION, FAIL, HOLD_TAGGED_BLOCK, MORE, UNCLOSED_AT_END, Body, BodyFactory,
+                       CallSink, Calls, Outcome, still_held, to_json)
 
 
 @dataclass(frozen=True)
