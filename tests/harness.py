@@ -42,6 +42,7 @@ class Case:
     tools: list[dict[str, Any]] | None = None
     options: dict[str, Any] = field(default_factory=dict)
     report: dict[str, Any] = field(default_factory=dict)  # expected report fields (subset)
+    cut: bool = False  # the output stopped at a length limit (``close(cut=True)``)
 
 
 def tool(name: str, **props: Any) -> dict[str, Any]:
@@ -58,7 +59,7 @@ def run(case: Case, dialect: str, chunks: list[str]) -> tuple[dict[str, Any], An
     events: list[Any] = []
     for chunk in chunks:
         events += parser.feed(chunk)
-    events += parser.close()
+    events += parser.close(cut=case.cut)
     builder = MessageBuilder(dialect if dialect == "auto" else parser.dialect.name)
     builder.add(events)
     if dialect == "auto":

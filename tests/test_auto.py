@@ -111,6 +111,18 @@ CASES = [
     Case("truncated-in-arguments", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Os',
          [], '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Os', tools=WEATHER,
          report={"truncated": True, "detected": "hermes"}),
+    # A call cut inside a tag: the claimant that began it wins and its text comes back whole
+    # (the trial used to stop at the aborted block, and the tag's tail was lost).
+    Case("qwen3-coder-cut-inside-a-parameter-tag", "<tool_call>\n<function=get_weather>\n<parameter=city", [],
+         "<tool_call>\n<function=get_weather>\n<parameter=city", tools=WEATHER,
+         report={"truncated": True, "detected": "qwen3_coder"}),
+    Case("qwen3-coder-cut-inside-a-second-parameter-tag", "<tool_call>\n<function=get_weather>\n<parameter=city>\n"
+         "Oslo\n</parameter>\n<parameter=da", [],
+         "<tool_call>\n<function=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=da",
+         tools=WEATHER, report={"truncated": True}),
+    Case("qwen3-coder-cut-in-a-tag-at-a-length-stop", "Sure.\n<tool_call>\n<function=get_weather>\n<parameter=ci",
+         [], "Sure.\n<tool_call>\n<function=get_weather>\n<parameter=ci", tools=WEATHER, cut=True,
+         report={"truncated": True}),
     Case("second-marker-after-a-prose-one",
          'A <tool_call> tag looks like this:\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>',
          [("get_weather", {"city": "Oslo"})], "A <tool_call> tag looks like this:", tools=WEATHER,

@@ -16,6 +16,7 @@ import pytest
 
 from toolbridge import StreamParser, parse
 from toolbridge.dialects import dialect_names, get_dialect
+from toolbridge.parsing.auto import model_for, needs_hint, special_tokens
 
 from .harness import Case, run
 
@@ -49,6 +50,25 @@ def test_a_call_cut_anywhere_is_whole_or_no_call(name: str) -> None:
             for n in (1, 3):
                 streamed = run(case, name, [text[i : i + n] for i in range(0, len(text), n)])[0]
                 assert streamed == whole, f"cut at {cut}, chunks of {n}"
+
+
+@pytest.mark.parametrize("name", RENDERED)
+def test_a_cut_block_that_is_no_call_keeps_all_its_text(name: str) -> None:
+    """Cut anywhere, with or without a length stop, pinned and through ``auto``: when no call
+    comes back, the content is the text as written (nothing of the block is lost)."""
+    dialect = get_dialect(name)
+    full = dialect.render([("get_weather", ARGS)])  # type: ignore[misc]
+    model = model_for(name) if needs_hint(dialect) else None
+    readers = [(name, {})] if not any(t in full for t in dialect.own_end_tokens) else []
+    if not any(t in full for t in special_tokens(None)[1]):  # (auto drops every family's end tokens)
+        readers.append(("auto", {"model": model}))
+    for cut in range(1, len(full)):
+        text = full[:cut]
+        for reader, options in readers:
+            for stopped in (False, True):
+                message = parse(text, reader, OPTIONAL, cut=stopped, **options).message
+                if "tool_calls" not in message:
+                    assert message["content"] == text, f"{reader}, cut at {cut} (length stop: {stopped})"
 
 
 @pytest.mark.parametrize("dialect, text, tools", [

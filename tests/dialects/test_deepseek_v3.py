@@ -56,4 +56,18 @@ CASES = [
          "DeepSeek starts calls with <｜tool▁calls▁begin｜> then more.", report={"rejected": 1}),
 ]
 
+# A length stop always wins: a call whose end token never came is cut, never a call; one whose
+# end token came stands, though the section's end is missing.
+_OPEN = SB + f"{CB}function{SEP}get_weather\n```json\n" + '{"city": "Rome"}'
+CASES += [
+    Case("length-stop-before-the-closing-fence", _OPEN + "\n`", [], _OPEN + "\n`", tools=WEATHER, cut=True,
+         report={"truncated": True, "aborted": 1, "calls": 0}),
+    Case("length-stop-before-the-call-end", _OPEN + "\n```<｜tool▁call", [], _OPEN + "\n```<｜tool▁call", tools=WEATHER,
+         cut=True, report={"truncated": True, "aborted": 1}),
+    Case("length-stop-after-the-call-end-keeps-the-call", _OPEN + f"\n```{CE}<｜tool▁calls",
+         [("get_weather", {"city": "Rome"})], None, tools=WEATHER, cut=True),
+    Case("call-end-missing-at-a-clean-end-is-repaired", _OPEN + "\n```", [("get_weather", {"city": "Rome"})], None,
+         tools=WEATHER, report={"recovered": 1}),
+]
+
 test_whole, test_per_character, test_random_chunkings = make_table_tests("deepseek_v3", CASES)

@@ -47,4 +47,18 @@ CASES = [
          "Calls start with <｜tool▁call▁begin｜> in V3.1.", report={"rejected": 1}),
 ]
 
+# A length stop always wins: a call whose end token never came is cut, never a call.
+_OPEN = SB + f"{CB}get_weather{SEP}" + '{"city": "Rome"}'
+CASES += [
+    Case("length-stop-right-after-the-arguments", _OPEN, [], _OPEN, tools=WEATHER, cut=True,
+         report={"truncated": True, "aborted": 1, "calls": 0}),
+    Case("length-stop-inside-the-call-end", _OPEN + "<｜tool▁call▁e", [], _OPEN + "<｜tool▁call▁e", tools=WEATHER,
+         cut=True, report={"truncated": True, "aborted": 1}),
+    Case("length-stop-after-the-call-end-keeps-the-call", _OPEN + CE, [("get_weather", {"city": "Rome"})], None,
+         tools=WEATHER, cut=True),
+    Case("length-stop-keeps-the-first-of-two-calls", _OPEN + CE + call("get_weather", '{"city": "Oslo"}')[:-3],
+         [("get_weather", {"city": "Rome"})], call("get_weather", '{"city": "Oslo"}')[:-3], tools=WEATHER, cut=True,
+         report={"truncated": True, "aborted": 1}),
+]
+
 test_whole, test_per_character, test_random_chunkings = make_table_tests("deepseek_v31", CASES)

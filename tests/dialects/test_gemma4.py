@@ -56,4 +56,24 @@ CASES = [
          report={"repaired": 1}),
 ]
 
+# A length stop always wins: a call whose end token never came is cut, never a call; a call that
+# the next call followed stands.
+_CALL = f"{S}call:get_weather{{city:{Q}Rome{Q}}}"
+CASES += [
+    Case("length-stop-right-after-the-arguments", _CALL, [], _CALL, tools=TOOLS, cut=True,
+         report={"truncated": True, "aborted": 1, "calls": 0}),
+    Case("length-stop-inside-the-end-token", _CALL + "<tool_", [], _CALL + "<tool_", tools=TOOLS, cut=True,
+         report={"truncated": True, "aborted": 1}),
+    Case("length-stop-after-the-end-token-keeps-the-call", _CALL + E, [("get_weather", {"city": "Rome"})], None,
+         tools=TOOLS, cut=True),
+    Case("length-stop-in-the-second-call-of-a-block", _CALL + f"call:get_time{{tz:{Q}CET{Q}}}",
+         [("get_weather", {"city": "Rome"})], f"call:get_time{{tz:{Q}CET{Q}}}", tools=TOOLS, cut=True,
+         report={"truncated": True, "aborted": 1}),
+    Case("a-failed-second-call-returns-only-its-own-text", _CALL + f"call:get_time{{tz:{Q}CET{Q},,}}{E}",
+         [("get_weather", {"city": "Rome"})], f"call:get_time{{tz:{Q}CET{Q},,}}{E}", tools=TOOLS,
+         report={"aborted": 1}),
+    Case("end-token-missing-at-a-clean-end-is-repaired", _CALL, [("get_weather", {"city": "Rome"})], None,
+         tools=TOOLS, report={"recovered": 1}),
+]
+
 test_whole, test_per_character, test_random_chunkings = make_table_tests("gemma4", CASES)

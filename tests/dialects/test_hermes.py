@@ -367,4 +367,31 @@ CASES = [
     ),
 ]
 
+# A length stop (``close(cut=True)``) always wins: a call whose close tag never came is cut,
+# never a call, however complete its object; without the stop it is repaired.
+_WHOLE_OBJECT = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}'
+CASES += [
+    Case("length-stop-before-close-tag", _WHOLE_OBJECT + "\n</tool", [], _WHOLE_OBJECT + "\n</tool", tools=WEATHER,
+         cut=True, report={"truncated": True, "aborted": 1, "calls": 0}),
+    Case("length-stop-right-after-the-object", _WHOLE_OBJECT, [], _WHOLE_OBJECT, tools=WEATHER, cut=True,
+         report={"truncated": True, "aborted": 1}),
+    Case("length-stop-before-the-envelope-brace", _WHOLE_OBJECT[:-1], [], _WHOLE_OBJECT[:-1], tools=WEATHER, cut=True,
+         report={"truncated": True, "aborted": 1}),
+    Case("length-stop-after-the-close-tag-keeps-the-call", _WHOLE_OBJECT + "\n</tool_call>\nMore",
+         [("get_weather", {"city": "Paris"})], "\nMore", tools=WEATHER, cut=True, report={"truncated": False}),
+    Case("length-stop-keeps-the-calls-before-the-cut-one", _WHOLE_OBJECT + "\n</tool_call>\n" + _WHOLE_OBJECT + "\n</",
+         [("get_weather", {"city": "Paris"})], "\n" + _WHOLE_OBJECT + "\n</", tools=WEATHER, cut=True,
+         report={"truncated": True, "aborted": 1}),
+    Case("close-tag-missing-at-a-clean-end-is-repaired", _WHOLE_OBJECT + "\n</tool",
+         [("get_weather", {"city": "Paris"})], None, tools=WEATHER, report={"recovered": 1}),
+    Case("named-function-length-stop-before-close", '<function=get_weather>{"city": "Paris"}</func', [],
+         '<function=get_weather>{"city": "Paris"}</func', tools=WEATHER, cut=True, report={"truncated": True}),
+    Case("bare-object-closed-by-its-brace-stands-at-a-length-stop",
+         '{"name": "get_weather", "arguments": {"city": "Paris"}}', [("get_weather", {"city": "Paris"})], None,
+         tools=WEATHER, cut=True),
+    Case("bare-object-without-its-brace-is-cut-at-a-length-stop",
+         '{"name": "get_weather", "arguments": {"city": "Paris"}', [],
+         '{"name": "get_weather", "arguments": {"city": "Paris"}', tools=WEATHER, cut=True, report={"truncated": True}),
+]
+
 test_whole, test_per_character, test_random_chunkings = make_table_tests("hermes", CASES)

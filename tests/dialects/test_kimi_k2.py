@@ -57,11 +57,29 @@ CASES = [
          tools=WEATHER, report={"truncated": True}),
     Case("unknown-tool-stays-content", SB + call("functions.delete_all:0", "{}") + SE,
          [], SB + call("functions.delete_all:0", "{}") + SE, tools=WEATHER, report={"rejected": 1}),
-    Case("empty-section-stays-content", "x" + SB + SE, [], "x" + SB + SE, report={"rejected": 1}),
+    # An empty section called nothing: no call, no markup left in content (reported, not rejected).
+    Case("empty-section-is-dropped", "x" + SB + SE, [], "x", report={"rejected": 0, "repaired": 1}),
+    Case("empty-section-with-space-is-dropped", "Reasoning. " + SB + "\n " + SE + " Done.", [], "Reasoning.  Done.",
+         report={"rejected": 0, "repaired": 1}),
+    Case("empty-section-cut-before-its-end-stays-content", "x" + SB + "\n", [], "x" + SB + "\n",
+         cut=True, report={"calls": 0}),
     Case("prose-mentions-markers", "Kimi opens calls with <|tool_calls_section_begin|> and then text.",
          [], "Kimi opens calls with <|tool_calls_section_begin|> and then text.", report={"rejected": 1}),
     Case("dotted-name-in-id", SB + call("functions.os.fs.read:4", '{"path": "/etc"}') + SE,
          [("os__fs__read", {"path": "/etc"})], None, tools=[tool("os__fs__read", path={"type": "string"})]),
+]
+
+# A length stop always wins: a call whose end token never came is cut, never a call.
+_OPEN = SB + f"{CB}functions.get_weather:0{AB}" + '{"city": "Rome"}'
+CASES += [
+    Case("length-stop-right-after-the-arguments", _OPEN, [], _OPEN, tools=WEATHER, cut=True,
+         report={"truncated": True, "aborted": 1, "calls": 0}),
+    Case("length-stop-inside-the-call-end", _OPEN + "<|tool_call_", [], _OPEN + "<|tool_call_", tools=WEATHER,
+         cut=True, report={"truncated": True, "aborted": 1}),
+    Case("length-stop-after-the-call-end-keeps-the-call", _OPEN + CE + "<|tool_calls_sec",
+         [("get_weather", {"city": "Rome"})], None, tools=WEATHER, cut=True),
+    Case("call-end-missing-at-a-clean-end-is-repaired", _OPEN, [("get_weather", {"city": "Rome"})], None,
+         tools=WEATHER, report={"recovered": 1}),
 ]
 
 test_whole, test_per_character, test_random_chunkings = make_table_tests("kimi_k2", CASES)

@@ -72,6 +72,16 @@ CASES = [
     Case("reasoning-left-open-before-the-call", "Weather needed." + block(call("get_weather", arg("city", "Tunis"))),
          [("get_weather", {"city": "Tunis"})], None, "Weather needed.", tools=WEATHER,
          options={"reasoning": True, "in_reasoning": True}),
+    Case("response-opened-inside-prompt-opened-reasoning-ends-it", f"Weather, then answer.{O}response{S}It is sunny."
+         f"{C}response{S}{C}message{S}", [], "It is sunny.", "Weather, then answer.",
+         options={"reasoning": True, "in_reasoning": True}),
+    Case("response-opened-inside-reasoning-then-call", f"{O}think{S}Need it.{O}response{S}Checking."
+         + block(call("get_weather", arg("city", "Quito"))), [("get_weather", {"city": "Quito"})], "Checking.",
+         "Need it.", tools=WEATHER, options=REASONING),
+    Case("response-close-inside-reasoning-stays-reasoning", f"Plan.{C}response{S}More plan.{C}think{S}Done.", [],
+         "Done.", "Plan.More plan.", options={"reasoning": True, "in_reasoning": True}),
+    Case("response-opener-without-reasoning-split-is-dropped", f"Thinking.{O}response{S}Answer.", [],
+         "Thinking.Answer."),
     Case("unknown-tool-stays-content", block(call("delete_all")), [], block(call("delete_all")), tools=WEATHER,
          report={"rejected": 1}),
 ]

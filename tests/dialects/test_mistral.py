@@ -31,6 +31,16 @@ CASES = [
     Case("reasoning-then-call", '[THINK]The user wants the time.[/THINK][TOOL_CALLS]get_time[ARGS]{}',
          [("get_time", {})], None, "The user wants the time.", tools=WEATHER, options=REASONING),
     Case("think-is-content-when-reasoning-off", "[THINK]hm[/THINK]Hello.", [], "[THINK]hm[/THINK]Hello."),
+    # Magistral Small 2506 reasons in plain-text tags (its system prompt asks for them): split the
+    # same way as [THINK], as auto splits them.
+    Case("magistral-plain-think-then-call", "<think>\nThe user wants the time.\n</think>\n\nSure."
+         "[TOOL_CALLS]get_time[ARGS]{}", [("get_time", {})], "\n\nSure.", "\nThe user wants the time.\n",
+         tools=WEATHER, options=REASONING),
+    Case("magistral-plain-think-opened-by-the-prompt", "Time.</think>It is noon.", [], "It is noon.", "Time.",
+         options={"reasoning": True, "in_reasoning": True}),
+    Case("magistral-plain-think-quotes-a-call", '<think>I could write [TOOL_CALLS]get_time[ARGS]{}.</think>Noon.',
+         [], "Noon.", "I could write [TOOL_CALLS]get_time[ARGS]{}.", tools=WEATHER, options=REASONING),
+    Case("plain-think-is-content-when-reasoning-off", "<think>hm</think>Hello.", [], "<think>hm</think>Hello."),
     Case("string-with-marker-text", '[TOOL_CALLS]echo[ARGS]{"text": "[TOOL_CALLS]x[ARGS]{}"}',
          [("echo", {"text": "[TOOL_CALLS]x[ARGS]{}"})], None),
     Case("no-arguments-is-truncated", "[TOOL_CALLS]get_time", [], "[TOOL_CALLS]get_time", tools=WEATHER,

@@ -3,9 +3,6 @@
 from tests.known import PROMISE_UNKNOWN
 
 KNOWN = {
-    'sglang:test_function_call_parser.py::TestLfm2Detector::test_detect_and_parse_empty_content#1':
-        "an empty call block holds no call: a malformed block is never a call, it stays visible as content "
-        "and is counted (rejected); the peer drops it",
     'sglang:test_function_call_parser.py::TestLfm2Detector::test_detect_and_parse_multiple_blocks#1':
         "text between two call blocks is content (nothing lost); the peer drops it",
     'sglang:test_function_call_parser.py::TestLfm2Detector::test_detect_and_parse_unknown_function#1':

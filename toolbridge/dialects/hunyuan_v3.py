@@ -23,6 +23,7 @@ from ..syntax.bodies.argkey import ArgKeyBody, ArgKeyTags
 from ..syntax.markers import match_at, skip_ws
 from ..syntax.dialect import (
     DONE,
+    EMPTY_SECTION,
     FAIL,
     MORE,
     UNCLOSED_AT_END,
@@ -99,6 +100,8 @@ class CallsBody:
             self._name_next = True
             return pos + len(CALL), None
         if found == WRAPPER[1]:
+            if not self._calls:
+                self._sink.repaired(EMPTY_SECTION)
             return pos + len(found), DONE
         if found == "" and not final:
             return pos, MORE

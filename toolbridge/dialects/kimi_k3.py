@@ -10,9 +10,10 @@ attribute-XML body kind reads it, with ``<|sep|>`` ending each opening tag. A ``
 argument is raw text; any other type is JSON (the tool's schema, when given, decides). Attribute
 values are XML-escaped. ``response`` is visible content; its open and close tokens are, with the
 message's close, the family's other special tokens (``end_tokens``: dropped from content when
-the upstream keeps special tokens, kept verbatim otherwise). ``think`` is reasoning. Tolerated: a space between adjacent special
-tokens and the words they frame, a call without its ``tools`` block, missing closes at the end of
-output. A ``tools`` opener in prose that no call follows stays prose.
+the upstream keeps special tokens, kept verbatim otherwise). ``think`` is reasoning; opening
+``response`` ends it (a model may leave the think channel the prompt opened unclosed).
+Tolerated: a space between adjacent special tokens and the words they frame, a call without its
+``tools`` block, missing closes at the end of output. A ``tools`` opener in prose that no call follows stays prose.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ KIMI_K3 = register(
         reasoning=(f"{OPEN}think{SEP}", f"{CLOSE}think{SEP}"),
         special_markers=True,
         end_tokens=(*RESPONSE, f"{CLOSE}message{SEP}", "<|end_of_msg|>"),
+        answer_opens=spellings(OPEN, "response"),
         render=render,
         sample=(
             f'{OPEN}tools{SEP}{OPEN}call tool="get_weather" index="1"{SEP}{OPEN}argument key="city" type="string"'

@@ -8,7 +8,8 @@ Samples (the Mistral Nemo, Mistral Small 3.2 and Ministral 3 Reasoning chat temp
 
 The v11+ form repeats ``[TOOL_CALLS]`` before every call; ``[CALL_ID]ID`` (Small 3.2) is
 optional, and so is ``[ARGS]``, which detokenisers that drop special tokens erase. Reasoning
-(Magistral, Ministral 3) is ``[THINK]...[/THINK]``. All of these are special tokens.
+(Magistral, Ministral 3) is ``[THINK]...[/THINK]``. All of these are special tokens. Magistral
+Small 2506 reasons in plain text, ``<think>...</think>``, as its system prompt asks: read alike.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from functools import partial
 
 from ..syntax.bodies.array import ChooseBody, JsonArrayBody
 from ..syntax.bodies.named import NamedJsonBody
-from ..syntax.dialect import Calls, Dialect, register
+from ..syntax.dialect import THINK, Calls, Dialect, register
 from ..syntax.shape import Shape
 
 HEADER = re.compile(r"\s*(?P<name>[A-Za-z_][\w.\-:/]*)\s*(?:\[CALL_ID\]\s*[\w\-]+\s*)?(?:\[ARGS\]\s*)?")
@@ -40,6 +41,7 @@ MISTRAL = register(
         call_start=("[TOOL_CALLS]",),
         body=body,
         reasoning=("[THINK]", "[/THINK]"),
+        reasoning_also=THINK,  # Magistral Small 2506 reasons in plain-text tags (its system prompt's)
         calls_in_reasoning=False,  # [THINK] is always closed and may quote a call
         special_markers=True,
         end_tokens=("</s>", "[INST]", "[/INST]"),

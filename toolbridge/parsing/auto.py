@@ -35,7 +35,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..syntax.markers import WHOLE_NEAR, cut_off, marker_set, skip_ws
-from ..syntax.dialect import Dialect
+from ..syntax.dialect import THINK, Dialect
 from ..dialects import dialect_names, get_dialect
 from ..errors import ConfigError
 from ..events import CallAborted, CallRejected, Event, Reasoning, Text, ToolCallBegin
@@ -44,7 +44,6 @@ from ..tools import Toolset
 
 AUTO = "auto"
 _SPACE = re.compile(r"\s*")
-THINK = ("<think>", "</think>")
 # The first piece of a buffer the trials of a marker read once the budget is spent (then twice
 # as much each time): more than a short tagged block a body holds whole (HOLD_TAGGED_BLOCK),
 # small beside a long answer. The budget: what the trials may be handed whole, in characters
@@ -184,14 +183,9 @@ class _Trial:
             parser.halt_on_reject = self.verdict is None
             if self.verdict is False:
                 self.reach = next((len(ev.text) for ev in events if isinstance(ev, CallRejected)), 0)
-            elif self.verdict and parser.halted:
-                # The parser stopped at its first block as at a refusal, but the block is this
-                # dialect's (a call began in it): what followed the block is read now, or it
-                # was lost when the block ended in ``close`` (the end of a stream).
-                self.events += parser.read_on(final)
 
     def _refused(self, events: list[Event]) -> bool:
-        """Whether the first block, read to its end (its parser halted there), is refused: then
+        """Whether the first block, read to its end (its parser stopped there), is refused: then
         nothing after it is wanted, and closing the parser would read all the rest of the text
         (once per refused trial: quadratic on an answer dense with markers)."""
         if self.verdict is not None or self.settled is None:

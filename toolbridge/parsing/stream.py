@@ -27,8 +27,8 @@ from functools import lru_cache
 from typing import Any
 
 from ..syntax.markers import WHOLE_NEAR, cut_off, marker_set
-from ..syntax.dialect import (FAIL, HOLD_TAGGED_BLOCK, MORE, TRUNCATED, UNCLOSED_AT_END, Body, Dialect,
-                              still_held)
+from ..syntax.dialect import (EMPTY_SECTION, FAIL, HOLD_TAGGED_BLOCK, MORE, TRUNCATED, UNCLOSED_AT_END, Body,
+                              Dialect, still_held)
 from ..dialects import get_dialect
 from .ids import random_hex
 from ..errors import ConfigError
@@ -103,11 +103,12 @@ _NO_IDS: frozenset[str] = frozenset()
 class _Setup:
     """What a parser of one dialect with given options looks for (shared, made once)."""
 
-    think: tuple[str, str] | None
+    think: tuple[frozenset[str], frozenset[str]] | None  # the reasoning openers, the closers
     content: Any  # the markers searched for outside reasoning (a MarkerSet)
     reasoning: Any  # and inside it
     drop: frozenset[str]
     strays: frozenset[str]
+    answer_opens: frozenset[str]  # dropped tokens that end reasoning (``Dialect.answer_opens``)
     openers: str  # the first characters of the bare openers (None: any answer may be a call)
     # How the block each call marker opens is read whole (its body's ``whole_reader``; None:
     # it is not), filled in as markers are met: the body made to ask is not kept.
@@ -133,22 +134,30 @@ def _setup_of(dialect: Dialect, reasoning: bool, drop_tokens: tuple[str, ...]) -
     return setup
 
 
+def _think_tags(dialect: Dialect, reasoning: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The reasoning openers and closers the parser recognises (none: no reasoning phase)."""
+    if not reasoning and dialect.calls_in_reasoning:
+        return (), ()
+    # (Reasoning that may quote calls is recognised even when it is not split out: it passes
+    # through as content, markers included, and starts no call.)
+    pairs = [p for p in (dialect.reasoning, dialect.reasoning_also) if p is not None]
+    return tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)
+
+
 @lru_cache(maxsize=512)
 def _setup(dialect: Dialect, reasoning: bool, drop_tokens: tuple[str, ...]) -> _Setup:
-    think = dialect.reasoning if reasoning else None
-    if think is None and not dialect.calls_in_reasoning:
-        # Reasoning that may quote calls is recognised even when it is not split out: it
-        # passes through as content, markers included, and starts no call.
-        think = dialect.reasoning
+    opens, closes = _think_tags(dialect, reasoning)
     starts = dialect.call_start
     strays = dialect.stray_tokens if reasoning else ()
     # The family's own end-of-turn and end-of-sentence tokens never reach the client.
     drop_tokens = drop_tokens + dialect.own_end_tokens
-    content = marker_set(starts + ((think[0],) if think else ()) + drop_tokens + strays)
-    reasoning_scan = marker_set((starts if dialect.calls_in_reasoning else ())
-                                + ((think[1],) if think else ()) + drop_tokens)
+    content = marker_set(starts + opens + drop_tokens + strays)
+    reasoning_scan = marker_set((starts if dialect.calls_in_reasoning else ()) + closes + drop_tokens)
+    think = (frozenset(opens), frozenset(closes)) if opens else None
     openers = None if "" in dialect.bare_start else "".join({o[0] for o in dialect.bare_start})
-    return _Setup(think, content, reasoning_scan, frozenset(drop_tokens), frozenset(strays), openers)  # type: ignore[arg-type]
+    answer_opens = frozenset(t for t in dialect.answer_opens if t in drop_tokens) if reasoning else frozenset()
+    return _Setup(think, content, reasoning_scan, frozenset(drop_tokens), frozenset(strays), answer_opens,  # type: ignore[arg-type]
+                  openers)
 
 
 class DialectParser:
@@ -159,11 +168,11 @@ class DialectParser:
     # path. (As a plain instance, a parser's 36 attributes outgrow the 30 a class's instances
     # share, and which ones are shared depends on the order a process first sets them, so
     # parsers streamed after other work ran several per cent slower.)
-    __slots__ = ("_answer", "_block_rejection", "_body", "_buf", "_call", "_call_id", "_closed", "_closing",
-                 "_coerce", "_cut", "_drop", "_held", "_hold", "_holding", "_keep_at", "_last_index",
+    __slots__ = ("_answer", "_answer_opens", "_block_rejection", "_body", "_buf", "_call", "_call_id", "_closed",
+                 "_closing", "_coerce", "_cut", "_drop", "_held", "_hold", "_holding", "_keep_at", "_last_index",
                  "_native_ids", "_next_index", "_openers", "_out", "_phase", "_raw", "_readers", "_resume", "_scan",
                  "_scans", "_split", "_strays", "_think", "_tools", "_typer", "_validate", "dialect",
-                 "first_settled", "halt_on_reject", "halted", "lenient")
+                 "first_settled", "halt_on_reject", "lenient")
 
     def __init__(
         self,
@@ -185,6 +194,7 @@ class DialectParser:
         setup = _setup_of(dialect, reasoning, drop_tokens if type(drop_tokens) is tuple else tuple(drop_tokens))
         self._split = reasoning
         self._think, self._drop, self._strays = setup.think, setup.drop, setup.strays
+        self._answer_opens = setup.answer_opens
         self._scans = setup.content, setup.reasoning
         self._answer = answer = START if dialect.bare_start else CONTENT
         self._openers, self._readers = setup.openers, setup.readers
@@ -218,7 +228,6 @@ class DialectParser:
         # Set by auto while a trial is being judged: stop reading when the first block is refused
         # (nothing after it is wanted), so a trial's work is bounded by the block.
         self.halt_on_reject = False
-        self.halted = False  # it stopped so: what follows the first block waits in the buffer
         self.first_settled: int | None = None  # where the first block's events end, in its run
         self._holding: tuple[str, ...] = ()  # while a short block is held: what closes it
 
@@ -367,13 +376,6 @@ class DialectParser:
                 return None
         return None if self._check(name, arguments, value) else (name, arguments, end)
 
-    def read_on(self, final: bool) -> list[Event]:
-        """After a stop at the first block (``halt_on_reject``, ``halted``) that turned out to
-        be the dialect's after all (a call began in it, then broke): read what followed it, as
-        ``feed`` (or, ``final``, ``close``) would have without the stop."""
-        self.halted = False
-        return self._run(self._buf, final)
-
     def held_block(self) -> tuple[str, Callable[[str], bool]] | None:
         """When a call block waits, unread, at the start of the buffer (a short block, a head or
         a close marker still being written): the text held, and what tells whether that text
@@ -435,14 +437,15 @@ class DialectParser:
             return m.start(), False  # "```" may still become "```json": wait for more text
         marker = m.group()
         if marker in self._drop:
-            pass
+            if self._phase is REASONING and marker in self._answer_opens:
+                self.phase = self._answer  # the answer's channel opened: the reasoning is over
         elif marker in self._strays and self._phase is not REASONING:
             self._out.append(Repaired(None, f"stray {marker} dropped"))
-        elif self._think and marker == self._think[0]:
+        elif self._think and marker in self._think[0]:
             if not self._split:
                 self._emit_text(marker)
             self.phase = REASONING
-        elif self._think and marker == self._think[1]:
+        elif self._think and marker in self._think[1]:
             if not self._split:
                 self._emit_text(marker)
             self.phase = self._answer
@@ -493,15 +496,17 @@ class DialectParser:
             return end, False
         reason = self._body.reason if outcome is FAIL else self._block_rejection
         first = self.first_settled is None
+        # A call that began and then broke (aborted, not refused) was this dialect's block: a
+        # trial judged by it wins, and reads on (at the end of output nothing would read the rest).
+        refused = bool(reason) and (self._call is None or self._held is not None)
         if reason:
             self._fail_block(reason)
         else:
             self.phase = CONTENT
         if first:
             self.first_settled = len(self._out)  # the first block's events end here (in this run)
-            if reason and self.halt_on_reject:
-                self.halted = True  # a trial's verdict: refused, unless a call began (read_on)
-                return end, False
+            if refused and self.halt_on_reject:
+                return end, False  # a trial's verdict: refused (a winner never stops here)
         self._body, self._raw, self._block_rejection = None, _NO_BLOCK, ""
         return end, True
 
@@ -605,6 +610,9 @@ class DialectParser:
         if what == UNCLOSED_AT_END and self._call is not None:
             self._closing = True  # reported by end() if the call is complete
             return
+        if what == EMPTY_SECTION:  # (the block's, not a call's)
+            self._emit(Repaired(None, what))
+            return
         self._emit(Repaired(self._call.index if self._call else self._last_index, what))
 
     def text(self, text: str) -> None:
@@ -616,7 +624,10 @@ class DialectParser:
             self._emit(Reasoning(text))
 
     def keep(self, pos: int) -> None:
-        self._keep_at = pos
+        # A call the end of output cut (refused as it ended: the body, which settles it with the
+        # block, cannot tell) keeps its text for content.
+        if not self._block_rejection.startswith(TRUNCATED):
+            self._keep_at = pos
 
     def param_schema(self, key: str) -> dict[str, Any] | None:
         if self._tools is None or self._call is None:

@@ -26,6 +26,15 @@ from .shape import Shape
 UNCLOSED_AT_END = "call not closed at end of output"
 """What a body reports when it completes a call whose close marker never came."""
 
+THINK = ("<think>", "</think>")
+"""The plain-text reasoning block most families write (the default ``Dialect.reasoning``), which
+``auto`` splits out before it knows the dialect."""
+
+EMPTY_SECTION = "empty tool-call section dropped"
+"""What a body reports when a section of calls holds none (only white space between its open
+and close markers): the block is no call and leaves no markup in content; the parser records it
+in the report (``repaired``, with no call index) and the body ends the block (DONE)."""
+
 TRUNCATED = "truncated"
 """The reason (or its first word) of a call cut off by the end of output."""
 
@@ -143,13 +152,21 @@ class Dialect:
     call_start: tuple[str, ...]
     body: BodyFactory
     aliases: tuple[str, ...] = ()
-    reasoning: tuple[str, str] | None = ("<think>", "</think>")
+    reasoning: tuple[str, str] | None = THINK
+    # Another spelling of the reasoning block the family also writes, read the same way (an opener
+    # of either opens it, a closer of either closes it): Magistral 2506's plain-text <think> tags
+    # beside the [THINK] tokens of later Mistral models.
+    reasoning_also: tuple[str, str] | None = None
     # A call marker inside reasoning ends it and starts a call (Qwen3, GLM); False where
     # reasoning is always closed explicitly and may quote calls (Mistral's [THINK]...[/THINK]).
     calls_in_reasoning: bool = True
     # The chat template's generation prompt opens the reasoning (Apriel's "Here are my reasoning
     # steps:"): with reasoning split, the output starts inside it unless the caller says otherwise.
     starts_in_reasoning: bool = False
+    # End tokens that open the answer: met inside reasoning (split out), they also end it (Kimi
+    # K3's response channel, which a model may open without closing the think channel the
+    # prompt opened). They are dropped like the other end tokens.
+    answer_opens: tuple[str, ...] = ()
     # Special tokens of the reasoning convention that are not text when they stand alone in the
     # answer (Gemma 4's stray <channel|>); with reasoning split out they are dropped (reported).
     stray_tokens: tuple[str, ...] = ()
@@ -196,7 +213,7 @@ class Dialect:
     def own_end_tokens(self) -> tuple[str, ...]:
         """The end tokens a parser of this dialect drops from content and reasoning: those that
         are not also one of its markers (a terminator its body reads)."""
-        markers = {*self.call_start, *(self.reasoning or ()), *self.stray_tokens}
+        markers = {*self.call_start, *(self.reasoning or ()), *(self.reasoning_also or ()), *self.stray_tokens}
         return tuple(t for t in self.end_tokens if t not in markers)
 
 

@@ -30,8 +30,8 @@ from typing import Any
 
 from .json import JsonEnvelopeBody, close_tail
 from ..markers import marker_set, match_at, skip_ws
-from ..dialect import (DONE, FAIL, HOLD_TAGGED_BLOCK, MORE, UNCLOSED_AT_END, Body, BodyFactory, CallSink, Calls,
-                       Outcome, still_held, to_json)
+from ..dialect import (DONE, EMPTY_SECTION, FAIL, HOLD_TAGGED_BLOCK, MORE, UNCLOSED_AT_END, Body, BodyFactory,
+                       CallSink, Calls, Outcome, still_held, to_json)
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,7 @@ class JsonArrayBody:
         self._echo = opened_by if echo else ""
         self._calls = 0
         self._closing = 0  # index of the next close marker
+        self._empty = False  # an empty list after a call marker: its close markers are read
         self._lone = False  # a lone object stands for the list
         self._element: JsonEnvelopeBody | None = None
         self._element_sink = ElementSink(sink)
@@ -171,6 +172,9 @@ class JsonArrayBody:
             self._state = _S.ITEM
             return pos + len(found), None
         if state == _S.ITEM:
+            if ch == "]" and not self._calls and self.hold_until and shape.closes[:1] == ("]",):
+                self._empty, self._state = True, _S.CLOSING  # an empty section, if it closes
+                return self._close(buf, pos, final)
             if ch != "{":
                 return pos, self._fail("not a call object" if self._calls else "not a call list")
             if self._calls:
@@ -191,11 +195,27 @@ class JsonArrayBody:
 
     def _close(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         close = self._shape.closes[self._closing]
+        if self._empty:
+            return self._close_empty(buf, pos, final, close)
         end, outcome = close_tail(self._sink, buf, pos, final, close)
         if outcome is not DONE or not buf.startswith(close, pos):
             return end, outcome  # waiting for more, or the marker is missing (reported)
         self._closing += 1
         return end, DONE if self._closing == len(self._shape.closes) else None
+
+    def _close_empty(self, buf: str, pos: int, final: bool, close: str) -> tuple[int, Outcome | None]:
+        """The close markers of an empty list: all of them make it an empty section (no call,
+        no markup left in content, reported); anything else leaves it content."""
+        found = match_at(buf, pos, (close,), final)
+        if found == "":
+            return pos, MORE
+        if found is None:
+            return pos, self._fail("empty call list")
+        self._closing += 1
+        if self._closing < len(self._shape.closes):
+            return pos + len(found), None
+        self._sink.repaired(EMPTY_SECTION)
+        return pos + len(found), DONE
 
     def _start_element(self) -> None:
         shape = self._shape
@@ -251,6 +271,8 @@ class JsonArrayBody:
     def _at_end(self, final: bool) -> Outcome:
         if not final:
             return MORE
+        if self._empty:
+            return self._fail("empty call list")
         if self._state == _S.AFTER or self._state == _S.CLOSING:
             if self._state == _S.CLOSING or self._shape.closes:
                 self._sink.repaired(UNCLOSED_AT_END)

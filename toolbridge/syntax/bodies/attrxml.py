@@ -37,7 +37,7 @@ from .xml import NamedCall
 from ..jsonscan import JsonScanner
 from ..markers import MarkerSet, marker_set, match_at, opens_more, skip_ws
 from ..rawvalue import RawValue
-from ..dialect import DONE, FAIL, MORE, TRUNCATED, UNCLOSED_AT_END, CallSink, Outcome, to_json
+from ..dialect import DONE, EMPTY_SECTION, FAIL, MORE, TRUNCATED, UNCLOSED_AT_END, CallSink, Outcome, to_json
 
 
 _ATTR = re.compile(r"""\s+([\w:.-]+)\s*=\s*(?:"([^"<>]*)"|'([^'<>]*)'|([^\s"'<>=/]+))""")
@@ -208,7 +208,9 @@ class AttrXmlBody(NamedCall):
         if state == _S.PARAMS:  # the block closed inside an invoke
             self._sink.repaired(f"missing {tags.invoke_close[0]}")
             return pos, self._confirm() or self._end_call() or DONE
-        return pos, DONE if self._calls else self._fail("empty call block")
+        if not self._calls:
+            self._sink.repaired(EMPTY_SECTION)  # no call, and no markup left in content
+        return pos, DONE
 
     def _after(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         """After an invoke: another invoke, or the block's close; else content resumes here."""

@@ -35,7 +35,7 @@ from typing import Any
 
 from .attrxml import parse_attrs
 from ..markers import marker_set, skip_ws
-from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Outcome, to_json
+from ..dialect import DONE, EMPTY_SECTION, FAIL, MORE, UNCLOSED_AT_END, CallSink, Outcome, to_json
 from ...tools import coerce, deref
 from ...limits import MAX_DEPTH
 
@@ -155,7 +155,9 @@ class ElementBody:
             if self._state == _S.ARGS:
                 self._sink.repaired(f"missing </{t.invoke}>")
                 self._finish_invoke()
-            return DONE if self._calls else self._fail("empty call block")
+            if not self._calls:
+                self._sink.repaired(EMPTY_SECTION)  # no call, and no markup left in content
+            return DONE
         if self._state == _S.ARGS:
             if tag == "/" + t.invoke:
                 self._finish_invoke()

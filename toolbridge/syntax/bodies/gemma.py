@@ -80,6 +80,9 @@ class GemmaBody:
         self._escaped = False  # a double-quoted string's piece ended with a lone backslash
         self._calls = 0
         self._first = True  # no member yet in the innermost container
+        # A call's arguments are complete but what follows them (its close marker, or another
+        # call) has not come: output cut here never ends the call (``_end_call``).
+        self._unended = False
         self.hold_until = (close,)  # (Body.hold_until: a short call comes whole)
 
     def fast(self, text: str) -> str | None:
@@ -120,11 +123,16 @@ class GemmaBody:
                 return pos, self._fail("not a call: expected 'call:NAME{'")
             if final and cut_off(buf, pos, self._close):  # the close marker was cut off
                 self._sink.repaired(UNCLOSED_AT_END)
+                self._end_call()
                 return len(buf), DONE
+            self._end_call()
             self._sink.repaired(f"missing {self._close} after the call")
             return pos, DONE
+        self._end_call()  # its close marker, or the next call, came
         if found == self._close:
             return pos + len(found), DONE
+        if self._calls:
+            self._sink.keep(pos)  # the calls so far stand: a later failure returns only what follows
         self._state, self._parts = _S.NAME, []
         return pos + len(found), None
 
@@ -274,10 +282,16 @@ class GemmaBody:
         if self._stack:
             self._state = _S.NEXT
             return None
-        self._sink.end()
         self._calls += 1
-        self._state = _S.CALL
+        self._state, self._unended = _S.CALL, True
         return None
+
+    def _end_call(self) -> None:
+        """End the call whose arguments are complete (at the end of output, after
+        ``UNCLOSED_AT_END`` is reported, so that the parser decides whether it stands)."""
+        if self._unended:
+            self._unended = False
+            self._sink.end()
 
     # ---------------------------------------------------------------- strings
 
@@ -305,6 +319,7 @@ class GemmaBody:
             return MORE
         if self._state == _S.CALL and self._calls:
             self._sink.repaired(UNCLOSED_AT_END)
+            self._end_call()
             return DONE
         return self._fail("truncated")
 

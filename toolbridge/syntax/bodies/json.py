@@ -192,6 +192,9 @@ class JsonEnvelopeBody:
     _streaming = False
     _args_seen = False
     _pending_name = ""
+    # The call's object is complete but its close marker has not come yet: the call ends when
+    # it comes (or something else follows), so that output cut before it never ends the call.
+    _unended = False
     # While the block waits at the same place for more text (a short block, a head being
     # written, a close marker cut off), what tells whether ``buf`` from there still only waits:
     # the parser then keeps the text without calling ``feed`` (which would hold it just the same).
@@ -406,6 +409,7 @@ class JsonEnvelopeBody:
         outcome = self._finish()
         if outcome is not None:
             return end - len(closes[0]), outcome
+        self._end_call()
         self._closes = []
         return end, DONE
 
@@ -457,15 +461,27 @@ class JsonEnvelopeBody:
                 return outcome
         if not self._begun:
             return self._fail("not a call object" if self._bare else "the call object has no name")
-        self._sink.end()
         self._state = _S.TAIL
+        if self._closes and self._closes[0]:
+            self._unended = True  # ended by its close marker (``_end_call``)
+        else:
+            self._sink.end()  # no close marker: the object is the whole block
         return None
+
+    def _end_call(self) -> None:
+        """End the call whose object is complete (once its close marker, or what stands in its
+        place, is read; at the end of output, after ``UNCLOSED_AT_END`` is reported, so that the
+        parser decides whether it stands)."""
+        if self._unended:
+            self._unended = False
+            self._sink.end()
 
     def _tail(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         end, outcome = close_tail(self._sink, buf, pos, final, self._closes[0])
         if outcome is MORE and self._closes[0][0] not in " \t\n\r,{":
             self.wait = self._close_waits
         if outcome is DONE:
+            self._end_call()
             self._closes = self._closes[1:] if buf.startswith(self._closes[0], pos) else []
         return end, outcome
 
@@ -478,6 +494,7 @@ class JsonEnvelopeBody:
         start = skip_ws(buf, pos + 1) if buf[pos] == "," else pos
         if start >= len(buf):
             return pos, self._at_end(final)
+        self._end_call()  # the output goes on: the call was not cut
         if buf[start] != "{":  # not another object: the wrapper's end is missing (reported)
             self._sink.repaired(f"missing {self._closes[0]} after the call")
             return pos, DONE
@@ -502,10 +519,12 @@ class JsonEnvelopeBody:
         if not final:
             return MORE
         if self._state == _S.NEXT and self._begun and self._args_seen:
-            self._sink.end()  # the arguments are complete; only the envelope's end is missing
-            self._state = _S.TAIL
+            # The arguments are complete; only the envelope's end is missing: the parser decides
+            # (a length stop, or a required argument unwritten, makes it truncated).
+            self._state, self._unended = _S.TAIL, True
         if self._state == _S.TAIL:
             self._sink.repaired(UNCLOSED_AT_END)
+            self._end_call()
             self._closes = []
             return DONE
         if self._lenient and self._state == _S.LEAD:
@@ -593,8 +612,14 @@ class NameJsonBody:
         pos = skip_ws(buf, pos)
         if pos >= len(buf) and final:
             self._sink.repaired(UNCLOSED_AT_END)
+            self._sink.end()  # (after the report: the parser decides whether the call stands)
             return pos, DONE
-        return close_tail(self._sink, buf, pos, final, self._close) if pos < len(buf) else (pos, MORE)
+        if pos >= len(buf):
+            return pos, MORE
+        pos, outcome = close_tail(self._sink, buf, pos, final, self._close)
+        if outcome is DONE:
+            self._sink.end()  # its close marker, or what stands in its place, was read
+        return pos, outcome
 
     def _args(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         scanner = self._scanner
@@ -610,8 +635,7 @@ class NameJsonBody:
         pos, outcome = stream_arguments(self._sink, scanner, buf, pos, final, self._fail)
         if outcome is not None:
             return pos, outcome
-        self._sink.end()
-        self._state = _N.TAIL
+        self._state = _N.TAIL  # the call ends with its close marker (``feed``)
         return pos, None
 
     def _fail(self, why: str) -> Outcome:

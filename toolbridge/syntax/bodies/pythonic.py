@@ -33,7 +33,7 @@ from typing import Any
 
 from .json import close_tail
 from ..markers import match_at, skip_ws
-from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Calls, Outcome, to_json
+from ..dialect import DONE, EMPTY_SECTION, FAIL, MORE, UNCLOSED_AT_END, CallSink, Calls, Outcome, to_json
 
 
 _IDENT_START = re.compile(r"[A-Za-z_]")
@@ -110,7 +110,7 @@ class PythonicBody:
                 return pos, MORE
             if found:
                 if not self._calls:
-                    return pos, self._fail("empty call block")
+                    self._sink.repaired(EMPTY_SECTION)  # no call, and no markup left in content
                 return pos + len(found), DONE
         if state == _S.SEP:
             if ch == "]" and self._list:

@@ -14,8 +14,9 @@ readers compose:
   settled (``keep``) so that a later failure returns only what follows to content.
 
 Tolerated and reported: a section opened by a call marker alone (the section marker missing), a
-missing call or section end, a missing closing fence. An empty section, text inside a section
-before its first call, and malformed or truncated calls are not calls.
+missing call or section end, a missing closing fence. An empty section is no call and leaves
+nothing in content (reported); text inside a section before its first call, and malformed or
+truncated calls are not calls.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from .json import stream_arguments
 from ..jsonscan import JsonScanner
 from ..markers import cut_off, match_at, skip_ws
-from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, Body, CallSink, Outcome
+from ..dialect import DONE, EMPTY_SECTION, FAIL, MORE, UNCLOSED_AT_END, Body, CallSink, Outcome
 
 
 _LABEL_LIMIT = 256
@@ -101,6 +102,7 @@ class CallBody:
                 if ended is not None:
                     return ended
             if state is _C.TAIL:
+                self._sink.end()  # its end marker came (a missing one is reported in _no_close)
                 return pos, DONE
             if state is _C.FENCE_CLOSE and found is None and self._fenced:
                 self._sink.repaired("missing closing fence after the arguments")
@@ -154,7 +156,8 @@ class CallBody:
         pos, outcome = stream_arguments(self._sink, scanner, buf, pos, final, self._fail)
         if outcome is not None:
             return pos, outcome
-        self._sink.end()
+        # The call ends at its end marker (``feed``), or at the end of output after that is
+        # reported: the parser then decides whether it stands (never at a length stop).
         self._state = _C.FENCE_CLOSE
         return pos, None
 
@@ -163,10 +166,12 @@ class CallBody:
         end of output ends the call there; other text ends it without one (reported)."""
         if final and any(cut_off(buf, pos, c) for c in options):
             self._sink.repaired(UNCLOSED_AT_END)
+            self._sink.end()
             self.cut = True
             return len(buf), DONE
         if self._state is _C.TAIL:
             self._sink.repaired(f"missing {self._spec.close[0]} after the call")
+            self._sink.end()
             return pos, DONE
         return None
 
@@ -176,6 +181,7 @@ class CallBody:
         if self._state.value < _C.FENCE_CLOSE.value:
             return self._fail("truncated")
         self._sink.repaired(UNCLOSED_AT_END)
+        self._sink.end()
         self.cut = True
         return DONE
 
@@ -240,7 +246,9 @@ class SectionBody:
                 return self._stray(buf, pos, final)
             pos += len(found)
             if found in tags.section_end:
-                return pos, DONE if self._calls else self._fail("empty tool-call section")
+                if not self._calls:
+                    self._sink.repaired(EMPTY_SECTION)  # no call, and no markup left in content
+                return pos, DONE
             if found in tags.call_begin:
                 self._inner = tags.call(self._sink, found)
             elif not self._calls:  # a call's end marker before any call
