@@ -60,7 +60,8 @@ bytes``, ``whole(answer, plan) -> bytes``, ``stream(answer_stream) ->
 encoder`` (``feed_sse(chunk) -> bytes``, ``finish_sse() -> bytes``, ``provenance``),
 ``stream_error(message, type, code) -> bytes``, ``stream_end() -> bytes`` and ``content_type``;
 and one route in ``app.py``. An encoder may also have ``idle_sse() -> bytes`` and
-``idle_seconds``: its keep-alive events, written while the upstream is silent (``keepalive``);
+``idle_seconds``: its keep-alive events, written while the client is sent nothing
+(``keepalive``);
 and ``disconnected()``, called when the client goes away mid-stream.
 """
 
@@ -131,7 +132,7 @@ class Pipeline:
         self.fail = Failures(metrics, config.tool_fallback)  # how failures are answered
         self.settings = Settings(config.tool_call_parser, config.recover_from_reasoning,
                                  config.keep_special_tokens, config.on_invalid, not config.no_coerce,
-                                 config.repair)
+                                 config.repair, config.stream_arguments, config.max_answer)
         self.base = config.upstream_parts()[2]
         self.pool: UpstreamPool | None = None
         self.router: Any = None
@@ -502,21 +503,23 @@ def upstream_body(plan: Plan, discard: bool) -> bytes:
 
 
 def keepalive(encoder: Any, resp: Response) -> asyncio.Task[None] | None:
-    """For an encoder with ``idle_sse`` (an API with keep-alive events, as Messages' ``ping``):
-    a task that asks it every ``encoder.idle_seconds`` and writes what it gives, until the
-    response ends or the task is cancelled. None for other encoders."""
+    """For an encoder with ``idle_sse`` (its API's keep-alive: Messages' ``ping``, an SSE
+    comment): a task that every ``encoder.idle_seconds`` writes what it gives when nothing was
+    written to the client since the last look (an upstream reading a long prompt, a call held
+    until it ends), until the response ends or the task is cancelled. None for other encoders."""
     idle = getattr(encoder, "idle_sse", None)
     if idle is None:
         return None
 
     async def tick() -> None:
+        seen = resp.writes
         while not resp.finished:
             await asyncio.sleep(encoder.idle_seconds)
-            data = idle()
-            if data and not resp.finished:
+            if resp.writes == seen and not resp.finished:
                 try:
-                    resp.write(data)
+                    resp.write(idle())
                 except ClientDisconnected:
                     return
+            seen = resp.writes
 
     return asyncio.get_running_loop().create_task(tick())
