@@ -20,10 +20,13 @@ calls canonicalised, calls recovered from text, ``finish_reason`` made honest), 
 events)`` pairs. The events are the library's (``toolbridge.events``): ``Text`` (settled content:
 trailing whitespace is held until it is known to belong), ``Reasoning``, ``ToolCallBegin(index,
 id, name)``, ``ArgumentsDelta(index, text)`` (fragments that join into the call's JSON
-arguments), ``ToolCallEnd(index, arguments)`` (calls recovered from text), plus two of the
-pipeline's own: ``Field(key, value)`` (an upstream delta field passed on as it is) and
-``Finish(reason)`` (``stop``, ``length``, ``tool_calls``, or the upstream's reason), the last
-event of each choice. Call indices are the turn's own, 0..n-1 in order. ``meta`` (id, created,
+arguments), ``ToolCallEnd(index, arguments)`` (calls recovered from text), plus three of the
+pipeline's own: ``Field(key, value)`` (an upstream delta field passed on as it is),
+``WholeCall(index, id, name, arguments)`` (a call held until it ended and was checked, then
+released to be sent in one piece: every call, unless ``--stream-arguments``, which leaves only
+the calls that must be valid held, the others coming as ``ToolCallBegin`` and fragments; see
+``validation``) and ``Finish(reason)`` (``stop``, ``length``, ``tool_calls``, or the upstream's
+reason), the last event of each choice. Call indices are the turn's own, 0..n-1 in order. ``meta`` (id, created,
 model) and ``usage`` are on the AnswerStream. The front's encoder (``front.stream``) turns the
 events into its wire bytes.
 
@@ -82,7 +85,8 @@ from .http.server import ClientDisconnected, Request, Response
 from .http.sse import SSEError
 from .metrics import Metrics
 from .repair import Provenance, repair_completion
-from .streaming import AnswerStream, PlainBytes
+from .plain import PlainBytes
+from .streaming import AnswerStream
 from .turn import Plan, RequestError, Settings, Turn, check_body, drop_reasoning, plan_turn, shallow_body
 from .failures import JSON, Failures, Result, error_message
 from .grammars import GrammarChecker

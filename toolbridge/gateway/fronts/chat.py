@@ -26,7 +26,9 @@ from ...events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin, Too
 from ...freeform import Format, InputDeltas, arguments_of, declaration, raw_input
 
 KEEPALIVE = b": keep-alive\n\n"  # an SSE comment: clients skip it
-from ..streaming import IDLE_SECONDS, AnswerStream, Field, Finish, WholeCall, plain_content
+from ..plain import plain_content
+from ..streaming import IDLE_SECONDS, AnswerStream, Field, Finish
+from ..validation import WholeCall
 from ..turn import Plan, RequestError, Settings, Turn, plan_turn
 
 Delta = dict[str, Any]

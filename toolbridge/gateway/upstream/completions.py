@@ -25,7 +25,8 @@ from ...render.prompt import stop_markers
 from ...tools import Toolset
 from ..turn import Plan, RequestError
 from ..repair import Provenance
-from ..streaming import AnswerStream, Finish, WholeCall
+from ..streaming import AnswerStream, Finish
+from ..validation import WholeCall
 
 # Chat-only request fields: replaced by the prompt, or shaped differently in the text API.
 _CHAT_ONLY = frozenset({

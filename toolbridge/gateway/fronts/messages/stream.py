@@ -33,7 +33,9 @@ from typing import Any
 import orjson
 
 from ....events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin
-from ...streaming import IDLE_SECONDS, AnswerStream, Field, Finish, WholeCall, plain_content
+from ...plain import plain_content
+from ...streaming import IDLE_SECONDS, AnswerStream, Field, Finish
+from ...validation import WholeCall
 
 _dumps = orjson.dumps
 PING = b'event: ping\ndata: {"type":"ping"}\n\n'

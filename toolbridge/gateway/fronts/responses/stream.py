@@ -37,7 +37,9 @@ import orjson
 from ....events import ArgumentsDelta, CallAborted, Event, Reasoning, Text, ToolCallBegin, ToolCallEnd
 from ....freeform import InputDeltas, raw_input
 from ..ids import new_id
-from ...streaming import IDLE_SECONDS, AnswerStream, Field, Finish, WholeCall, plain_content
+from ...plain import plain_content
+from ...streaming import IDLE_SECONDS, AnswerStream, Field, Finish
+from ...validation import WholeCall
 from ....pieces import TextBuffer
 from .items import (
     call_item,
