@@ -267,3 +267,42 @@ def test_the_stream_stays_alive_while_a_long_call_is_held(monkeypatch: pytest.Mo
     assert held.count(alive) >= 2, "kept alive between the text and the call it held"
     calls, end = outcome(front, events)
     assert calls == [("get_weather", {"city": content}, 1)] and end == DONE[front]
+
+
+# ---------------------------------------------------------------- --stream-arguments, in process
+
+
+def translated(chunks: list[tuple[str, str | None]], stream_arguments: bool) -> tuple[list[Any], str]:
+    """The call deltas and finish reason the chat front makes of upstream chunks (content,
+    finish reason), the request offering ``get_weather`` and ``read_file``."""
+    from toolbridge.gateway.fronts.chat import StreamTranslator, plan_request
+    from toolbridge.gateway.turn import Settings
+
+    tools = [*CHAT_TOOLS, {"type": "function", "function": {"name": "read_file", "parameters": {
+        "type": "object", "properties": {"path": {"type": "string"}}}}}]
+    plan = plan_request({"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": tools,
+                         "stream": True}, Settings("hermes", stream_arguments=stream_arguments))
+    translator = StreamTranslator(plan)
+    out = []
+    for content, finish in chunks:
+        out += translator.feed({"id": "c", "created": 1, "model": "m", "choices": [
+            {"index": 0, "delta": {"content": content}, "finish_reason": finish}]})
+    out += translator.finish()
+    parts = [p for c in out for ch in c["choices"] for p in ch["delta"].get("tool_calls") or ()]
+    return parts, [ch["finish_reason"] for c in out for ch in c["choices"] if ch["finish_reason"]][-1]
+
+
+LONG = 'Reading.\n<tool_call>{"name": "read_file", "arguments": {"path": "' + "a" * 300
+
+
+@pytest.mark.parametrize("stream_arguments", [False, True])
+def test_a_call_the_finishing_chunk_opens_and_the_cut_aborts_is_not_sent(stream_arguments: bool) -> None:
+    """The upstream's last chunk carries both the opening of a long call and ``length``: its
+    events wait for the close, which aborts the call, so its opening never goes out."""
+    assert translated([(LONG[:20], None), (LONG[20:], "length")], stream_arguments) == ([], "length")
+
+
+def test_with_stream_arguments_a_call_opened_before_the_finishing_chunk_cannot_be_taken_back() -> None:
+    parts, finish = translated([(LONG[:20], None), (LONG[20:], None), ("aaa", "length")], True)
+    assert parts and parts[0]["function"]["name"] == "read_file" and finish == "length"
+    assert translated([(LONG[:20], None), (LONG[20:], None), ("aaa", "length")], False) == ([], "length")

@@ -150,7 +150,9 @@ class _Choice:
     def content(self, text: str) -> list[Event]:
         """Events for upstream content: settled text and the calls recovered from it."""
         out = self._content_out(text)
-        return self._settled(out) if self._aborted or self._deferred else out
+        if self._aborted or self._deferred or self.upstream_finish is not None:
+            return self._settled(out)
+        return out
 
     def _content_out(self, text: str) -> list[Event]:
         if self._content is None:
