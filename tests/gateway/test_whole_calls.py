@@ -306,3 +306,17 @@ def test_with_stream_arguments_a_call_opened_before_the_finishing_chunk_cannot_b
     parts, finish = translated([(LONG[:20], None), (LONG[20:], None), ("aaa", "length")], True)
     assert parts and parts[0]["function"]["name"] == "read_file" and finish == "length"
     assert translated([(LONG[:20], None), (LONG[20:], None), ("aaa", "length")], False) == ([], "length")
+
+
+def test_what_a_stream_holds_is_bounded_by_max_answer() -> None:
+    """A call longer than ``--max-answer`` characters cannot be held to be checked: the stream
+    ends with the error event, after the text before it, and nothing of the call."""
+    text = LEAD + written("hermes", "get_weather", {"city": "x" * 3000})
+    with Stack(lambda b: Reply(content=text, chunk=50), tool_call_parser="hermes", max_answer=2000) as s:
+        connection = http.client.HTTPConnection("127.0.0.1", int(s.url.split(":")[2].split("/")[0]), timeout=20)
+        events = streamed(connection, "chat", "write it")
+        connection.close()
+    last = json.loads(events[-1][1])
+    assert last["error"]["code"] == "answer_too_large" and "--max-answer" in last["error"]["message"]
+    assert not [data for _, data in events if '"tool_calls"' in data]
+    assert any("Let me check." in data for _, data in events)
