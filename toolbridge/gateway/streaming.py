@@ -106,7 +106,7 @@ class _Choice:
                 out += self._thoughts(value)
             elif key == "tool_calls" and isinstance(value, list):
                 native = self._native.feed(value)
-                out += self._gate.feed(native) if self._gate.active else native
+                out += self._gate.feed(native, True) if self._gate.active else native
             elif value is not None and key != "content":
                 out.append(Field(key, value))
         return self._settled(out)

@@ -143,6 +143,7 @@ class WholeCall:
 @dataclass
 class _Held:
     begin: ToolCallBegin
+    native: bool = False  # its fragments are kept (a parsed call's end carries its arguments)
     fragments: TextBuffer = field(default_factory=TextBuffer)
     errors: tuple[str, ...] = ()
     size: int = 0  # characters of the fragments
@@ -167,15 +168,16 @@ class Gate:
         self._size = 0  # characters of arguments held
         self.active = False
 
-    def feed(self, events: list[Event]) -> list[Event]:
-        """The events that may go to the client now; raises InvalidArguments, and RequestError
-        when the held arguments pass ``Plan.max_held``."""
+    def feed(self, events: list[Event], native: bool = False) -> list[Event]:
+        """The events that may go to the client now (``native``: the upstream's own call
+        events); raises InvalidArguments, and RequestError when the held arguments pass
+        ``Plan.max_held``."""
         out: list[Event] = []
         for ev in events:
             kind = type(ev)
             held = self._calls.get(ev.index) if kind in _CALL_EVENTS else None  # type: ignore[union-attr]
             if kind is ToolCallBegin and self._plan.held(ev.name):  # type: ignore[union-attr]
-                self._calls[ev.index] = _Held(ev)  # type: ignore[union-attr,arg-type]
+                self._calls[ev.index] = _Held(ev, native)  # type: ignore[union-attr,arg-type]
                 self._queue.append(ev)
             elif held is not None:
                 self._note(held, ev)
@@ -205,9 +207,11 @@ class Gate:
     def _note(self, held: _Held, ev: Event) -> None:
         kind = type(ev)
         if kind is ArgumentsDelta:
-            held.fragments.append(ev.text)  # type: ignore[union-attr]
-            held.size += len(ev.text)  # type: ignore[union-attr]
-            self._size += len(ev.text)  # type: ignore[union-attr]
+            size = len(ev.text)  # type: ignore[union-attr]
+            if held.native:
+                held.fragments.append(ev.text)  # type: ignore[union-attr]
+            held.size += size
+            self._size += size
             if self._size > self._plan.max_held:
                 raise RequestError(f"the model's calls passed {self._plan.max_held} characters while held "
                                    "to be checked (--max-answer)", status=502, type="upstream_error",
