@@ -16,7 +16,9 @@ must keep four promises:
   checked by ``tests/test_bounds.py`` without clocks);
 - the streamed message and ``finish_reason`` equal the whole ones, the streamed events are
   consistent (``harness.check_events``: fragments join into the final arguments, indices in
-  order), and an answer with a call that broke after it began ends with ``length``.
+  order), the chunk deltas of the streamed events, encoded feed by feed, assemble into exactly
+  the whole message (each call sent whole), and an answer with a call that broke after it began
+  ends with ``length``.
 
 ``python -m tests.fuzz --per-dialect 20000`` is the long run (``make fuzz``); ``tests/test_fuzz.py``
 runs a quick profile in ``make test`` and replays every minimised failure kept in
@@ -220,7 +222,8 @@ def check(parser: str, text: str, chunks: list[str], options: dict[str, Any], ti
         start = time.perf_counter()
         whole, whole_report, events = run(case, parser, [text])
         took = time.perf_counter() - start
-        streamed, stream_report, stream_events = run(case, parser, chunks)
+        groups: list[list[Any]] = []
+        streamed, stream_report, stream_events = run(case, parser, chunks, groups)
     except Exception:
         return "exception: " + traceback.format_exc(limit=-3)
     if took > time_bound:
@@ -236,7 +239,7 @@ def check(parser: str, text: str, chunks: list[str], options: dict[str, Any], ti
         return "a call broke after it began, yet the answer does not end with length"
     try:
         check_events(events, whole)
-        check_events(stream_events, streamed)
+        check_events(stream_events, streamed, groups)
     except AssertionError as exc:
         return f"inconsistent events: {exc}"
     return None

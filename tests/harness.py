@@ -2,8 +2,8 @@
 
 Every dialect's table goes through ``check_case``; every event stream goes through
 ``check_events`` (the one delta checker): ids and names once, indices in order, argument
-fragments joining into JSON equal to the final arguments, and the streamed message equal to the
-whole one.
+fragments joining into JSON equal to the final arguments, each call one delta by default, and the
+streamed message equal to the whole one.
 """
 
 from __future__ import annotations
@@ -53,13 +53,17 @@ def tool(name: str, **props: Any) -> dict[str, Any]:
     }
 
 
-def run(case: Case, dialect: str, chunks: list[str]) -> tuple[dict[str, Any], Any, list[Any]]:
-    """Feed ``chunks``; return the message, the report and all events."""
+def run(case: Case, dialect: str, chunks: list[str],
+        groups: list[list[Any]] | None = None) -> tuple[dict[str, Any], Any, list[Any]]:
+    """Feed ``chunks``; return the message, the report and all events (``groups``, when given,
+    gets the events of each feed and of the close)."""
     parser = StreamParser(dialect, case.tools, call_id=seq_ids, **case.options)
     events: list[Any] = []
-    for chunk in chunks:
-        events += parser.feed(chunk)
-    events += parser.close(cut=case.cut)
+    for chunk in [*chunks, None]:
+        got = parser.feed(chunk) if chunk is not None else parser.close(cut=case.cut)
+        events += got
+        if groups is not None:
+            groups.append(got)
     builder = MessageBuilder(dialect if dialect == "auto" else parser.dialect.name)
     builder.add(events)
     if dialect == "auto":
@@ -76,8 +80,9 @@ def check_case(case: Case, dialect: str, chunks: list[str] | None = None) -> Non
     """Assert that ``case`` parses into its expectation when fed as ``chunks`` (whole by default)."""
     chunks = [case.text] if chunks is None else chunks
     assert "".join(chunks) == case.text
-    message, report, events = run(case, dialect, chunks)
-    check_events(events, message)
+    groups: list[list[Any]] = []
+    message, report, events = run(case, dialect, chunks, groups)
+    check_events(events, message, groups)
     got = [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in message.get("tool_calls", [])]
     assert got == [(n, a) for n, a in case.calls], f"{case.id}: calls {got!r}"
     assert message["content"] == case.content, f"{case.id}: content {message['content']!r}"
@@ -90,8 +95,9 @@ def check_case(case: Case, dialect: str, chunks: list[str] | None = None) -> Non
         assert value == want, f"{case.id}: report[{key!r}] = {rep[key]!r}, want {want!r}"
 
 
-def check_events(events: list[Any], message: dict[str, Any]) -> None:
-    """The one delta checker (see the module docstring)."""
+def check_events(events: list[Any], message: dict[str, Any], groups: list[list[Any]] | None = None) -> None:
+    """The one delta checker (see the module docstring); ``groups``: the events as each feed
+    gave them, encoded one group at a time (default: all at once)."""
     begun: dict[int, ToolCallBegin] = {}
     fragments: dict[int, list[str]] = {}
     ended: dict[int, str] = {}
@@ -117,14 +123,34 @@ def check_events(events: list[Any], message: dict[str, Any]) -> None:
             assert ev.index in begun and ev.index not in ended
             aborted.add(ev.index)
     assert set(begun) == set(ended) | aborted, "a begun call neither ended nor aborted"
+    check_deltas(groups or [events], message, ended, aborted)
+
+
+def check_deltas(groups: list[list[Any]], message: dict[str, Any], ended: dict[int, str], aborted: set[int]) -> None:
+    """The chunk deltas of ``events``, both ways. Whole calls (the default): each call that ended
+    is one delta with its index, id, type, name and whole arguments, and the deltas assemble into
+    exactly the message, whatever was aborted. ``stream_arguments``: an opening, then fragments;
+    the message, unless a call was aborted after its opening went out."""
     encoder = ChunkEncoder()
-    deltas = encoder.encode(events) + encoder.finish()
+    deltas = [d for events in groups for d in encoder.encode(events)] + encoder.finish()
+    parts = [part for d in deltas for part in d.get("tool_calls", ())]
+    assert [part["index"] for part in parts] == sorted(ended), "each ended call once, in order"
+    for part in parts:
+        assert set(part) == {"index", "id", "type", "function"} and part["type"] == "function"
+        assert part["function"]["arguments"] == ended[part["index"]]
+    assert assemble(deltas) == message, "whole calls assemble into a different message"
+    encoder = ChunkEncoder(stream_arguments=True)
+    deltas = [d for events in groups for d in encoder.encode(events)] + encoder.finish()
     for d in deltas:
         for part in d.get("tool_calls", ()):
             if "id" in part:
                 assert part["function"]["arguments"] == "" and part["type"] == "function"
             else:
                 assert set(part) == {"index", "function"} and set(part["function"]) == {"arguments"}
+    # A call begun and aborted within one feed is never sent, not even its opening.
+    unsent = {ev.index for events in groups for ev in events if isinstance(ev, CallAborted)
+              and any(isinstance(b, ToolCallBegin) and b.index == ev.index for b in events)}
+    assert not unsent & {part["index"] for d in deltas for part in d.get("tool_calls", ())}
     if not aborted:
         assert assemble(deltas) == message, "streamed deltas assemble into a different message"
 

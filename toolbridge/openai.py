@@ -1,15 +1,19 @@
 """Events to OpenAI Chat Completions objects, and back; pure functions and small folds.
 
 - ``MessageBuilder`` folds events into the assistant ``message`` dict and a ``Report``.
-- ``ChunkEncoder`` turns events into ``chat.completion.chunk`` deltas as they arrive: the first
-  delta of a call carries index, id, type, name and ``arguments: ""``; later ones only the index
-  and a fragment. Trailing whitespace of the content is held back, so that a turn that ends in
-  calls gets the same ``content`` streamed as whole (``null`` when only whitespace is beside calls).
+- ``ChunkEncoder`` turns events into ``chat.completion.chunk`` deltas as they arrive. By default a
+  call goes out whole: nothing of it is sent until it ends, then one delta carries its index, id,
+  type, name and whole arguments; a call that is aborted instead (cut off by the end of output,
+  or malformed after its name) is never sent, and its text follows as content. Whatever comes
+  after an unfinished call waits for it, so the order is kept; text and reasoning before it go
+  out as they come. So the deltas of any chunking assemble into exactly the whole message.
+  With ``stream_arguments=True`` a call streams as it is written instead: the first delta
+  carries index, id, type, name and ``arguments: ""``, later ones only the index and a
+  fragment; a call begun and aborted within one ``encode`` is still never sent, but one whose
+  opening went out cannot be taken back (``finish_reason`` is then ``length``).
+  Trailing whitespace of the content is held back, so that a turn that ends in calls gets the
+  same ``content`` streamed as whole (``null`` when only whitespace is beside calls).
 - ``assemble`` rebuilds the message a client would from a sequence of deltas.
-
-A call that began and was then aborted (cut off by the end of output, or malformed after its
-name) cannot be taken back from a stream; the report says so and ``finish_reason`` is
-``length`` when output was cut inside a call.
 """
 
 from __future__ import annotations
@@ -132,43 +136,107 @@ class MessageBuilder:
 
 
 def finish_reason(report: Report) -> str:
-    """``length`` when output was cut inside a call or a call broke after it began (a stream
-    already sent its start: the client must discard it), ``tool_calls`` when calls came, else
-    ``stop``."""
+    """``length`` when output was cut inside a call or a call broke after it began (no call of
+    it is returned, nor sent whole; a stream with ``stream_arguments`` may have sent its start,
+    which the client must discard), ``tool_calls`` when calls came, else ``stop``."""
     if report.truncated or report.aborted:
         return "length"
     return "tool_calls" if report.calls else "stop"
 
 
 class ChunkEncoder:
-    """Turn events into OpenAI chunk deltas; see the module docstring."""
+    """Turn events into OpenAI chunk deltas; see the module docstring.
 
-    def __init__(self, reasoning_key: str = "reasoning_content") -> None:
+    Args:
+        reasoning_key: the delta field reasoning goes in.
+        stream_arguments: send each call's opening at once and its arguments fragment by
+            fragment (default False: each call in one delta once it has ended).
+    """
+
+    def __init__(self, reasoning_key: str = "reasoning_content", stream_arguments: bool = False) -> None:
         self._reasoning_key = reasoning_key
+        self._stream_arguments = stream_arguments
         self._ws = ""  # trailing whitespace of the content, held back
-        self._calls = False
+        self._calls = False  # a call was sent
+        # Whole calls: the calls begun and not yet sent, by index (their arguments once they
+        # ended, None while open, False once aborted), and the events that wait behind the first.
+        self._held: dict[int, str | bool | None] = {}
+        self._queue: list[Event] = []
 
     def encode(self, events: list[Event]) -> list[Delta]:
         deltas: list[Delta] = []
+        if self._stream_arguments:
+            self._incremental(events, deltas)
+            return deltas
         for ev in events:
-            match ev:
-                case Text(text=text):
-                    self._content(text, deltas)
-                case ArgumentsDelta(index=index, text=text):
-                    deltas.append({"tool_calls": [{"index": index, "function": {"arguments": text}}]})
-                case ToolCallBegin():
-                    self._calls = True
-                    deltas.append({"tool_calls": [_opening(ev)]})
-                case Reasoning(text=text):
-                    deltas.append({self._reasoning_key: text})
+            kind = type(ev)
+            if kind is ToolCallBegin:
+                self._held[ev.index] = None  # type: ignore[union-attr]
+                self._queue.append(ev)
+            elif kind is ArgumentsDelta or kind is ToolCallEnd or kind is CallAborted:
+                if ev.index in self._held:  # type: ignore[union-attr]
+                    if kind is not ArgumentsDelta:  # (the end carries them whole)
+                        self._held[ev.index] = ev.arguments if kind is ToolCallEnd else False  # type: ignore[union-attr]
+                        self._release(deltas)
+            elif self._queue:
+                self._queue.append(ev)
+            else:
+                self._one(ev, deltas)
         return deltas
+
+    def _incremental(self, events: list[Event], deltas: list[Delta]) -> None:
+        # A call begun and aborted in the same events is not sent at all.
+        aborted = {ev.index for ev in events if type(ev) is CallAborted}
+        for ev in events:
+            kind = type(ev)
+            if kind is ArgumentsDelta:
+                if ev.index not in aborted:  # type: ignore[union-attr]
+                    deltas.append({"tool_calls": [{"index": ev.index, "function": {"arguments": ev.text}}]})  # type: ignore[union-attr]
+            elif kind is ToolCallBegin:
+                if ev.index not in aborted:  # type: ignore[union-attr]
+                    self._calls = True
+                    deltas.append({"tool_calls": [_opening(ev, "")]})  # type: ignore[arg-type]
+            else:
+                self._one(ev, deltas)
+
+    def _one(self, ev: Event, deltas: list[Delta]) -> None:
+        kind = type(ev)
+        if kind is Text:
+            self._content(ev.text, deltas)  # type: ignore[union-attr]
+        elif kind is Reasoning:
+            deltas.append({self._reasoning_key: ev.text})  # type: ignore[union-attr]
+
+    def _release(self, deltas: list[Delta]) -> None:
+        """Send the queue's head up to the first call still open."""
+        sent = 0
+        for ev in self._queue:
+            if type(ev) is ToolCallBegin:
+                arguments = self._held[ev.index]
+                if arguments is None:
+                    break
+                del self._held[ev.index]
+                if arguments is not False:
+                    self._calls = True
+                    deltas.append({"tool_calls": [_opening(ev, arguments)]})  # type: ignore[arg-type]
+            else:
+                self._one(ev, deltas)
+            sent += 1
+        del self._queue[:sent]
 
     def finish(self, calls: bool | None = None) -> list[Delta]:
         """Deltas still owed at the end of the stream: the held whitespace, unless the answer
         has calls (``calls``: whether it does, when the caller knows better than the events
-        seen, as when a call began and then broke)."""
+        seen). A call that never ended is not sent; what waited behind it is."""
+        deltas: list[Delta] = []
+        if self._queue:
+            for index, arguments in self._held.items():
+                if arguments is None:
+                    self._held[index] = False
+            self._release(deltas)
         ws, self._ws = self._ws, ""
-        return [{"content": ws}] if ws and not (self._calls if calls is None else calls) else []
+        if ws and not (self._calls if calls is None else calls):
+            deltas.append({"content": ws})
+        return deltas
 
     def content(self, text: str) -> str | None:
         """The content to send for a Text event now; None while it is only whitespace (held)."""
@@ -186,12 +254,12 @@ class ChunkEncoder:
             deltas.append({"content": sent})
 
 
-def _opening(ev: ToolCallBegin) -> dict[str, Any]:
+def _opening(ev: ToolCallBegin, arguments: str) -> dict[str, Any]:
     return {
         "index": ev.index,
         "id": ev.id,
         "type": "function",
-        "function": {"name": ev.name, "arguments": ""},
+        "function": {"name": ev.name, "arguments": arguments},
     }
 
 

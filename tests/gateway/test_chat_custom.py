@@ -100,10 +100,25 @@ def test_custom_and_function_calls_in_one_answer(stacks: Any) -> None:
 
 
 @pytest.mark.parametrize("source", SOURCES)
-def test_a_streamed_custom_call_gives_its_input_in_pieces(stacks: Any, source: str) -> None:
+def test_a_streamed_custom_call_comes_whole_in_one_delta(stacks: Any, source: str) -> None:
     text = PATCHES["tricky"]
     reply, dialect = patch_reply(source, text, chunk=2)
     s = stacks(lambda b: reply, tool_call_parser=dialect)
+    [call] = call_deltas(sse(s))
+    assert set(call) == {"index", "id", "type", "custom"} and call["type"] == "custom" and call["id"]
+    assert call["custom"] == {"name": "apply_patch", "input": text}
+    with s.client() as c:  # the SDK keeps the field it does not know as an attribute
+        chunks = list(c.chat.completions.create(model="m", messages=USER, tools=[PATCH_TOOL], stream=True))
+    [got] = [tc for ch in chunks if ch.choices for tc in ch.choices[0].delta.tool_calls or ()]
+    assert got.type == "custom" and got.custom == {"name": "apply_patch", "input": text}
+    assert [ch.choices[0].finish_reason for ch in chunks if ch.choices][-1] == "tool_calls"
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_with_stream_arguments_a_custom_call_gives_its_input_in_pieces(stacks: Any, source: str) -> None:
+    text = PATCHES["tricky"]
+    reply, dialect = patch_reply(source, text, chunk=2)
+    s = stacks(lambda b: reply, tool_call_parser=dialect, stream_arguments=True)
     deltas = call_deltas(sse(s))
     first, rest = deltas[0], deltas[1:]
     assert first["type"] == "custom" and first["custom"]["name"] == "apply_patch" and first["id"]

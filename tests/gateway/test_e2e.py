@@ -147,18 +147,22 @@ def test_several_calls_keep_order_and_distinct_indices() -> None:
         assert whole["tool_calls"] == [("read_file", {"path": f"f{i}"}) for i in range(3)]
 
 
-def test_a_call_malformed_after_it_began_ends_with_length_streamed_or_not() -> None:
-    """Its opening was already streamed and cannot be taken back: both answers end with length
-    ("discard the unfinished call"), and what remains is the same: the text, no call."""
-    text = 'Reading.\n<tool_call>{"name": "read_file", "arguments": {"path": </tool_call>'
-    with Stack(lambda b: Reply(content=text), tool_call_parser="hermes") as s:
+@pytest.mark.parametrize("stream_arguments", [False, True])
+def test_a_call_malformed_after_it_began_ends_with_length_streamed_or_not(stream_arguments: bool) -> None:
+    """Both answers end with length and are the same: the text, no call. By default nothing of
+    the call was sent; with --stream-arguments its opening was, and cannot be taken back
+    ("discard the unfinished call"). (A short call block is read whole when it closes: its
+    opening and its abortion come from one upstream chunk, and nothing of it is sent.)"""
+    text = 'Reading.\n<tool_call>{"name": "read_file", "arguments": {"path": "' + "a" * 200 + '", </tool_call>'
+    with Stack(lambda b: Reply(content=text), tool_call_parser="hermes", stream_arguments=stream_arguments) as s:
         whole = ask(s.client(), [{"role": "user", "content": "x"}], False)
         assert whole == {"content": text, "tool_calls": [], "finish": "length"}  # never a call
         chunks = list(s.client().chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}],
                                                           tools=TOOLS, stream=True))
         content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
         began = [p for c in chunks if c.choices for p in c.choices[0].delta.tool_calls or ()]
-        assert content == text and began and chunks[-1].choices[0].finish_reason == "length"
+        assert content == text and bool(began) == stream_arguments
+        assert chunks[-1].choices[0].finish_reason == "length"
 
 
 @pytest.mark.parametrize("text", [

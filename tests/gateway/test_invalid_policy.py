@@ -158,9 +158,10 @@ def test_reject_lets_valid_calls_through_whole(stream: bool) -> None:
         got = ask(s, stream)
         assert got["calls"] == [("get_weather", {"city": "Paris", "days": 3})]
         assert got["finish"] == "tool_calls"
-        if stream:  # held, then released as its opening and one fragment of whole arguments
+        if stream:  # held, then released whole: one delta with its id, name and arguments
             assert got["error"] is None
-            assert [d.function.arguments for d in got["deltas"]] == ["", '{"city": "Paris", "days": 3}']
+            assert [(d.id is not None, d.function.name, d.function.arguments) for d in got["deltas"]] == [
+                (True, "get_weather", '{"city": "Paris", "days": 3}')]
 
 
 def test_a_held_call_that_breaks_stays_text_streamed_as_whole() -> None:
@@ -192,7 +193,7 @@ def test_retry_asks_again_with_the_errors_and_returns_the_valid_answer(stream: b
         assert metric(s, "toolbridge_invalid_retries_total") == 1
         assert metric(s, "toolbridge_invalid_rejected_total") == 0
         if stream:  # nothing of the invalid call reached the client; the text before it did
-            assert len(got["deltas"]) == 2 and got["content"] == "Let me check."
+            assert len(got["deltas"]) == 1 and got["content"] == "Let me check."
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -134,10 +134,26 @@ def test_native_calls_stream_as_tool_use_blocks() -> None:
             same(create(s), streamed)
 
 
+def test_events_follow_the_api_and_a_call_comes_whole() -> None:
+    long_path = "/src/" + "deep/" * 40 + "file.py"
+    text = f'Reading.\n<tool_call>{{"name": "read_file", "arguments": {{"path": "{long_path}"}}}}</tool_call> Done.'
+    with Stack(lambda b: Reply(content=text, chunk=5), tool_call_parser="hermes") as s:
+        events = sse(s, {"model": "m", "max_tokens": 100, "messages": USER, "tools": TOOLS, "stream": True})
+    check_sequence(events)
+    names = [n for n, _ in events]
+    at = [d.get("content_block", {}).get("type") for _, d in events].index("tool_use")
+    assert names[at:at + 3] == ["content_block_start", "content_block_delta", "content_block_stop"]
+    assert events[at][1]["content_block"]["name"] == "read_file" and events[at][1]["content_block"]["input"] == {}
+    assert json.loads(events[at + 1][1]["delta"]["partial_json"]) == {"path": long_path}
+    assert [d["delta"]["type"] for n, d in events if n == "content_block_delta"].count("input_json_delta") == 1
+    assert names.count("content_block_delta") > 2, "the text streams as written"
+    assert events[-2][1]["delta"] == {"stop_reason": "tool_use", "stop_sequence": None}
+
+
 def test_events_follow_the_api_and_calls_stream_as_written() -> None:
     long_path = "/src/" + "deep/" * 40 + "file.py"
     text = f'Reading.\n<tool_call>{{"name": "read_file", "arguments": {{"path": "{long_path}"}}}}</tool_call>'
-    with Stack(lambda b: Reply(content=text, chunk=5), tool_call_parser="hermes") as s:
+    with Stack(lambda b: Reply(content=text, chunk=5), tool_call_parser="hermes", stream_arguments=True) as s:
         events = sse(s, {"model": "m", "max_tokens": 100, "messages": USER, "tools": TOOLS, "stream": True})
     check_sequence(events)
     starts = [d["content_block"] for n, d in events if n == "content_block_start"]
@@ -163,7 +179,8 @@ def test_a_call_cut_by_the_limit_ends_with_max_tokens() -> None:
     assert streamed.stop_reason == "max_tokens"
     check_sequence(events)
     assert events[-2][1]["delta"]["stop_reason"] == "max_tokens"
-    assert "".join(b.text for b in streamed.content if b.type == "text").endswith('"/etc/ho')
+    assert blocks(streamed) == [("text", cut)], "no tool_use block: the cut call never reached the client"
+    assert not [d for n, d in events if n == "content_block_start" and d["content_block"]["type"] == "tool_use"]
 
 
 def test_ping_while_the_upstream_is_silent(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -184,16 +201,23 @@ def test_a_failure_after_the_stream_began_is_an_error_event() -> None:
         assert failed.value.body["type"] == "error" and failed.value.body["error"]["type"] == "api_error"
 
 
-def test_a_call_that_broke_after_it_began_ends_with_max_tokens() -> None:
-    """Its opening went out and cannot be taken back: the client is told the output was cut,
-    as the API does when its limit falls inside a tool_use; the whole answer has it as text."""
-    malformed = 'Reading.\n<tool_call>{"name": "read_file", "arguments": {"path": </tool_call>'
-    with Stack(lambda b: Reply(content=malformed), tool_call_parser="hermes") as s:
+@pytest.mark.parametrize("stream_arguments", [False, True])
+def test_a_call_that_broke_after_it_began_ends_with_max_tokens(stream_arguments: bool) -> None:
+    """The client is told the output was cut, as the API does when its limit falls inside a
+    tool_use; the whole answer has the call as text. By default nothing of the call was sent:
+    the stream is the whole answer; with --stream-arguments its opening went out (a block longer
+    than one chunk) and cannot be taken back."""
+    malformed = 'Reading.\n<tool_call>{"name": "read_file", "arguments": {"path": "' + "a" * 200 + '", </tool_call>'
+    with Stack(lambda b: Reply(content=malformed), tool_call_parser="hermes", stream_arguments=stream_arguments) as s:
         streamed, _ = stream(s)
         whole = create(s)
     assert streamed.stop_reason == whole.stop_reason == "max_tokens"
     assert blocks(whole) == [("text", malformed)]
-    assert "".join(b.text for b in streamed.content if b.type == "text").endswith(malformed[8:])
+    if stream_arguments:
+        assert [t for t, _ in blocks(streamed)] == ["text", "tool_use", "text"]
+        assert "".join(b.text for b in streamed.content if b.type == "text").endswith(malformed[8:])
+    else:
+        assert blocks(streamed) == blocks(whole)
 
 
 def test_an_error_before_the_stream_keeps_its_status() -> None:

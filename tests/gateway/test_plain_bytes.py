@@ -8,7 +8,7 @@ import json
 import orjson
 from hypothesis import given, strategies as st
 
-from toolbridge.gateway.streaming import PlainBytes, plain_content
+from toolbridge.gateway.plain import PlainBytes, plain_content
 
 
 def chunk(content: object, *, ascii: bool = True, spaced: bool = False, **extra: object) -> bytes:

@@ -299,11 +299,32 @@ def test_text_after_a_call_streams_in_its_place(stacks: Any) -> None:
 # ---------------------------------------------------------------- the events
 
 
-def test_events_follow_the_api_and_calls_stream_as_written(stacks: Any) -> None:
+def test_events_follow_the_api_and_each_call_comes_whole(stacks: Any) -> None:
     long_path = "/src/" + "deep/" * 40 + "file.py"
     text = "Reading.\n" + written("hermes", "read_file", {"path": long_path}) + written(
         "hermes", "apply_patch", {"input": PATCHES["tricky"]})
     s = stacks(lambda b: Reply(content=text, reasoning="Think " * 20, chunk=5))
+    events = sse(s, body(tools=[{**READ, "strict": False}, apply_patch()]))
+    check_events(events)
+    kinds = [e["type"] for e in events]
+    assert kinds.count("response.reasoning_text.delta") > 5 and kinds.count("response.output_text.delta") > 1
+    for delta, item in (("response.function_call_arguments.delta", "function_call"),
+                        ("response.custom_tool_call_input.delta", "custom_tool_call")):
+        at = kinds.index("response.output_item.added", kinds.index(delta) - 1)
+        assert events[at]["item"]["type"] == item, "added, then at once its one delta"
+        assert kinds[at:at + 4] == ["response.output_item.added", delta, delta.replace(".delta", ".done"),
+                                    "response.output_item.done"] and kinds.count(delta) == 1
+    [arguments] = [e["delta"] for e in events if e["type"] == "response.function_call_arguments.delta"]
+    [patch] = [e["delta"] for e in events if e["type"] == "response.custom_tool_call_input.delta"]
+    assert json.loads(arguments) == {"path": long_path} and patch == PATCHES["tricky"]
+    assert events[-1]["response"]["status"] == "completed"
+
+
+def test_events_follow_the_api_and_calls_stream_as_written(stacks: Any) -> None:
+    long_path = "/src/" + "deep/" * 40 + "file.py"
+    text = "Reading.\n" + written("hermes", "read_file", {"path": long_path}) + written(
+        "hermes", "apply_patch", {"input": PATCHES["tricky"]})
+    s = stacks(lambda b: Reply(content=text, reasoning="Think " * 20, chunk=5), stream_arguments=True)
     loose = [{**READ, "strict": False}, apply_patch()]  # a strict call is held until it is checked
     events = sse(s, body(tools=loose, metadata={"m": "1"}))
     check_events(events)
@@ -324,21 +345,25 @@ def test_events_follow_the_api_and_calls_stream_as_written(stacks: Any) -> None:
     assert events[0]["response"]["metadata"] == {"m": "1"}
 
 
+@pytest.mark.parametrize("stream_arguments", [False, True])
 @pytest.mark.parametrize("writer", sorted(WRITERS))
 @pytest.mark.parametrize("patch", sorted(PATCHES))
-def test_custom_input_streams_as_written(stacks: Any, writer: str, patch: str) -> None:
+def test_custom_input_streams_as_written(stacks: Any, writer: str, patch: str, stream_arguments: bool) -> None:
     dialect, ascii_only = WRITERS[writer]
     text = PATCHES[patch]
     call = written(dialect, "apply_patch", {"input": text}, ascii_only)
-    s = stacks(lambda b: Reply(content=call, chunk=2), tool_call_parser=dialect)
+    s = stacks(lambda b: Reply(content=call, chunk=2), tool_call_parser=dialect, stream_arguments=stream_arguments)
     streamed, events = stream(s, tools=[apply_patch()])
     deltas = [e.delta for e in events if e.type == "response.custom_tool_call_input.delta"]
     [done] = [e.input for e in events if e.type == "response.custom_tool_call_input.done"]
     assert "".join(deltas) == done == streamed.output[0].input == text
-    # A call block is held until it passes HOLD_BLOCK characters (HOLD_TAGGED_BLOCK for XML's
-    # longer tags): a short one comes whole.
-    held = HOLD_BLOCK if dialect == "hermes" else HOLD_TAGGED_BLOCK
-    assert len(deltas) >= max(1, (len(text) - held) // 8), "as the model writes it"
+    if stream_arguments:
+        # A call block is held until it passes HOLD_BLOCK characters (HOLD_TAGGED_BLOCK for XML's
+        # longer tags): a short one comes whole.
+        held = HOLD_BLOCK if dialect == "hermes" else HOLD_TAGGED_BLOCK
+        assert len(deltas) >= max(1, (len(text) - held) // 8), "as the model writes it"
+    else:
+        assert deltas == [text], "whole, in one delta"
     assert items(streamed) == [("custom_tool_call", ("apply_patch", text))]
     check_events(sse(s, body(tools=[apply_patch()])))
 
@@ -367,8 +392,8 @@ def test_a_call_cut_by_the_limit_streamed(stacks: Any, dialect: str, strict: boo
     tools = [{**WEATHER, "strict": strict}]
     streamed, events = stream(s, tools=tools)
     assert streamed.status == "incomplete" and streamed.incomplete_details.reason == "max_output_tokens"
-    calls = [o for o in streamed.output if o.type == "function_call"]
-    assert all(c.status == "incomplete" for c in calls), "never a completed call"
+    assert not [o for o in streamed.output if o.type == "function_call"], "a cut call never reaches the client"
+    assert not [e for e in events if e.type == "response.output_item.added" and e.item.type == "function_call"]
     assert not [e for e in events if e.type == "response.output_item.done"
                 and e.item.type == "function_call" and e.item.status == "completed"]
     assert "".join(p for t, p in items(streamed) if t == "message") == cut, "what the model wrote is kept"

@@ -31,7 +31,8 @@ Method (that of benchmarks/stack/README.md, whose load generator this reuses):
   order of the servers rotates between repetitions.
 - Then the fronts side by side (``fronts``): the Anthropic Messages front's translation per
   streamed chunk and its non-streamed requests per second beside the chat front's; and what the
-  Responses front's store costs per stored response (``store``).
+  Responses front's store costs per stored response (``store``); and what sending each call
+  whole costs beside ``--stream-arguments`` (``wire``).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from typing import Any
 
 from .fronts import measure as measure_fronts, report as report_fronts
 from .store import measure as measure_store, report as report_store
+from .wire import measure as measure_wire, report as report_wire
 from .report import report_json, report_text, summarise
 from .script import ARGS, DIALECTS, SHORT, Script, arg_chars
 
@@ -421,15 +423,16 @@ def main(argv: list[str] | None = None) -> int:
     fronts = measure_fronts(a.dialect, a.quick)  # the Messages front beside the chat front
     header["fronts"] = fronts
     store = header["responses_store"] = measure_store(a.quick)  # what a stored response costs
+    wire = header["wire"] = measure_wire(a.dialect, a.quick)  # whole calls against --stream-arguments
     summary = summarise(bench.runs, header)
     print(report_json(header, summary, bench.runs) if a.json else report_text(header, summary))
     if not a.json:
-        print("\n" + report_fronts(fronts) + "\n" + report_store(store))
-    for problem in fronts["problems"] + store["problems"]:
+        print("\n" + report_fronts(fronts) + "\n" + report_store(store) + "\n" + report_wire(wire))
+    for problem in fronts["problems"] + store["problems"] + wire["problems"]:
         print(f"toolbridge bench --gateway: fronts: {problem}", file=sys.stderr)
     failed = [r for r in bench.runs if r["problem_count"]]
     for r in failed:
         print(f"toolbridge bench --gateway: {r['args']} {r['server']} {r['kind']}: "
               f"{r['problem_count']} "
               f"failed checks, e.g. {r['problems'][:1]}", file=sys.stderr)
-    return 1 if failed or fronts["problems"] or store["problems"] else 0
+    return 1 if failed or fronts["problems"] or store["problems"] or wire["problems"] else 0

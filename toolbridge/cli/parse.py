@@ -54,6 +54,7 @@ class Settings:
     stream: bool
     chunk: int | None
     options: dict[str, Any]  # StreamParser keyword options
+    stream_arguments: bool = False  # deltas: each call's arguments as written (default: each call whole)
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--stream", action="store_true",
                    help="print OpenAI chunk deltas, one JSON object a line, then the finish "
                         "reason; with --jsonl, each message is assembled from the deltas")
+    p.add_argument("--stream-arguments", action="store_true",
+                   help="with --stream: a call's opening as soon as its name is known, then its "
+                        "arguments piece by piece (default: each call in one delta once it ended)")
     p.add_argument("--chunk", type=positive_int, metavar="N",
                    help="feed the parser N characters at a time")
     p.add_argument("--jsonl", action="store_true",
@@ -163,7 +167,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     }
     if args.model:
         options["model"] = args.model  # auto's hint; a named dialect needs none
-    return Settings(dialect, tools, args.stream, args.chunk, options)
+    return Settings(dialect, tools, args.stream, args.chunk, options, args.stream_arguments)
 
 
 def _dialect(name: str) -> Dialect | str:
@@ -197,7 +201,7 @@ def run_text(text: str, dialect: Dialect | str, tools: Toolset | None, settings:
     options = settings.options if auto else {k: v for k, v in settings.options.items() if k != "model"}
     parser = StreamParser(dialect, tools, **options)
     builder = MessageBuilder("auto" if auto else dialect.name)  # type: ignore[union-attr]
-    encoder = ChunkEncoder() if settings.stream else None
+    encoder = ChunkEncoder(stream_arguments=settings.stream_arguments) if settings.stream else None
     deltas: list[Delta] = []
     for piece in _pieces(text, settings.chunk):
         events = parser.feed(piece)

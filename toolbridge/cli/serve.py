@@ -40,6 +40,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="a call whose arguments fail its tool's schema: pass it on (default), reject "
                         "the answer with an error, or retry (ask the upstream again with the errors); "
                         "a tool with \"strict\": true is never passed")
+    p.add_argument("--stream-arguments", action="store_true", default=d.stream_arguments,
+                   help="in streams, send a call's opening as soon as its name is known and its "
+                        "arguments as the model writes them (default: each call in one piece, once "
+                        "it has ended and been checked)")
     p.add_argument("--repair", action="store_true", default=d.repair,
                    help="read recovered JSON arguments leniently: trailing commas, single quotes, "
                         "True/None, unquoted keys, brackets left open at a clean end (each reported)")

@@ -34,6 +34,7 @@ class GatewayConfig:
     on_invalid: str = "pass"  # a call whose arguments fail the schema: pass, reject or retry
     no_coerce: bool = False  # leave recovered arguments untyped by the schema
     repair: bool = False  # read recovered JSON arguments leniently (each slip reported)
+    stream_arguments: bool = False  # streams send a call's arguments as written, not each call whole
     retries: int = 1  # with on_invalid retry: how many times the upstream is asked again
     max_body: int = 8 << 20
     timeout: float = 300.0  # upstream silence, seconds

@@ -20,10 +20,13 @@ calls canonicalised, calls recovered from text, ``finish_reason`` made honest), 
 events)`` pairs. The events are the library's (``toolbridge.events``): ``Text`` (settled content:
 trailing whitespace is held until it is known to belong), ``Reasoning``, ``ToolCallBegin(index,
 id, name)``, ``ArgumentsDelta(index, text)`` (fragments that join into the call's JSON
-arguments), ``ToolCallEnd(index, arguments)`` (calls recovered from text), plus two of the
-pipeline's own: ``Field(key, value)`` (an upstream delta field passed on as it is) and
-``Finish(reason)`` (``stop``, ``length``, ``tool_calls``, or the upstream's reason), the last
-event of each choice. Call indices are the turn's own, 0..n-1 in order. ``meta`` (id, created,
+arguments), ``ToolCallEnd(index, arguments)`` (calls recovered from text), plus three of the
+pipeline's own: ``Field(key, value)`` (an upstream delta field passed on as it is),
+``WholeCall(index, id, name, arguments)`` (a call held until it ended and was checked, then
+released to be sent in one piece: every call, unless ``--stream-arguments``, which leaves only
+the calls that must be valid held, the others coming as ``ToolCallBegin`` and fragments; see
+``validation``) and ``Finish(reason)`` (``stop``, ``length``, ``tool_calls``, or the upstream's
+reason), the last event of each choice. Call indices are the turn's own, 0..n-1 in order. ``meta`` (id, created,
 model) and ``usage`` are on the AnswerStream. The front's encoder (``front.stream``) turns the
 events into its wire bytes.
 
@@ -60,7 +63,8 @@ bytes``, ``whole(answer, plan) -> bytes``, ``stream(answer_stream) ->
 encoder`` (``feed_sse(chunk) -> bytes``, ``finish_sse() -> bytes``, ``provenance``),
 ``stream_error(message, type, code) -> bytes``, ``stream_end() -> bytes`` and ``content_type``;
 and one route in ``app.py``. An encoder may also have ``idle_sse() -> bytes`` and
-``idle_seconds``: its keep-alive events, written while the upstream is silent (``keepalive``);
+``idle_seconds``: its keep-alive events, written while the client is sent nothing
+(``keepalive``);
 and ``disconnected()``, called when the client goes away mid-stream.
 """
 
@@ -81,7 +85,8 @@ from .http.server import ClientDisconnected, Request, Response
 from .http.sse import SSEError
 from .metrics import Metrics
 from .repair import Provenance, repair_completion
-from .streaming import AnswerStream, PlainBytes
+from .plain import PlainBytes
+from .streaming import AnswerStream
 from .turn import Plan, RequestError, Settings, Turn, check_body, drop_reasoning, plan_turn, shallow_body
 from .failures import JSON, Failures, Result, error_message
 from .grammars import GrammarChecker
@@ -131,7 +136,7 @@ class Pipeline:
         self.fail = Failures(metrics, config.tool_fallback)  # how failures are answered
         self.settings = Settings(config.tool_call_parser, config.recover_from_reasoning,
                                  config.keep_special_tokens, config.on_invalid, not config.no_coerce,
-                                 config.repair)
+                                 config.repair, config.stream_arguments, config.max_answer)
         self.base = config.upstream_parts()[2]
         self.pool: UpstreamPool | None = None
         self.router: Any = None
@@ -502,21 +507,23 @@ def upstream_body(plan: Plan, discard: bool) -> bytes:
 
 
 def keepalive(encoder: Any, resp: Response) -> asyncio.Task[None] | None:
-    """For an encoder with ``idle_sse`` (an API with keep-alive events, as Messages' ``ping``):
-    a task that asks it every ``encoder.idle_seconds`` and writes what it gives, until the
-    response ends or the task is cancelled. None for other encoders."""
+    """For an encoder with ``idle_sse`` (its API's keep-alive: Messages' ``ping``, an SSE
+    comment): a task that every ``encoder.idle_seconds`` writes what it gives when nothing was
+    written to the client since the last look (an upstream reading a long prompt, a call held
+    until it ends), until the response ends or the task is cancelled. None for other encoders."""
     idle = getattr(encoder, "idle_sse", None)
     if idle is None:
         return None
 
     async def tick() -> None:
+        seen = resp.writes
         while not resp.finished:
             await asyncio.sleep(encoder.idle_seconds)
-            data = idle()
-            if data and not resp.finished:
+            if resp.writes == seen and not resp.finished:
                 try:
-                    resp.write(data)
+                    resp.write(idle())
                 except ClientDisconnected:
                     return
+            seen = resp.writes
 
     return asyncio.get_running_loop().create_task(tick())

@@ -7,8 +7,12 @@ share one index sequence, so the events carry the turn's own call indices. Trail
 the content is held back until more content or the end shows whether it belongs (a turn that
 ends in calls has the same content streamed as whole). The upstream's ``finish_reason`` is held
 back until the parsers are closed, then replaced by ``tool_calls`` or ``length`` as the calls
-warrant (``Finish``). A call that must be valid (``--on-invalid``, strict tools) is held until
-it ends and checked (``validation.Gate``). Fronts turn these events into their own wire format.
+warrant (``Finish``). Each call is held until it has ended and been checked, then released
+whole (``validation.Gate``, ``WholeCall``); with ``--stream-arguments`` only a call that must be
+valid (``--on-invalid``, strict tools) is, the others stream as written, but a call whose opening
+and abortion come from the same upstream chunk is not passed on at all (and the events of the
+chunk that carries the upstream's finish reason, when they open a call, wait for the close that
+may abort it). Fronts turn these events into their own wire format.
 """
 
 from __future__ import annotations
@@ -16,8 +20,6 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from typing import Any
-
-import orjson
 
 from ..events import (
     ArgumentsDelta,
@@ -39,7 +41,10 @@ from .turn import Plan, RequestError
 from .upstream.native import NativeStream
 from .validation import Gate
 
+
+IDLE_SECONDS = 10.0  # a front's keep-alive after this long without a byte to the client (pipeline.keepalive)
 _UNCOUNTED = frozenset((Text, ArgumentsDelta, Reasoning))  # nothing to count: most events
+_OPEN_CALL = frozenset((ToolCallBegin, ArgumentsDelta, CallAborted))  # what a stream sends of an open call
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,102 +61,6 @@ class Finish:
     """The choice is complete: ``stop``, ``length``, ``tool_calls`` or the upstream's own reason."""
 
     reason: str
-
-
-def plain_content(chunk: dict[str, Any]) -> str | None:
-    """The content of a chunk of the shape nearly every chunk has (one choice, index 0, no
-    finish, no usage, a delta holding only ``content``), or None: the fronts' fast path."""
-    choices = chunk.get("choices")
-    if type(choices) is not list or len(choices) != 1 or chunk.get("usage"):
-        return None
-    ch = choices[0]
-    if type(ch) is not dict or ch.get("index") or ch.get("finish_reason"):
-        return None
-    delta = ch.get("delta")
-    if type(delta) is dict and len(delta) == 1 and type(delta.get("content")) is str:
-        return delta["content"]  # type: ignore[no-any-return]
-    return None
-
-
-_CONTENT_KEY = b'"content":'
-_LEARN_TRIES = 4  # chunks a stream may show before the shape is given up (logprobs, ...)
-
-
-class PlainBytes:
-    """The content of a plain-content chunk (``plain_content``) read from its bytes, without
-    decoding the chunk.
-
-    Upstreams repeat one envelope in every chunk (id, model, fingerprint, index, null finish):
-    the chunks of a stream differ only in the content string. ``learn`` takes a decoded
-    plain-content chunk and keeps the bytes before and after its content string; ``text`` reads
-    a chunk that has exactly those bytes around one JSON string as that string. That is exact:
-    ``"content":`` outside a string can only be a key; learning requires it once in the chunk;
-    and orjson reads the middle as one string or not at all (anything else there, even a valid
-    string followed by more, fails and the chunk is decoded whole).
-    """
-
-    __slots__ = ("_prefix", "_suffix", "_start", "_tries")
-
-    def __init__(self) -> None:
-        self._prefix: bytes | None = None
-        self._suffix = b""
-        self._start = 0
-        self._tries = _LEARN_TRIES
-
-    @property
-    def learning(self) -> bool:
-        return self._prefix is None and self._tries > 0
-
-    def learn(self, raw: bytes, chunk: dict[str, Any]) -> None:
-        """Keep the envelope of ``raw`` (``chunk`` decoded) when it is a plain-content chunk."""
-        self._tries -= 1
-        text = plain_content(chunk)
-        at = raw.find(_CONTENT_KEY)
-        if text is None or at < 0 or raw.find(_CONTENT_KEY, at + 1) >= 0:
-            return
-        start = at + len(_CONTENT_KEY)
-        while raw[start:start + 1] in (b" ", b"\t", b"\n", b"\r"):
-            start += 1
-        end = _string_end(raw, start)
-        if end < 0:
-            return
-        try:
-            if orjson.loads(raw[start:end]) != text:
-                return
-        except orjson.JSONDecodeError:
-            return
-        self._prefix, self._suffix, self._start = raw[:start], raw[end:], start
-
-    def text(self, raw: bytes) -> str | None:
-        """The content of ``raw`` when it is the learnt envelope around one string, else None."""
-        prefix = self._prefix
-        if prefix is None or not raw.startswith(prefix) or not raw.endswith(self._suffix):
-            return None
-        stop = len(raw) - len(self._suffix)
-        if stop - self._start < 2:
-            return None
-        try:
-            text = orjson.loads(raw[self._start:stop])
-        except orjson.JSONDecodeError:
-            return None
-        return text if type(text) is str else None
-
-
-def _string_end(raw: bytes, start: int) -> int:
-    """The index after the JSON string that opens at ``raw[start]``; -1 when there is none."""
-    if raw[start:start + 1] != b'"':
-        return -1
-    i = start + 1
-    while True:
-        i = raw.find(b'"', i)
-        if i < 0:
-            return -1
-        j = i
-        while raw[j - 1] == 0x5C:  # a backslash: the quote is escaped when they are odd
-            j -= 1
-        if (i - j) % 2 == 0:
-            return i + 1
-        i += 1
 
 
 class _Choice:
@@ -178,7 +87,10 @@ class _Choice:
         self.upstream_finish: str | None = None
         self.reasoning_key = "reasoning_content"  # the upstream's spelling (or "reasoning")
         self._enforcing = plan.enforcing
+        self._holding = plan.holding
         self._gate = Gate(plan)
+        self._aborted = False  # a call aborted since the last _settled (stream_arguments)
+        self._deferred: list[Event] = []  # the finish chunk's events, until the close
         self._held: set[int] = set()  # our indices of parsed calls the gate holds
 
     def feed(self, delta: dict[str, Any]) -> list[Event]:
@@ -188,16 +100,16 @@ class _Choice:
         out: list[Event] = []
         for key, value in delta.items():
             if key == "content" and isinstance(value, str):
-                out += self.content(value)
+                out += self._content_out(value)
             elif key in REASONING_KEYS and isinstance(value, str):
                 self.reasoning_key = key
                 out += self._thoughts(value)
             elif key == "tool_calls" and isinstance(value, list):
                 native = self._native.feed(value)
-                out += self._gate.feed(native) if self._gate.active else native
+                out += self._gate.feed(native, True) if self._gate.active else native
             elif value is not None and key != "content":
                 out.append(Field(key, value))
-        return out
+        return self._settled(out)
 
     def finish(self) -> list[Event]:
         out: list[Event] = []
@@ -222,6 +134,10 @@ class _Choice:
             out.append(Text("\n".join(rejected)))
         if self._gate.active:
             out = self._gate.finish(out, good)
+        if self._deferred:
+            out, self._deferred = self._deferred + out, []
+        if self._aborted:
+            out = self._unsent(out)
         calls = self._calls + len(good)
         if self._plan.required and not calls:
             raise tool_choice_unmet(self._plan.required)
@@ -233,6 +149,12 @@ class _Choice:
 
     def content(self, text: str) -> list[Event]:
         """Events for upstream content: settled text and the calls recovered from it."""
+        out = self._content_out(text)
+        if self._aborted or self._deferred or self.upstream_finish is not None:
+            return self._settled(out)
+        return out
+
+    def _content_out(self, text: str) -> list[Event]:
         if self._content is None:
             return [Text(text)] if text else []
         out: list[Event] = []
@@ -254,7 +176,7 @@ class _Choice:
         (``StreamParser.feed_plain``) and no gate holds events: the content to send now ("" while
         it is only whitespace, held), without making events; None otherwise, nothing read."""
         parser = self._content
-        if parser is None or self._gate.active or not parser.feed_plain(text):
+        if parser is None or self._gate.active or self._deferred or not parser.feed_plain(text):
             return None
         sent = self._held_ws.content(text)
         return "" if sent is None else sent
@@ -270,8 +192,6 @@ class _Choice:
             elif type(ev) is Reasoning:  # the parser splits reasoning (completions mode)
                 out.append(ev)
             else:
-                if type(ev) is ToolCallBegin:
-                    self._held_ws.encode([ev])  # content beside calls: its held whitespace is dropped
                 out += self._remap("content", ev)
         return out
 
@@ -315,13 +235,33 @@ class _Choice:
                 self._prov.aborted += 1
                 self._truncated = True
 
+    def _settled(self, out: list[Event]) -> list[Event]:
+        """One upstream delta's events as they may go out: without the calls it both opened and
+        aborted; held back (``_deferred``) when it carries the upstream's finish reason and opens
+        a call that the close may still cut."""
+        if self._aborted:
+            out = self._unsent(out)
+        if self._deferred or (self.upstream_finish is not None and any(type(ev) is ToolCallBegin for ev in out)):
+            self._deferred += out
+            return []
+        return out
+
+    def _unsent(self, out: list[Event]) -> list[Event]:
+        """``out`` without the events of calls that open and abort within it."""
+        self._aborted = False
+        aborted = {ev.index for ev in out if type(ev) is CallAborted}  # type: ignore[union-attr]
+        begun = {ev.index for ev in out if type(ev) is ToolCallBegin} & aborted  # type: ignore[union-attr]
+        if not begun:
+            return out
+        return [ev for ev in out if type(ev) not in _OPEN_CALL or ev.index not in begun]  # type: ignore[union-attr]
+
     def _begin(self) -> int | None:
         """Our index for a new call, or None when parallel calls are off and one already came."""
         if not self._plan.parallel and self._any_call:
             self._prov.rejected += 1
             return None
         self._any_call = True
-        self._gate.active = self._gate.active or self._enforcing
+        self._gate.active = self._gate.active or self._holding
         return self._next()
 
     def _remap(self, source: str, ev: Event) -> list[Event]:
@@ -338,7 +278,10 @@ class _Choice:
             return [ev if ours == ev.index else ToolCallEnd(ours, ev.arguments)]
         if isinstance(ev, CallAborted):  # fronts that show each call close its item here
             ours = self._index.get((source, ev.index))
-            return [] if ours is None else [ev if ours == ev.index else CallAborted(ours, ev.reason)]
+            if ours is None:
+                return []
+            self._aborted = True
+            return [ev if ours == ev.index else CallAborted(ours, ev.reason)]
         if isinstance(ev, Invalid) and self._held:  # for the gate: a held call's fate
             ours = self._index.get((source, ev.index))
             if ours in self._held:

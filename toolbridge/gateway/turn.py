@@ -56,6 +56,8 @@ class Settings:
     on_invalid: str = "pass"  # what becomes of a call whose arguments fail the schema (validation.py)
     coerce: bool = True  # type recovered calls' arguments by the schema (parsing/argtyper.py)
     repair: bool = False  # read JSON arguments leniently (trailing commas, single quotes ...)
+    stream_arguments: bool = False  # stream a call's arguments as written (default: each call whole)
+    max_held: int = 64 << 20  # characters of calls a stream may hold (--max-answer)
 
 
 @dataclass
@@ -77,6 +79,8 @@ class Plan:
     coerce: bool = True
     repair: bool = False
     strict: frozenset[str] = frozenset()  # the offered tools with "strict": true
+    stream_arguments: bool = False  # calls not enforced stream as written (validation.Gate)
+    max_held: int = 64 << 20  # characters of held calls a stream may keep
     freeforms: dict[str, Format] = field(default_factory=dict)  # the turn's freeform tools
     context: Any = None  # the front's own (what its answer repeats of the request)
     constraint: Any = None  # upstream/constraint.Outcome: the grammar sent with the body, or why none
@@ -94,6 +98,16 @@ class Plan:
     def enforcing(self) -> bool:
         """Whether any call of the answer may have to be valid."""
         return self.tools is not None and (self.on_invalid != "pass" or bool(self.strict))
+
+    def held(self, name: str) -> bool:
+        """Whether a streamed call to ``name`` is held until it has ended and been checked (and
+        then sent whole): every call, unless ``stream_arguments``; then the enforced ones."""
+        return not self.stream_arguments or self.enforced(name)
+
+    @property
+    def holding(self) -> bool:
+        """Whether any call of the answer may be held."""
+        return self.tools is not None and (not self.stream_arguments or self.enforcing)
 
     @property
     def parser_options(self) -> dict[str, Any]:
@@ -180,6 +194,8 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bo
         on_invalid=settings.on_invalid,
         coerce=settings.coerce,
         repair=settings.repair,
+        stream_arguments=settings.stream_arguments,
+        max_held=settings.max_held,
         strict=_strict(turn.tools, offered, turn.schema_paths) if parse else frozenset(),
         freeforms=turn.freeforms,
         context=turn.context,

@@ -1,4 +1,5 @@
-"""Calls whose arguments fail their tool's schema: the ``--on-invalid`` policy.
+"""Calls whose arguments fail their tool's schema (the ``--on-invalid`` policy), and how a
+stream holds its calls until they are checked.
 
 A call must be valid when the policy is ``reject`` or ``retry``, or when its tool was offered
 with ``"strict": true`` (``Plan.enforced``); under ``pass`` (the default) any other invalid call
@@ -6,13 +7,17 @@ is returned as it came and only counted. Validity is the parser's verdict (its `
 after the schema repair), or for native calls the tool's schema applied to their arguments.
 
 A whole answer is checked once repaired (``enforce``). A stream cannot take back what it sent,
-so a ``Gate`` holds every event of an enforced call from its ``ToolCallBegin`` until it ends
-(its ``ToolCallEnd``; a native call ends with the answer), together with whatever follows it
-meanwhile, so the order is kept; text before the call streams as usual. A valid call is then
-released as its opening, one fragment holding its whole arguments, and its end. Under
-``retry`` nothing after the first call is released before the answer ends, so that a retry
-never follows a call the client already has. A call that breaks after it began while held is
-dropped: its text follows as content, as in a whole answer.
+so a ``Gate`` holds every event of a held call (``Plan.held``: every call, unless
+``--stream-arguments``; then the enforced ones) from its ``ToolCallBegin`` until it ends (its
+``ToolCallEnd``; a native call ends with the answer), together with whatever follows it
+meanwhile, so the order is kept; text before the call streams as usual. A call that ended and
+passed its check is then released as one ``WholeCall`` (its id, name and whole arguments), which
+a front sends in one piece. A call that breaks after it began (cut by the limit, or malformed)
+is dropped: nothing of it was sent, and its text follows as content, as in a whole answer.
+Under ``retry`` nothing after the first call is released before the answer ends, so that a retry
+never follows a call the client already has. What a stream holds is bounded by
+``Plan.max_held`` characters of call arguments (``--max-answer``): past it the stream ends with
+an error.
 
 An invalid enforced call raises ``InvalidArguments``, a ``RequestError`` (502,
 ``invalid_tool_arguments``) naming each tool and its schema errors; the pipeline answers it, or
@@ -125,21 +130,30 @@ def _result(call: Call, calls: list[Call]) -> str:
 # ---------------------------------------------------------------- streams
 
 
+@dataclass(frozen=True, slots=True)
+class WholeCall:
+    """A held call released: it ended and was checked; a front sends it in one piece."""
+
+    index: int
+    id: str
+    name: str
+    arguments: str
+
+
 @dataclass
 class _Held:
     begin: ToolCallBegin
+    native: bool = False  # its fragments are kept (a parsed call's end carries its arguments)
     fragments: TextBuffer = field(default_factory=TextBuffer)
     errors: tuple[str, ...] = ()
-    end: ToolCallEnd | None = None
-    arguments: str | None = None  # set once the call ended valid
+    size: int = 0  # characters of the fragments
+    arguments: str | None = None  # set once the call ended and passed its check
     dropped: bool = False  # broke after it began, or a native call not kept
 
-    def released(self) -> list[Event]:
+    def released(self) -> WholeCall:
         assert self.arguments is not None
-        out: list[Event] = [self.begin]
-        if self.arguments:
-            out.append(ArgumentsDelta(self.begin.index, self.arguments))
-        return out + ([self.end] if self.end is not None else [])
+        begin = self.begin
+        return WholeCall(begin.index, begin.id, begin.name, self.arguments)
 
 
 class Gate:
@@ -151,16 +165,19 @@ class Gate:
         self._to_end = plan.on_invalid == "retry"
         self._queue: list[Event] = []  # what follows the first held call, in order
         self._calls: dict[int, _Held] = {}
+        self._size = 0  # characters of arguments held
         self.active = False
 
-    def feed(self, events: list[Event]) -> list[Event]:
-        """The events that may go to the client now; raises InvalidArguments."""
+    def feed(self, events: list[Event], native: bool = False) -> list[Event]:
+        """The events that may go to the client now (``native``: the upstream's own call
+        events); raises InvalidArguments, and RequestError when the held arguments pass
+        ``Plan.max_held``."""
         out: list[Event] = []
         for ev in events:
             kind = type(ev)
             held = self._calls.get(ev.index) if kind in _CALL_EVENTS else None  # type: ignore[union-attr]
-            if kind is ToolCallBegin and self._plan.enforced(ev.name):  # type: ignore[union-attr]
-                self._calls[ev.index] = _Held(ev)  # type: ignore[union-attr,arg-type]
+            if kind is ToolCallBegin and self._plan.held(ev.name):  # type: ignore[union-attr]
+                self._calls[ev.index] = _Held(ev, native)  # type: ignore[union-attr,arg-type]
                 self._queue.append(ev)
             elif held is not None:
                 self._note(held, ev)
@@ -180,7 +197,7 @@ class Gate:
         here (kept when their index is in ``native``, then checked); everything is released."""
         out = self.feed(events)
         for held in self._calls.values():
-            if held.end is None and held.arguments is None and not held.dropped:
+            if held.arguments is None and not held.dropped:
                 self._settle_native(held, held.begin.index in native)
         self._to_end = False
         self._release(out)
@@ -188,15 +205,23 @@ class Gate:
         return out
 
     def _note(self, held: _Held, ev: Event) -> None:
-        if type(ev) is ArgumentsDelta:
-            held.fragments.append(ev.text)
-        elif type(ev) is Invalid:
-            held.errors = ev.errors
-        elif type(ev) is CallAborted:
+        kind = type(ev)
+        if kind is ArgumentsDelta:
+            size = len(ev.text)  # type: ignore[union-attr]
+            if held.native:
+                held.fragments.append(ev.text)  # type: ignore[union-attr]
+            held.size += size
+            self._size += size
+            if self._size > self._plan.max_held:
+                raise RequestError(f"the model's calls passed {self._plan.max_held} characters while held "
+                                   "to be checked (--max-answer)", status=502, type="upstream_error",
+                                   code="answer_too_large")
+        elif kind is Invalid:
+            held.errors = ev.errors  # type: ignore[union-attr]
+        elif kind is CallAborted:
             held.dropped = True
-        elif type(ev) is ToolCallEnd:
-            held.end = ev
-            self._check(held, ev.arguments)
+        elif kind is ToolCallEnd:
+            self._check(held, ev.arguments)  # type: ignore[union-attr]
 
     def _settle_native(self, held: _Held, kept: bool) -> None:
         if not kept:  # not a JSON object: the stream's rejected text says what it was
@@ -204,7 +229,7 @@ class Gate:
             return
         arguments = held.fragments.text() or "{}"
         tools = self._plan.tools
-        if tools is not None:
+        if tools is not None and self._plan.enforced(held.begin.name):
             held.errors = tools.validate(held.begin.name, json.loads(arguments))
         self._check(held, arguments)
 
@@ -215,6 +240,7 @@ class Gate:
                 else Call(h.begin.id, h.begin.name, h.arguments or "")
                 for h in self._calls.values() if h is held or h.arguments is not None])
         held.arguments = arguments
+        held.fragments = TextBuffer()  # (its size stays counted until it is released)
 
     def _release(self, out: list[Event]) -> None:
         """Move the queue's head to ``out`` up to the first held call still open."""
@@ -225,8 +251,9 @@ class Gate:
                 if held.arguments is None and not held.dropped:
                     break
                 del self._calls[ev.index]  # type: ignore[union-attr]
+                self._size -= held.size
                 if not held.dropped:
-                    out += held.released()
+                    out.append(held.released())  # type: ignore[arg-type]
             else:
                 out.append(ev)
             sent += 1

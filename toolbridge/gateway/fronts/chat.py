@@ -8,7 +8,10 @@ as null count as left out, as the API takes them, and are not passed on). Out: a
 ``chat.completion.chunk`` SSE events. The envelope every chunk repeats (id, created, model...) is
 encoded once per stream, and the two events that make up nearly every chunk (a piece of content,
 a fragment of a call's arguments) are spliced into it as bytes, without building the chunk's
-dicts; every other event becomes a delta dict encoded by orjson into the same envelope. Errors
+dicts; every other event becomes a delta dict encoded by orjson into the same envelope. A call
+released whole (``WholeCall``, the default) is one delta: index, id, type, name and its whole
+arguments (a freeform call: its whole raw input). While nothing is written (a call held until
+it ends, an upstream reading a long prompt) an SSE comment keeps the stream alive. Errors
 are OpenAI-style ``{"error": {"message", "type", "param", "code"}}``.
 """
 
@@ -21,7 +24,11 @@ import orjson
 from ...errors import ConfigError
 from ...events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin, ToolCallEnd
 from ...freeform import Format, InputDeltas, arguments_of, declaration, raw_input
-from ..streaming import AnswerStream, Field, Finish, plain_content
+
+KEEPALIVE = b": keep-alive\n\n"  # an SSE comment: clients skip it
+from ..plain import plain_content
+from ..streaming import IDLE_SECONDS, AnswerStream, Field, Finish
+from ..validation import WholeCall
 from ..turn import Plan, RequestError, Settings, Turn, plan_turn
 
 Delta = dict[str, Any]
@@ -221,6 +228,7 @@ class StreamTranslator:
         self._pre = b""  # the head and b'0,"delta":'
         self._tail = b',"finish_reason":null}]' + (b',"usage":null' if plan.include_usage else b"") + b"}\n\n"
         self._inputs: dict[int, InputDeltas] = {}  # freeform calls in progress, by call index
+        self.idle_seconds = IDLE_SECONDS
 
     @property
     def provenance(self) -> Any:
@@ -257,6 +265,10 @@ class StreamTranslator:
     def _content_chunk(self, text: str) -> bytes:
         """The chunk of a piece of content on the fast path (the envelope made once)."""
         return self._pre + b'{"content":%b}' % _dumps(text) + self._tail
+
+    def idle_sse(self) -> bytes:
+        """What keeps the stream alive while nothing else is written (``pipeline.keepalive``)."""
+        return KEEPALIVE
 
     def finish_sse(self) -> bytes:
         """The closing chunks: what the parsers still held, each choice's finish, the usage."""
@@ -305,6 +317,8 @@ class StreamTranslator:
         kind = type(ev)
         if kind is Text:
             return b'{"content":%b}' % _dumps(ev.text)  # type: ignore[union-attr]
+        if kind is WholeCall:
+            return _whole_call(ev, ev.name in self.plan.freeforms)  # type: ignore[arg-type,union-attr]
         if kind is ArgumentsDelta:
             inputs = self._inputs.get(ev.index) if self._inputs else None  # type: ignore[union-attr]
             if inputs is not None:
@@ -340,6 +354,15 @@ class StreamTranslator:
         return {"id": meta.get("id", "chatcmpl-toolbridge"), "object": "chat.completion.chunk",
                 "created": meta.get("created", 0), "model": meta.get("model", ""),
                 **({"system_fingerprint": meta["system_fingerprint"]} if "system_fingerprint" in meta else {})}
+
+
+def _whole_call(ev: WholeCall, freeform: bool) -> Delta:
+    """A call released whole, as one delta."""
+    if freeform:
+        return {"tool_calls": [{"index": ev.index, "id": ev.id, "type": "custom",
+                                "custom": {"name": ev.name, "input": raw_input(ev.arguments)}}]}
+    return {"tool_calls": [{"index": ev.index, "id": ev.id, "type": "function",
+                            "function": {"name": ev.name, "arguments": ev.arguments}}]}
 
 
 def _arguments(ev: ArgumentsDelta) -> bytes:

@@ -144,7 +144,8 @@ def _check_header(name: bytes, value: bytes) -> None:
 class Response:
     """Writes the response to one request. ``send`` or ``start``/``write``/``end``."""
 
-    __slots__ = ("_chunked", "_head_only", "_keep_alive", "_proto", "encoder", "extra", "finished", "started")
+    __slots__ = ("_chunked", "_head_only", "_keep_alive", "_proto", "encoder", "extra", "finished", "started",
+                 "writes")
 
     def __init__(self, proto: _H1Protocol, req: Request) -> None:
         self._proto = proto
@@ -155,6 +156,7 @@ class Response:
         self.finished = False  # the whole response has been written
         self.encoder: Any = None  # a stream's encoder (the pipeline's): for a failure's last event
         self.extra: tuple[tuple[bytes, bytes], ...] = ()  # header fields every head of this response gets
+        self.writes = 0  # pieces of a streamed response written (what tells a stream is idle)
 
     def _head(self, status: int, headers: Iterable[tuple[bytes, bytes]]) -> list[bytes]:
         if self.started:
@@ -201,6 +203,7 @@ class Response:
             raise ClientDisconnected()
         if not data or self._head_only:
             return
+        self.writes += 1
         if self._chunked:
             self._proto.transport.write(b"%x\r\n%b\r\n" % (len(data), data))
         else:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from ...dialects import get_dialect
-from ...events import Event
+from ...events import Event, ToolCallBegin, ToolCallEnd
 from ...openai import ChunkEncoder, assemble
 from ...render import ChatTemplate, Prompt, build_prompt
 from ...render.guard import ResultGuard
@@ -26,6 +26,7 @@ from ...tools import Toolset
 from ..turn import Plan, RequestError
 from ..repair import Provenance
 from ..streaming import AnswerStream, Finish
+from ..validation import WholeCall
 
 # Chat-only request fields: replaced by the prompt, or shaped differently in the text API.
 _CHAT_ONLY = frozenset({
@@ -192,5 +193,11 @@ def _message(events: list[Event]) -> dict[str, Any]:
     """One choice's events folded into its message and finish reason."""
     encoder = ChunkEncoder()
     finish = [ev.reason for ev in events if isinstance(ev, Finish)]
-    deltas = encoder.encode(events) + encoder.finish()
+    library: list[Event] = []  # a call released whole, as the library's events say it
+    for ev in events:
+        if isinstance(ev, WholeCall):
+            library += (ToolCallBegin(ev.index, ev.id, ev.name), ToolCallEnd(ev.index, ev.arguments))
+        else:
+            library.append(ev)
+    deltas = encoder.encode(library) + encoder.finish()
     return {"message": assemble(deltas), "finish_reason": finish[-1] if finish else None}

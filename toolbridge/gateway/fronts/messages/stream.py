@@ -4,15 +4,20 @@ One ``message_start`` first (sent with the first upstream chunk, or with the fir
 the upstream is silent before it), then blocks, each ``content_block_start`` -> deltas ->
 ``content_block_stop`` under its own index, 0..n-1 in the order the model wrote them: ``Text``
 events go to a ``text`` block (``text_delta``), ``Reasoning`` to a ``thinking`` block
-(``thinking_delta``, closed with a ``signature_delta``), each call to a ``tool_use`` block
-opened when its name is known and filled with ``input_json_delta`` fragments as the model writes
-them. A block is closed when the next one opens; a call's fragments that come after another block
-opened (native streams that interleave calls) still carry their own block's index. Then
-``message_delta`` (stop reason, stop sequence, usage) and ``message_stop``.
+(``thinking_delta``, closed with a ``signature_delta``), each call to a ``tool_use`` block: a call
+released whole (``WholeCall``, the default) is its ``content_block_start``, one
+``input_json_delta`` with the whole JSON and its ``content_block_stop``; with
+``--stream-arguments`` the block opens when the name is known and is filled with fragments as
+the model writes them. A block is closed when the next one opens; a call's fragments that come
+after another block opened (native streams that interleave calls) still carry their own block's
+index. Then ``message_delta`` (stop reason, stop sequence, usage) and ``message_stop``. While
+nothing is written (a call held until it ends, an upstream reading a long prompt) a ``ping``
+goes out every ``IDLE_SECONDS``.
 
-Stop reasons: ``tool_calls`` is ``tool_use``, ``length`` is ``max_tokens`` (also when a call was
-cut: the block stays open-ended in what it holds and the client is told the output was cut,
-never that the call finished), ``stop`` is ``stop_sequence`` when the upstream says which stop
+Stop reasons: ``tool_calls`` is ``tool_use``, ``length`` is ``max_tokens`` (a call cut by the
+limit is never sent whole; with ``--stream-arguments`` a block already opened stays open-ended
+in what it holds and the client is told the output was cut, never that the call finished),
+``stop`` is ``stop_sequence`` when the upstream says which stop
 string matched (vLLM's ``stop_reason``, SGLang's ``matched_stop``) and ``end_turn`` otherwise.
 
 The one event of nearly every chunk (a piece of text in the open text block) is spliced into
@@ -28,11 +33,12 @@ from typing import Any
 import orjson
 
 from ....events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin
-from ...streaming import AnswerStream, Field, Finish, plain_content
+from ...plain import plain_content
+from ...streaming import IDLE_SECONDS, AnswerStream, Field, Finish
+from ...validation import WholeCall
 
 _dumps = orjson.dumps
 PING = b'event: ping\ndata: {"type":"ping"}\n\n'
-IDLE_SECONDS = 10.0  # a ping after this long without an upstream chunk
 _REASONS = {"tool_calls": "tool_use", "length": "max_tokens", "content_filter": "refusal"}
 
 
@@ -81,7 +87,6 @@ class MessagesStream:
         self._id, self._call_id, self._signature = message_id, call_id, signature
         self._started = False
         self._start_lock = threading.Lock()  # idle_sse runs on the loop, a large chunk on a worker
-        self._quiet = False  # no upstream chunk since the last idle_sse
         self._open: int | None = None  # the index of the open block
         self._kind = ""  # its type
         self._blocks = 0
@@ -104,7 +109,6 @@ class MessagesStream:
     def content_sse(self, text: str) -> bytes:
         """``feed_sse`` of a chunk that is only a piece of content (``plain_content``), once
         ``ready``."""
-        self._quiet = False
         if self._kind == "text":
             sent = self._answer.hot.plain(text)  # type: ignore[union-attr]
             if sent is not None:  # plain content, in the open text block: no events made
@@ -125,7 +129,6 @@ class MessagesStream:
 
     def feed_sse(self, chunk: dict[str, Any]) -> bytes:
         """The client events for one upstream chunk (possibly none)."""
-        self._quiet = False
         head = b"" if self._started else self._start(chunk.get("model"))
         choices = chunk.get("choices")
         text = plain_content(chunk) if self._answer.hot is not None else None
@@ -150,12 +153,9 @@ class MessagesStream:
         return b"".join(out)
 
     def idle_sse(self) -> bytes:
-        """A ``ping`` when no upstream chunk came since the last call (``message_start`` first
-        when nothing was sent yet); called every ``idle_seconds`` on the event loop."""
-        if self._quiet:
-            return (b"" if self._started else self._start(None)) + PING
-        self._quiet = True
-        return b""
+        """A ``ping`` (``message_start`` first when nothing was sent yet), for
+        ``pipeline.keepalive`` while nothing else is written; called on the event loop."""
+        return (b"" if self._started else self._start(None)) + PING
 
     def _start(self, model: Any) -> bytes:
         with self._start_lock:
@@ -184,6 +184,8 @@ class MessagesStream:
                 delta = {"type": "thinking_delta", "thinking": ev.text}
                 out.append(_event(b"content_block_delta", {"type": "content_block_delta", "index": self._open,
                                                            "delta": delta}))
+            elif isinstance(ev, WholeCall):
+                out.append(self._whole_call(ev))
             elif isinstance(ev, ToolCallBegin):
                 block = {"type": "tool_use", "id": self._call_id(ev.id), "name": ev.name, "input": {}}
                 out.append(self._begin("tool_use", block))
@@ -191,6 +193,13 @@ class MessagesStream:
             elif isinstance(ev, Finish):
                 self._finish = ev.reason
         return b"".join(out)
+
+    def _whole_call(self, ev: WholeCall) -> bytes:
+        """A call released whole: its block started, its whole input, its block stopped."""
+        block = {"type": "tool_use", "id": self._call_id(ev.id), "name": ev.name, "input": {}}
+        out = self._begin("tool_use", block)
+        self._calls[ev.index] = self._blocks - 1
+        return out + self._arguments(ArgumentsDelta(ev.index, ev.arguments)) + self._close()
 
     def _arguments(self, ev: ArgumentsDelta) -> bytes:
         block = self._calls.get(ev.index)

@@ -9,15 +9,19 @@ first (with the first upstream chunk); then items in the order the model wrote t
   per piece, ``response.output_text.done``, ``response.content_part.done``;
 - ``reasoning``: the same with a ``reasoning_text`` part and ``response.reasoning_text.delta`` /
   ``.done``; the done item carries ``encrypted_content`` when the request included it;
-- a ``function_call``: ``response.function_call_arguments.delta`` per fragment, ``.done`` with the
-  arguments; a ``custom_tool_call`` (freeform tool): ``response.custom_tool_call_input.delta`` per
-  piece of the raw input, ``.done`` with it.
+- a ``function_call``: ``response.function_call_arguments.delta``, ``.done`` with the arguments;
+  a ``custom_tool_call`` (freeform tool): ``response.custom_tool_call_input.delta`` with the raw
+  input, ``.done`` with it. A call released whole (``WholeCall``, the default) is its item added,
+  one delta with all of it and its item done, at once; with ``--stream-arguments`` a delta per
+  fragment as the model writes it.
 
-A message or reasoning item ends when the next item begins; a call when the parser ends it (a
-native call: when the next item begins or the answer ends), or as ``incomplete`` when it was cut
-or broke after it began (its text follows as a message, as in the whole answer). Last comes ``response.completed``,
-or ``response.incomplete`` (``max_output_tokens``: the output was cut, a call open at the cut
-is ``incomplete``), with the whole response. A failure after the stream began is an ``error``
+A message or reasoning item ends when the next item begins; a call streamed as written ends when
+the parser ends it (a native call: when the next item begins or the answer ends), or as
+``incomplete`` when it was cut or broke after it began (its text follows as a message, as in the
+whole answer; a call sent whole never is). Last comes ``response.completed``, or
+``response.incomplete`` (``max_output_tokens``: the output was cut), with the whole response.
+While nothing is written (a call held until it ends, an upstream reading a long prompt) an SSE
+comment keeps the stream alive. A failure after the stream began is an ``error``
 event and ``response.failed`` (``error_sse``). A stored response is registered in the store at
 ``response.created`` and stored at the last event, unless it was deleted meanwhile.
 """
@@ -31,9 +35,11 @@ from typing import Any
 import orjson
 
 from ....events import ArgumentsDelta, CallAborted, Event, Reasoning, Text, ToolCallBegin, ToolCallEnd
-from ....freeform import InputDeltas
+from ....freeform import InputDeltas, raw_input
 from ..ids import new_id
-from ...streaming import AnswerStream, Field, Finish, plain_content
+from ...plain import plain_content
+from ...streaming import IDLE_SECONDS, AnswerStream, Field, Finish
+from ...validation import WholeCall
 from ....pieces import TextBuffer
 from .items import (
     call_item,
@@ -46,6 +52,7 @@ from .items import (
 )
 
 _dumps = orjson.dumps
+KEEPALIVE = b": keep-alive\n\n"  # an SSE comment: clients skip it
 
 
 class _Item:
@@ -78,6 +85,7 @@ class ResponsesStream:
         self._text_pre = b""  # the open message's delta event, up to the text
         self._finish: str | None = None
         self._model: str | None = None
+        self.idle_seconds = IDLE_SECONDS
 
     @property
     def provenance(self) -> Any:
@@ -132,6 +140,10 @@ class ResponsesStream:
         out.append(last)
         return b"".join(out)
 
+    def idle_sse(self) -> bytes:
+        """What keeps the stream alive while nothing else is written (``pipeline.keepalive``)."""
+        return KEEPALIVE
+
     def error_sse(self, message: str, type: str, code: str | None = None) -> bytes:
         """A failure after the stream began: an ``error`` event, then ``response.failed``."""
         head = b"" if self._started else self._start(None)
@@ -176,6 +188,8 @@ class ResponsesStream:
             elif kind is Reasoning:
                 if ev.text:  # type: ignore[union-attr]
                     out.append(self._reasoning(ev.text))  # type: ignore[union-attr]
+            elif kind is WholeCall:
+                out.append(self._whole_call(ev))  # type: ignore[arg-type]
             elif kind is ToolCallBegin:
                 out.append(self._begin_call(ev))  # type: ignore[arg-type]
             elif kind is ToolCallEnd:
@@ -262,6 +276,16 @@ class ResponsesStream:
         self._calls[ev.index] = call
         return closing + self._event("response.output_item.added", {"output_index": call.index, "item": item})
 
+    def _whole_call(self, ev: WholeCall) -> bytes:
+        """A call released whole: its item added, all of it in one delta, its item done."""
+        out = self._begin_call(ToolCallBegin(ev.index, ev.id, ev.name))
+        call = self._calls[ev.index]
+        if call.inputs is None:
+            out += self._arguments(ArgumentsDelta(ev.index, ev.arguments))
+        else:
+            out += self._input_delta(call, raw_input(ev.arguments))
+        return out + self._close_call(call, "completed", ev.arguments, whole=True)
+
     def _arguments(self, ev: ArgumentsDelta) -> bytes:
         call = self._calls.get(ev.index)
         if call is None or call.closed or not ev.text:  # (a native call's late fragment: its item ended)
@@ -279,7 +303,7 @@ class ResponsesStream:
         return self._event("response.custom_tool_call_input.delta", {
             "item_id": call.item["id"], "output_index": call.index, "delta": piece})
 
-    def _close_call(self, call: _Item, status: str, arguments: str | None = None) -> bytes:
+    def _close_call(self, call: _Item, status: str, arguments: str | None = None, whole: bool = False) -> bytes:
         call.closed = True
         arguments = call.pieces.text() if arguments is None else arguments
         old = call.item
@@ -288,8 +312,10 @@ class ResponsesStream:
         call.item = item
         ids = {"item_id": item["id"], "output_index": call.index}
         if call.inputs is not None:
-            out = self._input_delta(call, call.inputs.close())
-            item["input"] = call.inputs.text
+            out = b""
+            if not whole:  # (a whole call's input is the item's, from its arguments, all given)
+                out = self._input_delta(call, call.inputs.close())
+                item["input"] = call.inputs.text
             out += self._event("response.custom_tool_call_input.done", {**ids, "input": item["input"]})
         else:
             out = self._event("response.function_call_arguments.done", {**ids, "name": item["name"],
