@@ -49,32 +49,24 @@ class Known:
 
 
 DELIBERATE = "deliberate"
-WIRE = "defect: whole calls on the wire (issue 32, item 1)"
 GLM_CLOSE = "defect: GLM </tool_call> inside <arg_value> (item 3)"
-CODER_TAGS = "defect: Qwen3-Coder tags written inline in a value (item 3)"
-LLAMA_TYPE = "defect: Llama 3 JSON {type: function, name, parameters} (item 3)"
 K3_CHANNELS = "defect: Kimi K3 response channel after a prompt-opened think (item 3)"
-MISTRAL_THINK = "defect: Mistral pinned, Magistral's plain-text <think> (item 3)"
-ENVELOPE_CUT = "defect: JSON envelope at a length stop returned as finished (item 3)"
-SECTIONS = "defect: empty tool-call sections kept as content, markers included (item 3)"
 K3_VALUE = "defect: new, Kimi K3 argument close marker inside a value aborts the call"
 SECTION_NOISE = "defect: new, Kimi K2 section opener left in content beside stray text"
 
 _CUT_KEPT = ("the text of a call the limit cut stays content (the README's rule: nothing the model "
              "wrote is dropped); the fixture drops it")
-_STREAM_OPENING = "streamed, the cut call's opening and arguments already went out"
+_GLM_KEY = ("the value mentions <arg_key> after an inline </tool_call>: the rule that keeps the close tag in the "
+            "value (a </arg_value> follows before the next key) reads that mention as the next key")
 
 # Every fixture toolbridge fails, with its category and reason (one place; strict xfails).
 KNOWN: dict[str, Known] = {
     # -- deliberate: rules the project keeps
-    "deepseek/v32-truncated-second-parallel-call": Known(DELIBERATE, f"{_CUT_KEPT}; {_STREAM_OPENING} (item 1); "
-                                                     "auto also loses the cut tag's tail (item 3)"),
-    "deepseek/v4-truncated-second-parallel-call": Known(DELIBERATE, f"{_CUT_KEPT}; {_STREAM_OPENING} (item 1); "
-                                                    "auto also loses the cut tag's tail (item 3)"),
-    "deepseek/v41-truncated-second-parallel-call": Known(DELIBERATE, f"{_CUT_KEPT}; {_STREAM_OPENING} (item 1); "
-                                                     "auto also loses the cut tag's tail (item 3)"),
-    "gemma4/truncated-second-parallel-call": Known(DELIBERATE, f"{_CUT_KEPT}; {_STREAM_OPENING} (item 1)"),
-    "qwen3-hermes/truncated-second-parallel-call": Known(DELIBERATE, f"{_CUT_KEPT}; {_STREAM_OPENING} (item 1)"),
+    "deepseek/v32-truncated-second-parallel-call": Known(DELIBERATE, _CUT_KEPT),
+    "deepseek/v4-truncated-second-parallel-call": Known(DELIBERATE, _CUT_KEPT),
+    "deepseek/v41-truncated-second-parallel-call": Known(DELIBERATE, _CUT_KEPT),
+    "gemma4/truncated-second-parallel-call": Known(DELIBERATE, _CUT_KEPT),
+    "qwen3-hermes/truncated-second-parallel-call": Known(DELIBERATE, _CUT_KEPT),
     "gpt-oss/harmony-truncated-in-header": Known(DELIBERATE, f"{_CUT_KEPT} (a header cut before <|message|>)"),
     "mistral/v13think-stop-at-open-marker": Known(DELIBERATE, f"{_CUT_KEPT} (a [TOOL_CALLS] with nothing after it)"),
     "qwen3-xml/q38-truncated-at-tool-call-open": Known(DELIBERATE,
@@ -86,42 +78,16 @@ KNOWN: dict[str, Known] = {
         DELIBERATE, "contested: the first call of a pythonic list the limit cut is finished and kept (every good "
         "call is kept, as the suite itself keeps the first of two calls cut in every other family); the fixture "
         "wants no call from an unclosed list"),
-    # -- item 1: a call that never ended reached the stream (whole answers pass)
-    **{fid: Known(WIRE, "streamed, the call's opening and partial arguments went out before the output ended "
-                        "inside it; the whole answer has no call")
-       for fid in (
-           "deepseek/v3-truncated-mid-arguments", "deepseek/v31-truncated-mid-arguments",
-           "deepseek/v32-truncated-mid-arguments", "deepseek/v4-truncated-mid-arguments",
-           "deepseek/v41-truncated-mid-arguments", "gemma4/truncated-mid-string", "gemma4/truncated-before-close",
-           "glm/glm47-truncated-inside-arg-value", "glm/glm47-truncated-before-close-call",
-           "gpt-oss/harmony-truncated-in-arguments", "kimi/k26-truncated-inside-arguments",
-           "kimi/k3-truncated-inside-argument", "llama/l3-truncated-inside-parameters",
-           "mistral/v13think-truncated-in-arguments", "qwen3-hermes/bug-sglang-30480-truncated-mid-arguments",
-           "qwen3-hermes/truncated-mid-arguments-no-thinking", "qwen3-hermes/truncated-mid-arguments-thinking",
-           "qwen3-xml/q38-truncated-in-parameter",
-       )},
-    "deepseek/vllm-v3-malformed-missing-brace": Known(
-        WIRE, "streamed, the call went out before its JSON turned out unclosed; the whole answer has no call"),
-    "glm/glm45-truncated-after-arg-key": Known(
-        WIRE, "streamed, the cut call went out, and the content's trailing newline was then held back as if "
-              "the answer had calls"),
-    # -- item 3: the parser defects the suite found
-    "glm/glm45-marker-in-arguments": Known(GLM_CLOSE, "the value's </tool_call> ends the call early"),
-    "glm/glm47-marker-in-arguments": Known(GLM_CLOSE, "the value's </tool_call> ends the call early"),
-    "qwen3-xml/coder-marker-in-arguments": Known(CODER_TAGS, "the value's inline </function> cuts it"),
-    "qwen3-xml/q38-marker-in-arguments": Known(
-        CODER_TAGS, "the value's inline </parameter> aborts the call (streamed, it had already gone out)"),
-    "llama/l3-meta-python-tag-type-function": Known(LLAMA_TYPE, "Meta's documented shape is not read as a call"),
-    "kimi/k3-bug-response-only-completion": Known(K3_CHANNELS, "the answer in the response channel is reasoning"),
-    "mistral/vllm-v11-think-text": Known(MISTRAL_THINK, "<think>r</think> stays content", ("pinned",)),
-    "qwen3-hermes/vllm-invalid-json-missing-brace": Known(
-        ENVELOPE_CUT, "cut before the envelope's closing brace and </tool_call>, yet returned as a call"),
-    "kimi/k2i-vllm-empty-tool-section": Known(SECTIONS, "the empty section's markers stay in content"),
+    # -- parser defects the suite found, still open
+    "glm/glm45-marker-in-arguments": Known(GLM_CLOSE, _GLM_KEY),
+    "glm/glm47-marker-in-arguments": Known(GLM_CLOSE, _GLM_KEY),
+    "kimi/k3-bug-response-only-completion": Known(
+        K3_CHANNELS, "under auto the answer in the response channel stays reasoning (the pinned dialect closes "
+                     "the reasoning there)", ("auto",)),
     # -- new defects found by the suite
     "kimi/k3-control-marker-text-in-value": Known(
         K3_VALUE, "a value holding '<|close|>argument<|sep|>' then text aborts the call (a look-ahead, as GLM's, "
-                  "reads it: the real close is followed by another argument or the call's close); streamed, "
-                  "the call had already gone out (item 1)"),
+                  "reads it: the real close is followed by another argument or the call's close)"),
     "kimi/k2i-vllm-noise-between-markers": Known(
         SECTION_NOISE, "stray text between the section opener and the first call stays content with the "
                        "opener (the section's close is dropped); the call itself is read"),
