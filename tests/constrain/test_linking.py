@@ -25,6 +25,7 @@ from toolbridge.constrain import Constraint, compile_tools, gbnf
 from toolbridge.constrain.compiler import _strict
 from toolbridge.dialects import get_dialect
 from toolbridge.parsing.parser import parse
+from toolbridge.syntax.bodies.xml import XmlBody
 
 from . import drawn
 from .engines import xgrammar
@@ -196,9 +197,18 @@ def test_walks_reach_calls() -> None:
         assert any(t is not None and check(t, name, tools, "auto") for t in texts), (name, texts)
 
 
-@pytest.mark.xfail(strict=True, reason="a typed value's JSON strings may hold the close tag, where "
-                   "raw-text readers end the value; the engines compile that JSON themselves")
-@pytest.mark.parametrize("name", [n for n in DIALECTS if drawn.raw_close(get_dialect(n))])
+# Readers that end a raw value at the first close tag; the XML layout's readers (Qwen3-Coder's
+# family) end it only where the layout places one, so a close tag inside a JSON string stays in it.
+CLOSE_ENDS_VALUE = pytest.mark.xfail(strict=True, reason="a typed value's JSON strings may hold the close tag, "
+                                     "where raw-text readers end the value; the engines compile that JSON themselves")
+
+
+def _close_ends_value(name: str) -> tuple[pytest.MarkDecorator, ...]:
+    return () if getattr(get_dialect(name).body, "func", None) is XmlBody else (CLOSE_ENDS_VALUE,)
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_close_ends_value(n))
+                                  for n in DIALECTS if drawn.raw_close(get_dialect(n))])
 def test_json_strings_of_typed_raw_values(name: str) -> None:
     tools = [{"type": "function", "function": {"name": "f", "parameters": {
         "type": "object", "properties": {"o": {"type": "object", "properties": {"s": {"type": "string"}}}},

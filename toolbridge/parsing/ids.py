@@ -2,12 +2,12 @@
 item ids) is cut from a buffer of the operating system's random bytes (``os.urandom``, the
 source ``secrets`` draws from), never from a seeded generator whose outputs give away the next.
 
-Strategy: one pool per alphabet holds the characters of one ``os.urandom`` draw (4 KB), already
+Strategy: one pool per alphabet holds the characters of one ``os.urandom`` draw (64 KB), already
 mapped to the alphabet; an id is a slice of it, and a new draw is made when the pool runs out.
-So there is one system call per ~170-340 ids: a call per id would release the GIL each time, and
-a parse on a worker thread that releases it at every call takes it straight back, starving the
-event loop (measured while an 8,000-call answer was read on a worker: /health stalls of
-50-270 ms). Alphanumeric characters come from the bytes below 248 (``b % 62``: each of the 62
+So there is one system call per ~2,700-5,400 ids: a system call releases the GIL, and a parse
+on a worker thread that releases it often takes it straight back each time, starving the event
+loop (measured while an 8,000-call answer was read on a worker: /health stalls of 50-270 ms with
+a call per id, and still 100-240 ms with a draw of 4 KB). Alphanumeric characters come from the bytes below 248 (``b % 62``: each of the 62
 characters equally likely), the others are dropped. Invariants: a character is handed out once
 (a lock guards the slice, as ids are made on worker threads too), and a child process made by
 ``fork`` never hands out its parent's remaining characters (the pools are emptied in the child).
@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 
 ALNUM = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_DRAW = 4096  # bytes of one os.urandom call
+_DRAW = 1 << 16  # bytes of one os.urandom call
 _KEPT = 62 * 4  # bytes below this map to ALNUM without bias
 _TABLE = bytes(ord(ALNUM[b % 62]) if b < _KEPT else 0 for b in range(256))
 _DROPPED = bytes(range(_KEPT, 256))
@@ -51,7 +51,7 @@ class _Pool:
             end = pos + n
             if end > len(self._chars):
                 self._chars, pos, end = self._draw(), 0, n
-                while end > len(self._chars):  # (a draw gives ~3,900 characters; n is small)
+                while end > len(self._chars):  # (a draw gives ~62,000 characters; n is small)
                     self._chars += self._draw()
             self._pos = end
             return self._chars[pos:end]
