@@ -148,24 +148,28 @@ def positions(dialect: str) -> list[int]:
     return sorted({0, n - 1, n, *random.Random(dialect).sample(every, take)})
 
 
-def kept_at_the_cut(text: str) -> bool:
-    """Whether the whole answer cut to ``text`` by the length limit still has a call."""
-    return bool(toolbridge.parse(text, "auto", CHAT_TOOLS, True).message.get("tool_calls"))
+# A call's own end: once it is written the call is complete, and a length stop after it (inside
+# Qwen3-Coder's </tool_call>, which closes the block) does not cut the call.
+CALL_END = {"hermes": "</tool_call>", "qwen3_coder": "</function>"}
+
+
+def kept_at_the_cut(dialect: str, text: str) -> bool:
+    """Whether the whole answer cut to ``text`` by the length limit still has a call: exactly
+    when the call's own end was written (checked)."""
+    kept = bool(toolbridge.parse(text, "auto", CHAT_TOOLS, True).message.get("tool_calls"))
+    assert kept == (CALL_END[dialect] in text), f"{dialect} cut to {text!r}: a call {'kept' if kept else 'lost'}"
+    return kept
 
 
 def check_every_cut(s: Stack, sent: Callable[[str, list[tuple[str, Any, int]]], None]) -> None:
     """Each position of each answer on each front: a cut answer has no call and ends as cut;
-    the complete one has its call (``sent`` checks how it came). Where the whole answer itself
-    keeps a call at the cut (``kept_at_the_cut``) the stream must be the whole answer; such
-    positions end the test as an expected failure, listed."""
+    the complete one has its call (``sent`` checks how it came), and so has one cut after the
+    call's own end (``kept_at_the_cut``): the stream is the whole answer."""
     connection = http.client.HTTPConnection("127.0.0.1", int(s.url.split(":")[2].split("/")[0]), timeout=20)
-    kept = []
     try:
         for dialect, text in ANSWERS.items():
             for at in positions(dialect):
-                keeps = at < len(text) and kept_at_the_cut(text[:at])
-                if keeps:
-                    kept.append(f"{dialect} at {at} ({text[max(0, at - 12):at]!r})")
+                keeps = at < len(text) and kept_at_the_cut(dialect, text[:at])
                 for front in CUT:
                     calls, end = outcome(front, streamed(connection, front, f"{dialect} {at} {1 + at % 7}"))
                     where = f"{front}, {dialect} cut at {at}: {text[:at]!r}"
@@ -176,9 +180,6 @@ def check_every_cut(s: Stack, sent: Callable[[str, list[tuple[str, Any, int]]], 
                         sent(where, calls)
     finally:
         connection.close()
-    if kept:
-        pytest.xfail(f"the parser keeps a call whose end marker never came at a length stop (issue 32, item 3: "
-                     f"parser rules, fixed apart), and the stream gives what the whole answer has: {kept}")
 
 
 def test_a_cut_call_never_reaches_the_client_on_any_front(gateway: Stack) -> None:
@@ -213,7 +214,7 @@ def sample() -> list[tuple[str, int]]:
 @pytest.mark.parametrize(("dialect", "at"), sample())
 def test_the_sdks_see_no_cut_call(gateway: Stack, dialect: str, at: int) -> None:
     say, text = f"{dialect} {at} 2", ANSWERS[dialect]
-    kept = at < len(text) and kept_at_the_cut(text[:at])  # (see check_every_cut)
+    kept = at < len(text) and kept_at_the_cut(dialect, text[:at])  # (see check_every_cut)
     complete = at == len(text) or kept
     with gateway.client() as c:
         chunks = list(c.chat.completions.create(model="m", messages=[{"role": "user", "content": say}],
@@ -235,8 +236,6 @@ def test_the_sdks_see_no_cut_call(gateway: Stack, dialect: str, at: int) -> None
     assert [(b.name, b.input) for b in message.content if b.type == "tool_use"] == (
         [("get_weather", ARGUMENTS)] if complete else [])
     assert message.stop_reason == ("tool_use" if complete else "max_tokens")
-    if kept:
-        pytest.xfail("the parser keeps this call at a length stop (issue 32, item 3, fixed apart)")
 
 
 # ---------------------------------------------------------------- a long call held
