@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from tests.gateway.test_responses import raw
+from tests.gateway.test_responses import raw, stacks  # noqa: F401  (stacks: the module's gateways, a fixture)
 from toolbridge.gateway.fronts.responses.store import ResponseStore
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
@@ -22,24 +22,6 @@ from toolbridge.gateway.replay.upstream import Reply
 openai = pytest.importorskip("openai")
 
 THOUGHT = "Paris, then."
-
-
-@pytest.fixture(scope="module")
-def stacks() -> Iterator[Callable[..., Stack]]:
-    """``stacks(script, **config)``: a running gateway with that config (one per config)."""
-    opened: dict[tuple[tuple[str, Any], ...], Stack] = {}
-
-    def get(script: Callable[[dict[str, Any]], Reply], **config: Any) -> Stack:
-        config.setdefault("tool_call_parser", "hermes")
-        key = tuple(sorted(config.items()))
-        if key not in opened:
-            opened[key] = Stack(script, **config).__enter__()
-        opened[key].upstream.script = script
-        return opened[key]
-
-    yield get
-    for s in opened.values():
-        s.__exit__(None, None, None)
 
 
 def echo(body: dict[str, Any]) -> Reply:

@@ -21,6 +21,7 @@ import http.client
 import json
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -206,10 +207,16 @@ def report(figures: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(quick: bool = False) -> int:
+def print_figures(measure: Callable[..., dict[str, Any]], report: Callable[[dict[str, Any]], str],
+                  quick: bool = False) -> int:
+    """Measure, print the report; 1 when a check failed (what a bench command returns)."""
     figures = measure(quick=quick)
     print(report(figures))
     return 1 if figures["problems"] else 0
+
+
+def main(quick: bool = False) -> int:
+    return print_figures(measure, report, quick)
 
 
 if __name__ == "__main__":

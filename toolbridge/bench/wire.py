@@ -27,6 +27,7 @@ import orjson
 from ..gateway.fronts.chat import ChatFront
 from ..gateway.streaming import AnswerStream
 from ..gateway.turn import Settings, plan_turn
+from .fronts import print_figures
 from .script import REQUEST, Script, assemble, check_message
 
 SIZES = ("small", "33k")
@@ -124,9 +125,7 @@ def report(figures: dict[str, Any]) -> str:
 
 
 def main(quick: bool = False) -> int:
-    figures = measure(quick=quick)
-    print(report(figures))
-    return 1 if figures["problems"] else 0
+    return print_figures(measure, report, quick)
 
 
 if __name__ == "__main__":
