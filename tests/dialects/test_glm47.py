@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.dialects.test_glm45 import CODE, close_tag_in_value_cases
 from tests.harness import Case, make_table_tests, tool
 
 
@@ -54,41 +55,8 @@ TYPED = [{"type": "function", "function": {"name": "typed", "parameters": TYPED_
 REASONING = {"reasoning": True}
 IN_REASONING = {"reasoning": True, "in_reasoning": True}
 
-CODE = [tool("python", code={"type": "string"}),
-        tool("write_file", path={"type": "string"}, content={"type": "string"})]
-# A Codex-style patch that writes the format's own close tag inside a value.
-PATCH = ("*** Begin Patch\n*** Update File: fmt.py\n@@\n-END = '</tool_call>'\n"
-         "+END = '</tool_call>\\n'  # closes a call\n*** End Patch")
-
 CASES = [
-    # ---------------------------------------------------------------- the close tag inside a value
-    Case("close-tag-inside-a-value",
-         "<tool_call>f<arg_key>a</arg_key><arg_value>x </tool_call> y</arg_value></tool_call>",
-         [("f", {"a": "x </tool_call> y"})], None, report={"repaired": 0}),
-    Case("patch-mentioning-the-close-tag", call("write_file", ("path", "p.diff"), ("content", PATCH)),
-         [("write_file", {"path": "p.diff", "content": PATCH})], None, tools=CODE, report={"calls": 1}),
-    Case("close-tags-inside-then-another-pair",
-         call("write_file", ("content", "a</tool_call>b</tool_call>c"), ("path", "x")),
-         [("write_file", {"content": "a</tool_call>b</tool_call>c", "path": "x"})], None, tools=CODE),
-    Case("missing-value-close-then-end", "<tool_call>f<arg_key>a</arg_key><arg_value>x </tool_call>",
-         [("f", {"a": "x "})], None, report={"repaired": 1}),
-    Case("missing-value-close-then-next-call",
-         "<tool_call>f<arg_key>a</arg_key><arg_value>x</tool_call>\n"
-         "<tool_call>g<arg_key>b</arg_key><arg_value>2</arg_value></tool_call>",
-         [("f", {"a": "x"}), ("g", {"b": 2})], None),
-    Case("missing-value-close-then-prose", "<tool_call>f<arg_key>a</arg_key><arg_value>x</tool_call> Done.",
-         [("f", {"a": "x"})], " Done."),
-    Case("close-tag-then-a-key-before-any-value-close",
-         "<tool_call>f<arg_key>a</arg_key><arg_value>x</tool_call>"
-         "y<arg_key>b</arg_key><arg_value>1</arg_value></tool_call>",
-         [("f", {"a": "x"})], "y<arg_key>b</arg_key><arg_value>1</arg_value></tool_call>"),
-    Case("close-tag-far-from-the-value-close",
-         "<tool_call>f<arg_key>a</arg_key><arg_value>x</tool_call>" + "y" * 1100 + "</arg_value></tool_call>",
-         [("f", {"a": "x</tool_call>" + "y" * 1100})], None),
-    Case("close-tag-far-from-anything-is-text-then-cut",
-         "<tool_call>f<arg_key>a</arg_key><arg_value>x</tool_call>" + "y" * 1100,
-         [], "<tool_call>f<arg_key>a</arg_key><arg_value>x</tool_call>" + "y" * 1100,
-         report={"truncated": True, "calls": 0}),
+    *close_tag_in_value_cases(call),
     Case("keys-holding-markup", call("set_item", ("items<0>", "x"), ("a>b", "2")),
          [("set_item", {"items<0>": "x", "a>b": 2})], None),
     Case("a-key-may-not-hold-the-next-pair", call("set_item", ("city<arg_value>x", "y")), [],
