@@ -81,9 +81,6 @@ KNOWN: dict[str, Known] = {
     # -- parser defects the suite found, still open
     "glm/glm45-marker-in-arguments": Known(GLM_CLOSE, _GLM_KEY),
     "glm/glm47-marker-in-arguments": Known(GLM_CLOSE, _GLM_KEY),
-    "kimi/k3-bug-response-only-completion": Known(
-        K3_CHANNELS, "under auto the answer in the response channel stays reasoning (the pinned dialect closes "
-                     "the reasoning there)", ("auto",)),
     # -- new defects found by the suite
     "kimi/k3-control-marker-text-in-value": Known(
         K3_VALUE, "a value holding '<|close|>argument<|sep|>' then text aborts the call (a look-ahead, as GLM's, "

@@ -87,3 +87,18 @@ CASES = [
 ]
 
 test_whole, test_per_character, test_random_chunkings = make_table_tests("kimi_k3", CASES)
+
+# Under ``auto`` the response channel's opener ends a prompt-opened reasoning too (the family's
+# ``Dialect.answer_opens``), whatever follows it.
+AUTO_CASES = [
+    Case("auto-response-opened-inside-prompt-opened-reasoning-ends-it", f"Weather, then answer.{O}response{S}"
+         f"It is sunny.{C}response{S}{C}message{S}", [], "It is sunny.", "Weather, then answer.",
+         options={"reasoning": True, "in_reasoning": True}),
+    Case("auto-response-only", f"{O}response{S}Hello world{C}response{S}{C}message{S}", [], "Hello world",
+         options={"reasoning": True, "in_reasoning": True}),
+    Case("auto-response-opened-inside-reasoning-then-call", f"Need it.{O}response{S}Checking.{C}response{S}"
+         + block(call("get_weather", arg("city", "Oslo"))), [("get_weather", {"city": "Oslo"})], "Checking.",
+         "Need it.", tools=WEATHER, options={"reasoning": True, "in_reasoning": True}),
+]
+
+test_auto_whole, test_auto_per_character, test_auto_random_chunkings = make_table_tests("auto", AUTO_CASES)

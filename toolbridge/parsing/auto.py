@@ -224,7 +224,7 @@ class AutoParser:
     # Slots, as DialectParser's (their reads take one fixed path); ``__dict__`` only holds the
     # winner's own ``feed`` and ``close`` once a dialect is recognised.
     __slots__ = ("__dict__", "_bare", "_base", "_block", "_block_at", "_buf", "_claims", "_closed", "_cut",
-                 "_drop", "_fed", "_guarded", "_handed", "_hinted", "_kept_from", "_marker", "_mid", "_openers", "_options", "_out",
+                 "_answers", "_drop", "_fed", "_guarded", "_handed", "_hinted", "_kept_from", "_marker", "_mid", "_openers", "_options", "_out",
                  "_parser", "_pending", "_phase", "_reach", "_restart", "_scan", "_spare", "_think",
                  "_tools", "_trials", "_wait", "_waiting", "dialect")
 
@@ -264,6 +264,7 @@ class AutoParser:
                           reasoning, in_reasoning, drop_tokens)
         self._hinted, self._claims, self._bare, self._scan = table.hinted, table.claims, table.bare, table.scan
         self._drop, self._openers, self._guarded = table.drop, table.openers, table.guarded
+        self._answers = table.answer_opens
         self._phase = REASONING if reasoning and in_reasoning else START
         self.dialect: Dialect | None = None
         self._parser: DialectParser | None = None
@@ -438,6 +439,8 @@ class AutoParser:
             return None
         marker = m.group()
         if marker in self._drop:
+            if self._phase is REASONING and marker in self._answers:
+                self._phase = START  # the answer's channel opened (Dialect.answer_opens): reasoning is over
             return m.end()
         if self._think and marker == self._think[0] and self._phase is CONTENT:
             self._phase = REASONING
@@ -642,6 +645,7 @@ class _Table:
     # declare (``Dialect.block_opens``), each with what matches such an opening
     # (``Dialect.opening_of``), for the markers that have such claimants.
     guarded: dict[str, dict[str, re.Pattern[str]]]
+    answer_opens: frozenset[str]  # dropped tokens that end reasoning (``Dialect.answer_opens``)
 
 
 _TABLES: dict[tuple[Any, ...], tuple[tuple[str, ...], _Table]] = {}
@@ -677,7 +681,8 @@ def _table(hint: str | None, candidates: tuple[str, ...] | None, reasoning: bool
     openers = None if any(not o for o, _ in bare) else "".join(sorted({o[0] for o, _ in bare}))
     guarded = {m: picky for m, ds in claims.items()
                if (picky := {d.name: p for d in ds if (p := d.opening_of(m)) is not None})}
-    return _Table(hinted, claims, bare, scan, frozenset(drop_tokens), openers, guarded)
+    answers = frozenset(t for d in ordered for t in d.answer_opens if t in drop_tokens) if reasoning else frozenset()
+    return _Table(hinted, claims, bare, scan, frozenset(drop_tokens), openers, guarded, answers)
 
 
 # Where the answer starts, a bare JSON object is first of all Llama 3's way of calling.
