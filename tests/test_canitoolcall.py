@@ -49,15 +49,11 @@ class Known:
 
 
 DELIBERATE = "deliberate"
-GLM_CLOSE = "defect: GLM </tool_call> inside <arg_value> (item 3)"
-K3_CHANNELS = "defect: Kimi K3 response channel after a prompt-opened think (item 3)"
 K3_VALUE = "defect: new, Kimi K3 argument close marker inside a value aborts the call"
 SECTION_NOISE = "defect: new, Kimi K2 section opener left in content beside stray text"
 
 _CUT_KEPT = ("the text of a call the limit cut stays content (the README's rule: nothing the model "
              "wrote is dropped); the fixture drops it")
-_GLM_KEY = ("the value mentions <arg_key> after an inline </tool_call>: the rule that keeps the close tag in the "
-            "value (a </arg_value> follows before the next key) reads that mention as the next key")
 
 # Every fixture toolbridge fails, with its category and reason (one place; strict xfails).
 KNOWN: dict[str, Known] = {
@@ -78,9 +74,6 @@ KNOWN: dict[str, Known] = {
         DELIBERATE, "contested: the first call of a pythonic list the limit cut is finished and kept (every good "
         "call is kept, as the suite itself keeps the first of two calls cut in every other family); the fixture "
         "wants no call from an unclosed list"),
-    # -- parser defects the suite found, still open
-    "glm/glm45-marker-in-arguments": Known(GLM_CLOSE, _GLM_KEY),
-    "glm/glm47-marker-in-arguments": Known(GLM_CLOSE, _GLM_KEY),
     # -- new defects found by the suite
     "kimi/k3-control-marker-text-in-value": Known(
         K3_VALUE, "a value holding '<|close|>argument<|sep|>' then text aborts the call (a look-ahead, as GLM's, "

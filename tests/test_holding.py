@@ -11,7 +11,7 @@ import pytest
 
 from tests.harness import tool
 from toolbridge import ArgumentsDelta, StreamParser, ToolCallBegin, ToolCallEnd, get_dialect
-from toolbridge.syntax.bodies.argkey import LOOKAHEAD
+from toolbridge.syntax.bodies.argkey import ArgKeyTags, held_at_most
 from toolbridge.syntax.bodies.json import HOLD_BLOCK
 from toolbridge.syntax.bodies.xml import GAP
 from toolbridge.syntax.dialect import HOLD_TAGGED_BLOCK
@@ -97,7 +97,8 @@ def test_a_chosen_body_holds_its_short_block() -> None:
     ("qwen3_coder", "<tool_call>\n<function=note>\n<parameter=text>\n", "</parameter>", GAP + len("</tool_call>")),
     ("seed_oss", "<seed:tool_call>\n<function=note>\n<parameter=text>", "</parameter>",
      GAP + len("</seed:tool_call>")),
-    ("glm45", "<tool_call>note\n<arg_key>text</arg_key>\n<arg_value>", "</tool_call>", LOOKAHEAD + len("<tool_call>")),
+    ("glm45", "<tool_call>note\n<arg_key>text</arg_key>\n<arg_value>", "</tool_call>",
+     held_at_most(ArgKeyTags(), "<tool_call>")),
 ])
 def test_a_tag_inside_a_value_is_held_only_as_long_as_its_look_ahead(dialect: str, head: str, tag: str, bound: int,
                                                                       name: str) -> None:

@@ -90,6 +90,19 @@ def close_tag_in_value_cases(call: Callable[..., str]) -> list[Case]:
              "<tool_call>f<arg_key>a</arg_key><arg_value>x</tool_call>" + "y" * 1100,
              [], "<tool_call>f<arg_key>a</arg_key><arg_value>x</tool_call>" + "y" * 1100,
              report={"truncated": True, "calls": 0}),
+        # A next pair counts only when whole (key, its close, the value's opening): a mention of a
+        # key tag after the close tag is value text.
+        Case("close-tag-then-a-mentioned-key-tag",
+             call("write_file", ("path", "d.md"), ("content", "Wrap in <tool_call> and </tool_call>; keys go in <arg_key>.")),
+             [("write_file", {"path": "d.md", "content": "Wrap in <tool_call> and </tool_call>; keys go in <arg_key>."})],
+             None, tools=CODE, report={"calls": 1, "repaired": 0}),
+        Case("close-tag-then-a-closed-key-without-a-value",
+             call("write_file", ("content", "a </tool_call> b <arg_key>k</arg_key> c"), ("path", "x")),
+             [("write_file", {"content": "a </tool_call> b <arg_key>k</arg_key> c", "path": "x"})], None, tools=CODE),
+        Case("close-tag-then-a-whole-pair-across-whitespace",
+             "<tool_call>f<arg_key>a</arg_key><arg_value>x</tool_call>"
+             "<arg_key>b</arg_key>\n <arg_value>1</arg_value></tool_call>",
+             [("f", {"a": "x"})], "<arg_key>b</arg_key>\n <arg_value>1</arg_value></tool_call>"),
     ]
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .json import JsonEnvelopeBody
-from ..markers import MarkerSet, alternation, marker_set, match_at, opens_more
+from ..markers import MarkerSet, marker_set, match_at, opens_more
 from ..rawvalue import RawValue
 from ..dialect import (
     DONE,
@@ -67,16 +67,32 @@ class ArgKeyTags:
 LOOKAHEAD = 1024
 
 
+# Whitespace a next pair may hold between its key and its value, at most (in the look-ahead).
+_PAIR_GAP = r"(?:\s|\\n){0,16}"
+
+
 @lru_cache(maxsize=16)
-def _tellers(value_close: str, key_open: str, call_open: str) -> tuple[re.Pattern[str], int]:
-    """The tags that tell what a close tag inside a value was: a pattern, and the longest's length."""
-    tags = tuple(t for t in (value_close, key_open, call_open) if t)
-    return re.compile(alternation(tags)), max(map(len, tags))
+def _tellers(value_close: str, key: tuple[str, str], value_open: str, call_open: str) -> tuple[re.Pattern[str], int]:
+    """What tells what a close tag inside a value was: a pattern, and the longest match's length.
+    A next key counts only as a whole pair opening (``<arg_key>NAME</arg_key><arg_value>``, a key
+    of at most ``_LIMIT`` characters without a tag of the pair), so a value that mentions
+    ``<arg_key>`` in prose is not taken for the next pair."""
+    name = f"(?:(?!{re.escape(key[1])}|{re.escape(key[0])}|{re.escape(value_open)}).){{0,{_LIMIT}}}"
+    pair = re.escape(key[0]) + name + re.escape(key[1]) + _PAIR_GAP + re.escape(value_open)
+    tags = tuple(re.escape(t) for t in (value_close, call_open) if t)
+    longest = max(len(value_close), len(call_open), len(key[0]) + _LIMIT + len(key[1]) + 32 + len(value_open))
+    return re.compile("|".join((*tags, pair)), re.DOTALL), longest
+
+
+def held_at_most(tags: ArgKeyTags, opened_by: str) -> int:
+    """How much past a close tag inside a value may be held while its verdict waits: the
+    look-ahead, and a teller that starts in it (a whole next pair's opening, at the longest)."""
+    return LOOKAHEAD + _tellers(tags.value[1], tags.key, tags.value[0], opened_by)[1]
 
 
 class CloseInValue:
     """Which end tags end one value (a ``rawvalue.Placement``): ``</arg_value>`` always; the
-    call's close tag only when no ``</arg_value>`` follows it before the next ``<arg_key>``, the
+    call's close tag only when no ``</arg_value>`` follows it before the next pair (``_tellers``), the
     next call's opening tag or the end of output, looking ``LOOKAHEAD`` characters ahead (past
     them with none of those seen, it is text: the value goes on). What was scanned is
     remembered, in the value's positions, so that a value holding many close tags is scanned
@@ -86,7 +102,7 @@ class CloseInValue:
 
     def __init__(self, tags: ArgKeyTags, opened_by: str) -> None:
         self._close, self._value_close = tags.block_close, tags.value[1]
-        self._tellers, self._longest = _tellers(tags.value[1], tags.key[0], opened_by)
+        self._tellers, self._longest = _tellers(tags.value[1], tags.key, tags.value[0], opened_by)
         self._from = self._clear = 0  # no teller starts in [_from, _clear) ...
         self._found: re.Match[str] | None = None  # ... nor before this one (at _found_at), if found
         self._found_at = -1
@@ -108,8 +124,8 @@ class CloseInValue:
         if stop < len(buf) or base + stop >= limit + self._longest - 1:
             self._clear = limit
             return False  # nothing tells within the look-ahead: the tag is text
-        if final:
-            return True  # the output ended: nothing followed the tag that it could belong to
+        if final:  # the output ended: the tag closed the call unless text ran past the look-ahead
+            return base + len(buf) <= limit
         self._clear = max(self._clear, base + stop - self._longest + 1)  # (a teller may be cut there)
         return None
 
