@@ -50,7 +50,6 @@ class Known:
 
 DELIBERATE = "deliberate"
 K3_VALUE = "defect: new, Kimi K3 argument close marker inside a value aborts the call"
-SECTION_NOISE = "defect: new, Kimi K2 section opener left in content beside stray text"
 
 _CUT_KEPT = ("the text of a call the limit cut stays content (the README's rule: nothing the model "
              "wrote is dropped); the fixture drops it")
@@ -78,9 +77,6 @@ KNOWN: dict[str, Known] = {
     "kimi/k3-control-marker-text-in-value": Known(
         K3_VALUE, "a value holding '<|close|>argument<|sep|>' then text aborts the call (a look-ahead, as GLM's, "
                   "reads it: the real close is followed by another argument or the call's close)"),
-    "kimi/k2i-vllm-noise-between-markers": Known(
-        SECTION_NOISE, "stray text between the section opener and the first call stays content with the "
-                       "opener (the section's close is dropped); the call itself is read"),
 }
 
 

@@ -65,6 +65,15 @@ CASES = [
          cut=True, report={"calls": 0}),
     Case("prose-mentions-markers", "Kimi opens calls with <|tool_calls_section_begin|> and then text.",
          [], "Kimi opens calls with <|tool_calls_section_begin|> and then text.", report={"rejected": 1}),
+    # Text inside the section before its first call is dropped (reported) when a call follows.
+    Case("noise-before-the-first-call-is-dropped", "A " + SB + " spurious noise " + call("functions.get_weather:0",
+         '{"city": "Oslo"} ') + SE, [("get_weather", {"city": "Oslo"})], "A", tools=WEATHER,
+         report={"calls": 1, "rejected": 0, "repaired": 1}),
+    Case("noise-then-a-malformed-call-stays-content", "A " + SB + " noise " + call("functions.get_weather:0", "nope")
+         + SE, [], "A " + SB + " noise " + call("functions.get_weather:0", "nope") + SE, tools=WEATHER,
+         report={"calls": 0}),
+    Case("noise-then-the-section-end-stays-content", "A " + SB + " noise " + SE + " B", [],
+         "A " + SB + " noise " + SE + " B", report={"rejected": 1}),
     Case("dotted-name-in-id", SB + call("functions.os.fs.read:4", '{"path": "/etc"}') + SE,
          [("os__fs__read", {"path": "/etc"})], None, tools=[tool("os__fs__read", path={"type": "string"})]),
 ]

@@ -15,8 +15,9 @@ readers compose:
 
 Tolerated and reported: a section opened by a call marker alone (the section marker missing), a
 missing call or section end, a missing closing fence. An empty section is no call and leaves
-nothing in content (reported); text inside a section before its first call, and malformed or
-truncated calls are not calls.
+nothing in content (reported); text inside a section before its first call marker (at most
+``_NOISE_LIMIT`` characters) is dropped (reported) when a call follows, and malformed or
+truncated calls are not calls (the block, that text included, stays content).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from ..dialect import DONE, EMPTY_SECTION, FAIL, MORE, UNCLOSED_AT_END, Body, Ca
 
 
 _LABEL_LIMIT = 256
+# How much text a section may hold before its first call marker (skipped, reported).
+_NOISE_LIMIT = 256
 
 
 def _same(written: str) -> str | None:
@@ -243,7 +246,10 @@ class SectionBody:
                 self._inner = tags.call(self._sink, self._opened_by)
                 continue
             if found is None:
-                return self._stray(buf, pos, final)
+                pos, outcome = self._stray(buf, pos, final)
+                if outcome is not None:
+                    return pos, outcome
+                continue
             pos += len(found)
             if found in tags.section_end:
                 if not self._calls:
@@ -254,15 +260,33 @@ class SectionBody:
             elif not self._calls:  # a call's end marker before any call
                 return pos, self._fail("not a tool call")
 
-    def _stray(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
-        """Text that is not a marker: it ends a section that holds calls, else rejects it."""
+    def _stray(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        """Text that is not a marker: it ends a section that holds calls; before the first call
+        it is skipped when a call's marker follows within ``_NOISE_LIMIT`` characters (the call
+        then decides: a block that fails returns whole to content), else it rejects the section."""
         if not self._calls:
-            return pos, self._fail("not a tool call")
+            return self._noise(buf, pos, final)
         if final and any(cut_off(buf, pos, m) for m in self._between):
             self._sink.repaired(UNCLOSED_AT_END)  # a marker cut off by the end of output
             return len(buf), DONE
         self._sink.repaired(f"missing {self._tags.section_end[0]} after the calls")
         return pos, DONE
+
+    def _noise(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
+        """Text between the section's opener and its first call: skipped (reported) up to a call
+        marker; a section end or no marker within the limit rejects the section."""
+        longest = max(map(len, self._between))
+        window_end = pos + _NOISE_LIMIT + longest
+        found = [(i, m) for m in self._between if (i := buf.find(m, pos, window_end)) != -1]
+        if found:
+            at, marker = min(found)
+            if marker not in self._tags.call_begin:
+                return pos, self._fail("not a tool call")
+            self._sink.repaired("text before the section's first call dropped")
+            return at, None
+        if final or len(buf) >= window_end:
+            return pos, self._fail("not a tool call")
+        return pos, MORE
 
     def _at_end(self, final: bool) -> Outcome:
         if not final:
