@@ -49,7 +49,6 @@ class Known:
 
 
 DELIBERATE = "deliberate"
-K3_VALUE = "defect: new, Kimi K3 argument close marker inside a value aborts the call"
 
 _CUT_KEPT = ("the text of a call the limit cut stays content (the README's rule: nothing the model "
              "wrote is dropped); the fixture drops it")
@@ -73,10 +72,6 @@ KNOWN: dict[str, Known] = {
         DELIBERATE, "contested: the first call of a pythonic list the limit cut is finished and kept (every good "
         "call is kept, as the suite itself keeps the first of two calls cut in every other family); the fixture "
         "wants no call from an unclosed list"),
-    # -- new defects found by the suite
-    "kimi/k3-control-marker-text-in-value": Known(
-        K3_VALUE, "a value holding '<|close|>argument<|sep|>' then text aborts the call (a look-ahead, as GLM's, "
-                  "reads it: the real close is followed by another argument or the call's close)"),
 }
 
 

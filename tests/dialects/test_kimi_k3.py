@@ -82,6 +82,18 @@ CASES = [
          "Done.", "Plan.More plan.", options={"reasoning": True, "in_reasoning": True}),
     Case("response-opener-without-reasoning-split-is-dropped", f"Thinking.{O}response{S}Answer.", [],
          "Thinking.Answer."),
+    # An argument close inside a value is value text unless the layout places one there (the
+    # next argument, the call's or the block's close, the next call or the end follow it).
+    Case("argument-close-inside-a-value", block(call("f", arg("a", f"y{C}argument{S} x"))),
+         [("f", {"a": f"y{C}argument{S} x"})], None, report={"calls": 1, "repaired": 0}),
+    Case("argument-close-at-a-value-start-then-another-argument",
+         block(call("write_file", arg("content", f"{C}argument{S} is how args end"), arg("path", "x.txt"))),
+         [("write_file", {"content": f"{C}argument{S} is how args end", "path": "x.txt"})], None),
+    Case("argument-close-then-white-space-then-the-call-close",
+         block(call("f", arg("a", "y") + " \n ")),
+         [("f", {"a": "y"})], None),
+    Case("argument-close-quoted-twice", block(call("f", arg("a", f"{C}argument{S}{C}argument{S}z"))),
+         [("f", {"a": f"{C}argument{S}{C}argument{S}z"})], None),
     Case("unknown-tool-stays-content", block(call("delete_all")), [], block(call("delete_all")), tools=WEATHER,
          report={"rejected": 1}),
 ]

@@ -14,6 +14,9 @@ the upstream keeps special tokens, kept verbatim otherwise). ``think`` is reason
 ``response`` ends it (a model may leave the think channel the prompt opened unclosed).
 Tolerated: a space between adjacent special tokens and the words they frame, a call without its
 ``tools`` block, missing closes at the end of output. A ``tools`` opener in prose that no call follows stays prose.
+An argument's close inside its value (text about the format) is value text unless the next
+argument, the call's or block's close, the next call or the end of output follows it
+(``CloseByLayout``).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ TAGS = AttrTags(
     block_close=spellings(CLOSE, "tools"),
     tag_end=SEP,
     name_attr="tool",
+    close_by_layout=True,
     key_attr="key",
     string_attr="type",
     string_value="string",

@@ -64,11 +64,41 @@ class AttrTags:
     tag_end: str = ">"  # what ends an opening tag (Kimi K3: its <|sep|> special token)
     name_attr: str = "name"  # the invoke's attribute holding the function name
     key_attr: str = "name"  # the parameter's attribute holding its key
+    # A parameter close ends a value only where the layout places one (``CloseByLayout``): Kimi K3.
+    close_by_layout: bool = False
     value_ends: MarkerSet = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         ends = self.param_close + tuple(f"{p} {self.key_attr}=" for p in self.param) + self.invoke_close
         object.__setattr__(self, "value_ends", marker_set(ends))
+
+
+_GAP = re.compile(r"\s{0,16}")  # white space a layout may put after a parameter close
+
+
+class CloseByLayout:
+    """Which end tags end one value (a ``rawvalue.Placement``): a parameter close only when
+    what follows it, after at most 16 white-space characters, is the next parameter's opening,
+    the call's or the block's close, the next call or the end of output; anywhere else (a value
+    that quotes the close tag: code about the format) it is value text. The other end tags (a
+    missing close) end the value as before. The look-ahead is bounded: linear in the value."""
+
+    __slots__ = ("_close", "_next")
+
+    def __init__(self, tags: AttrTags) -> None:
+        self._close = frozenset(tags.param_close)
+        self._next = tags.param + tags.invoke_close + tags.block_close + tags.invoke
+
+    def ends(self, buf: str, found: re.Match[str], before: str, final: bool, base: int) -> bool | None:
+        if found.group() not in self._close:
+            return True
+        at = _GAP.match(buf, found.end()).end()  # type: ignore[union-attr]  # (a bounded star always matches)
+        rest = buf[at : at + max(map(len, self._next))]
+        if any(rest.startswith(t) for t in self._next):
+            return True
+        if at == len(buf) or any(t.startswith(rest) for t in self._next) and at + len(rest) == len(buf):
+            return True if final else None  # the end of output, or a tag still being written
+        return False
 
 
 def parse_attrs(text: str) -> tuple[dict[str, str], bool] | None:
@@ -284,7 +314,8 @@ class AttrXmlBody(NamedCall):
             if rest == _CDATA[0]:
                 pos += len(rest)
                 ends = marker_set((_CDATA[1],))
-        self._value = RawValue(self._vsink, self._key, ends, trim_newline=False)  # type: ignore[arg-type]
+        placement = CloseByLayout(self._tags) if self._tags.close_by_layout and ends is self._tags.value_ends else None
+        self._value = RawValue(self._vsink, self._key, ends, False, placement)  # type: ignore[arg-type]
         self._state = _S.VALUE
         return pos, None
 
