@@ -271,6 +271,14 @@ def minimise(failure: Failure, time_bound: float = 5.0) -> str:
     return text
 
 
+# Failures found and not fixed yet, each with its reason, by (dialect of the inputs, parser, seed,
+# input number): printed as known, not counted as failures. Each one is also a strict xfail in
+# tests/test_fuzz.py (minimised), which fails the day the fix lands, so the entry goes with it.
+CUT_CALL_IN_REASONING = ("auto, reasoning opened by the prompt: a Command R+ call begun inside the reasoning and "
+                         "cut by the end goes to content read whole, and stays reasoning streamed")
+KNOWN = {("command_r_plus", "auto", 0, 2786): CUT_CALL_IN_REASONING}
+
+
 def fuzz(names: list[str], per_dialect: int, seed: int = 0, with_auto: bool = True,
          time_bound: float = 5.0, on_failure: Callable[[Failure], None] | None = None) -> tuple[Counter, list[Failure]]:
     """Run the fuzzer; returns inputs per dialect and the failures."""
@@ -285,7 +293,11 @@ def fuzz(names: list[str], per_dialect: int, seed: int = 0, with_auto: bool = Tr
             for parser in (name, "auto") if with_auto and i % 2 == 0 else (name,):
                 why = check(parser, text, chunks, options, time_bound)
                 counts[parser] += 1
-                if why:
+                known = KNOWN.get((name, parser, seed, i))
+                if why and known:
+                    counts["known"] += 1
+                    print(f"KNOWN {parser} (inputs of {name}, input {i}): {known}", flush=True)
+                elif why:
                     failure = Failure(name, parser, text, chunks, options, why)
                     failures.append(failure)
                     if on_failure:
@@ -346,7 +358,8 @@ def main(argv: list[str] | None = None) -> int:
             failed += len(failures)
             print(f"{name:20} {counts[name]:7} inputs, {counts['auto']:6} through auto, {len(failures)} failures",
                   flush=True)
-    print(f"total: {sum(total.values())} parses ({total['auto']} through auto), {failed} failures, "
+    print(f"total: {sum(total.values()) - total['known']} parses ({total['auto']} through auto), {failed} failures, "
+          f"{total['known']} known (tests/fuzz.py KNOWN), "
           f"{time.perf_counter() - start:.0f} s")
     return 1 if failed else 0
 

@@ -141,3 +141,10 @@ def test_regression(case: Regression) -> None:
         assert (message.get("content") or "") == case.content
     for key, count in case.report.items():
         assert len(getattr(result.report, key)) == count, (key, result.report)
+
+
+@pytest.mark.xfail(strict=True, reason=fuzz.CUT_CALL_IN_REASONING)
+def test_known_cut_call_begun_in_reasoning() -> None:
+    """fuzz.KNOWN's entry, minimised: the whole parse and a stream one character at a time agree."""
+    text = 'Action: ```json{"tool_name":"get_weather","parameters":{'
+    assert fuzz.check("auto", text, list(text), {"reasoning": True, "in_reasoning": True}, 5.0) is None
