@@ -27,7 +27,7 @@ class Xgrammar:
     """xgrammar (vLLM's and SGLang's library) over the 256 bytes."""
 
     def __init__(self) -> None:
-        self.xgr = pytest.importorskip("xgrammar")
+        self.xgr = pytest.importorskip("xgrammar", reason="xgrammar is not set up (`make engines` or `make check` installs it)")
         vocab = [bytes([b]) for b in range(256)] + [b"</s>"]
         self.info = self.xgr.TokenizerInfo(vocab, vocab_type=self.xgr.VocabType.RAW, stop_token_ids=[END])
         self.compiler = self.xgr.GrammarCompiler(self.info, max_threads=2)

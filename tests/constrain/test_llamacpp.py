@@ -32,7 +32,7 @@ from toolbridge.syntax.shape import Args
 
 from .llamacpp import Checker, tiny_model
 
-pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (`make test` builds it)")
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (`make engines` or `make check` builds it)")
 pytest.importorskip("gguf", reason="gguf is not installed: the tiny test model cannot be written")
 jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is not installed")
 

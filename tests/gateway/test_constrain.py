@@ -81,7 +81,7 @@ def metrics(s: Stack) -> str:
 
 
 def xgrammar() -> Any:
-    return pytest.importorskip("xgrammar")
+    return pytest.importorskip("xgrammar", reason="xgrammar is not set up (`make engines` or `make check` installs it)")
 
 
 # ---------------------------------------------------------------- per upstream kind
