@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .json import stream_arguments
-from .xml import NamedCall
+from .xml import GAP, NamedCall, followed
 from ..jsonscan import JsonScanner
 from ..markers import MarkerSet, marker_set, match_at, opens_more, skip_ws
 from ..rawvalue import RawValue
@@ -73,7 +73,7 @@ class AttrTags:
         object.__setattr__(self, "value_ends", marker_set(ends))
 
 
-_GAP = re.compile(r"\s{0,16}")  # white space a layout may put after a parameter close
+_GAP = re.compile(rf"\s{{0,{GAP}}}")  # white space a layout may put after a parameter close
 
 
 class CloseByLayout:
@@ -92,13 +92,7 @@ class CloseByLayout:
     def ends(self, buf: str, found: re.Match[str], before: str, final: bool, base: int) -> bool | None:
         if found.group() not in self._close:
             return True
-        at = _GAP.match(buf, found.end()).end()  # type: ignore[union-attr]  # (a bounded star always matches)
-        rest = buf[at : at + max(map(len, self._next))]
-        if any(rest.startswith(t) for t in self._next):
-            return True
-        if at == len(buf) or any(t.startswith(rest) for t in self._next) and at + len(rest) == len(buf):
-            return True if final else None  # the end of output, or a tag still being written
-        return False
+        return followed(buf, found.end(), self._next, final, _GAP, long_gap=False)
 
 
 def parse_attrs(text: str) -> tuple[dict[str, str], bool] | None:

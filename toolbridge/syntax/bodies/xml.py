@@ -97,11 +97,13 @@ class XmlLayout:
         return followed(buf, found.end(), self._after_function, final)  # </function>
 
 
-def followed(buf: str, at: int, tags: tuple[str, ...], final: bool) -> bool | None:
-    """Whether ``buf`` goes on at ``at`` with one of ``tags`` after white space (or with white
-    space to ``GAP`` characters, or to the end of output); None while that cannot be told yet."""
-    gap = _GAP.match(buf, at).end()  # type: ignore[union-attr]  # (a bounded star always matches)
-    if gap - at >= GAP:
+def followed(buf: str, at: int, tags: tuple[str, ...], final: bool, space: re.Pattern[str] = _GAP,
+             long_gap: bool = True) -> bool | None:
+    """Whether ``buf`` goes on at ``at`` with one of ``tags`` after white space (``space``, at
+    most ``GAP`` characters), or with white space to the end of output, or (``long_gap``) with
+    ``GAP`` characters of it; None while that cannot be told yet."""
+    gap = space.match(buf, at).end()  # type: ignore[union-attr]  # (a bounded star always matches)
+    if long_gap and gap - at >= GAP:
         return True
     if gap == len(buf):
         return True if final else None
