@@ -29,6 +29,7 @@ from ..errors import ConfigError
 from .config import GatewayConfig
 from .fronts.chat import ChatFront
 from .fronts.messages import MessagesFront
+from .fronts.messages.threads import Threads
 from .fronts.messages.tokens import TokenCounter
 from .fronts.responses import ResponsesFront
 from .http.client import UpstreamError, UpstreamPool
@@ -58,6 +59,8 @@ class Gateway:
         self.pipeline = Pipeline(config, self.metrics)
         self.tokens = TokenCounter(config)
         self.responses = ResponsesFront(config, self.metrics)
+        # Message threads are kept in the Responses front's store, in scopes of their own.
+        self.messages = MessagesFront(threads=Threads(self.responses.store, self.responses.scopes))
         self._host, self._port, self._base = config.upstream_parts()
         self.pool: UpstreamPool | None = None
         self.server: H1Server | None = None
@@ -67,7 +70,7 @@ class Gateway:
                                    toolbridge_responses_stored_bytes=lambda: store.bytes)
         self._routes: dict[tuple[str, str], Any] = {
             ("POST", "/v1/chat/completions"): lambda req, resp: self.pipeline.serve(CHAT, req, resp),
-            ("POST", "/v1/messages"): lambda req, resp: self.pipeline.serve(MESSAGES, req, resp),
+            ("POST", "/v1/messages"): lambda req, resp: self.pipeline.serve(self.messages, req, resp),
             ("POST", "/v1/messages/count_tokens"): self._count_tokens,
             ("POST", "/v1/responses"): lambda req, resp: self.pipeline.serve(self.responses, req, resp),
             ("HEAD", "/"): self._probe,

@@ -4,7 +4,8 @@ In: ``request.messages_turn`` (the request, field by field, as a ``Turn``). Out:
 is one ``message`` object (``whole_message``), blocks in the order ``thinking``, ``text``,
 ``tool_use``; a stream is ``stream.MessagesStream``. Ids: ``ids``. Errors are ``{"type":
 "error", "error": {"type", "message"}}``, the gateway's own error types named as this API names
-them. ``POST /v1/messages/count_tokens``: ``tokens``.
+them, with ``details: {"error_code"}`` for the thread codes. ``POST /v1/messages/count_tokens``:
+``tokens``. Message threads (``thread``): ``threads``, each threaded answer kept as it is made.
 
 Thinking signatures cannot be real (they are Anthropic's proof over its own reasoning):
 toolbridge signs every thinking block with ``SIGNATURE``, a fixed marker, and accepts any
@@ -19,10 +20,11 @@ import orjson
 
 from ...repair import answer_reasoning, answer_text, first_choice
 from ...streaming import AnswerStream
-from ...turn import Turn
+from ...turn import Plan, Turn
 from .ids import message_id, tool_use_id
 from .request import messages_turn
 from .stream import MessagesStream, stop_reason, usage_of
+from .threads import CODES, Reply, Thread, Threads, assistant
 
 SIGNATURE = "dG9vbGJyaWRnZQ"  # base64url of "toolbridge": a marker, not a proof
 
@@ -48,6 +50,16 @@ def whole_message(answer: dict[str, Any]) -> dict[str, Any]:
             "usage": usage_of(answer.get("usage"), None)}
 
 
+def reply_of(answer: dict[str, Any]) -> dict[str, Any]:
+    """A repaired answer as the chat assistant message a later turn of its thread shows the
+    upstream (the calls' upstream ids, as the client's ``tool_use`` ids carry them)."""
+    _, message = first_choice(answer)
+    calls = [{"id": c["id"], "type": "function",
+              "function": {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}}
+             for c in message.get("tool_calls") or ()]
+    return assistant(answer_text(message), answer_reasoning(message), calls)
+
+
 _KINDS = {k: k for k in ("invalid_request_error", "authentication_error", "permission_error",
                          "not_found_error", "request_too_large", "rate_limit_error", "overloaded_error")}
 _BY_STATUS = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -55,12 +67,17 @@ _BY_STATUS = {400: "invalid_request_error", 401: "authentication_error", 403: "p
               503: "overloaded_error", 529: "overloaded_error"}
 
 
-def error_body(message: str, type: str = "invalid_request_error", param: str | None = None) -> bytes:
+def error_body(message: str, type: str = "invalid_request_error", param: str | None = None,
+               code: str | None = None) -> bytes:
     """``{"type": "error", "error": {"type", "message"}}``; ``type`` may be the gateway's own
-    (``upstream_error``, ``server_error``), which this API calls ``api_error``."""
+    (``upstream_error``, ``server_error``), which this API calls ``api_error``. A thread
+    ``code`` goes in ``details.error_code``, where the SDK reads it."""
     if param and not message.startswith(param):
         message = f"{param}: {message}"
-    return orjson.dumps({"type": "error", "error": {"type": _KINDS.get(type, "api_error"), "message": message}})
+    error: dict[str, Any] = {"type": _KINDS.get(type, "api_error"), "message": message}
+    if code in CODES:
+        error["details"] = {"error_code": code}
+    return orjson.dumps({"type": "error", "error": error})
 
 
 def upstream_error_body(raw: bytes) -> bytes:
@@ -89,26 +106,47 @@ class MessagesFront:
     paths = "dotted"  # messages.1.content.0.input
     rebuilds = True
 
-    def __init__(self, count: bool = False) -> None:
+    def __init__(self, count: bool = False, threads: Threads | None = None) -> None:
         self.count = count  # the front of count_tokens: its requests have no max_tokens or stream
+        self.threads = threads  # None: a ``thread`` is answered thread_unsupported_request
 
     def turn(self, body: Any, req: Any = None) -> Turn:
-        return messages_turn(body, self.count)
+        """The request as a Turn; a ``thread`` continue is looked up in ``req``'s caller's scope
+        and the turn will be kept there."""
+        threads = self.threads if self.threads is not None and self.threads.enabled else None
+        if threads is None:
+            return messages_turn(body, self.count)
+        scope = threads.scope(req)
+        turn = messages_turn(body, self.count, lambda message_id: threads.prior(scope, message_id))
+        if isinstance(turn.context, Thread):
+            turn.context.scope = scope
+            turn.context.size += len(req.body) if req is not None else 0
+        return turn
 
     def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,
               param: str | None = None) -> bytes:
         if type == "invalid_request_error" and code and code.isdigit():  # the gateway's 404, 405
             type = _BY_STATUS.get(int(code), type)
-        return error_body(message, type, param)
+        return error_body(message, type, param, code)
 
     def upstream_error(self, raw: bytes) -> bytes:
         return upstream_error_body(raw)
 
-    def whole(self, answer: dict[str, Any], plan: Any = None) -> bytes:
-        return orjson.dumps(whole_message(answer))
+    def whole(self, answer: dict[str, Any], plan: Plan | None = None) -> bytes:
+        message = whole_message(answer)
+        body = orjson.dumps(message)
+        thread = plan.context if plan is not None else None
+        if isinstance(thread, Thread) and self.threads is not None:
+            self.threads.keep(thread, message["id"], reply_of(answer), len(body))
+        return body
 
     def stream(self, answer: AnswerStream) -> MessagesStream:
-        return MessagesStream(answer, message_id(), tool_use_id, SIGNATURE)
+        thread, threads = answer.plan.context, self.threads
+        keep = None
+        if isinstance(thread, Thread) and threads is not None:
+            def keep(message_id: str, reply: Reply, size: int) -> None:
+                threads.keep(thread, message_id, reply.message(), size)
+        return MessagesStream(answer, message_id(), tool_use_id, SIGNATURE, keep)
 
     def stream_error(self, message: str, type: str, code: str | None = None) -> bytes:
         return b"event: error\ndata: " + error_body(message, type) + b"\n\n"

@@ -9,12 +9,15 @@ message's ``thinking`` blocks become its ``reasoning_content``, its ``tool_use``
 tools, ``tool_choice`` its chat equivalent, ``thinking`` the upstream's reasoning switch. What
 cannot be honoured is a 400 naming the field's path (``tools.0.type: ...``); fields that change
 nothing an upstream can do are dropped, each logged once per process (README: the Anthropic
-Messages front, where the table of fields is).
+Messages front, where the table of fields is). A ``thread`` continue is the kept conversation
+(``threads.Prior``: its system message, history and tools) followed by the request's messages,
+whose first ``tool_result`` blocks may answer the kept answer's ``tool_use`` blocks.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -22,6 +25,7 @@ import orjson
 from ...turn import RequestError, Turn
 from ..dropped import Dropped
 from .ids import upstream_id
+from .threads import Prior, Thread, kept_turn, pending_calls, thread_field
 
 _NAME = re.compile(r"[a-zA-Z0-9_-]{1,128}")
 
@@ -44,13 +48,16 @@ _DROPPED = {
     "speed": "the upstream has one speed",
 }
 _TURN_FIELDS = frozenset({"model", "messages", "system", "max_tokens", "stop_sequences", "stream",
-                          "tools", "tool_choice", "thinking", "output_config", *_SAMPLING})
+                          "tools", "tool_choice", "thinking", "output_config", "thread", *_SAMPLING})
 _drop = Dropped("messages")
 
 
-def messages_turn(body: Any, count: bool = False) -> Turn:
+def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prior] | None = None) -> Turn:
     """A Messages request as a Turn; raises RequestError (400) naming the field. ``count``: a
-    count_tokens request (no ``max_tokens``, no ``stream``)."""
+    count_tokens request (no ``max_tokens``, no ``stream``, no ``thread``). ``previous(id)``:
+    the kept turn a ``thread`` continue names (it raises the 404); None: threads are not kept
+    (a ``thread`` is the 400 ``thread_unsupported_request``). A threaded turn's ``context`` is
+    its ``threads.Thread``."""
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
     for key, why in _REFUSED.items():
@@ -72,12 +79,30 @@ def messages_turn(body: Any, count: bool = False) -> Turn:
     if stream:
         options["stream"] = True
         options["stream_options"] = {"include_usage": True}
-    tools = _tools(body.get("tools"))
+    thread = None if count else thread_field(body.get("thread"))
+    prior = kept_turn(body, thread, previous)
+    tools = prior.tools if prior is not None else _tools(body.get("tools"))
     choice, parallel = _tool_choice(body.get("tool_choice"), tools)
-    messages = [*_system(body.get("system"), body.get("messages")), *_messages(body.get("messages"))]
+    messages = _conversation(body, prior)
+    context = None if thread is None else Thread(thread or None, messages, tools, prior.size if prior else 0)
     return Turn(messages=messages, tools=tools, tool_choice=choice, parallel=parallel, stream=stream,
-                include_usage=stream, model=model, options=options,
+                include_usage=stream, model=model, options=options, context=context,
                 schema_paths=[f"tools.{i}.input_schema" for i in range(len(tools or ()))])
+
+
+def _conversation(body: dict[str, Any], prior: Prior | None) -> list[dict[str, Any]]:
+    """The leading system message and the messages; after a kept turn's, the request's own
+    (their ``system`` messages joined to the kept system message)."""
+    system = _system(body.get("system"), body.get("messages"))
+    if prior is None:
+        return [*system, *_messages(body.get("messages"))]
+    history = list(prior.messages)
+    new = _messages(body.get("messages"), pending_calls(history))
+    if system:
+        if history and history[0]["role"] == "system":
+            system = [{"role": "system", "content": history.pop(0)["content"] + "\n\n" + system[0]["content"]}]
+        history = [*system, *history]
+    return [*history, *new]
 
 
 def _limits(body: dict[str, Any]) -> dict[str, Any]:
@@ -228,11 +253,13 @@ def _system_text(value: Any, where: str) -> str:
     return "\n\n".join(texts)
 
 
-def _messages(messages: Any) -> list[dict[str, Any]]:
+def _messages(messages: Any, pending: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The messages as chat messages; ``pending``: the unanswered ``tool_use`` ids of the
+    assistant message before them (a kept thread's)."""
     if not isinstance(messages, list) or not messages:
         raise RequestError("messages: must be a non-empty array", param="messages")
     out: list[dict[str, Any]] = []
-    pending: dict[str, str] = {}  # tool_use ids of the last assistant message still unanswered
+    pending = pending if pending is not None else {}  # tool_use ids of the last assistant message unanswered
     for i, message in enumerate(messages):
         where = f"messages.{i}"
         role = message.get("role") if isinstance(message, dict) else None

@@ -20,6 +20,9 @@ in what it holds and the client is told the output was cut, never that the call 
 ``stop`` is ``stop_sequence`` when the upstream says which stop
 string matched (vLLM's ``stop_reason``, SGLang's ``matched_stop``) and ``end_turn`` otherwise.
 
+A threaded request's answer (``keep``) is gathered as it is sent (``threads.Reply``) and kept
+when ``message_stop`` is made, before the client can send the next turn.
+
 The one event of nearly every chunk (a piece of text in the open text block) is spliced into
 bytes made once per block, as the chat front does; the rest go through orjson.
 """
@@ -36,6 +39,7 @@ from ....events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin
 from ...plain import plain_content
 from ...streaming import IDLE_SECONDS, AnswerStream, Field, Finish
 from ...validation import WholeCall
+from .threads import Reply
 
 _dumps = orjson.dumps
 PING = b'event: ping\ndata: {"type":"ping"}\n\n'
@@ -82,8 +86,10 @@ class MessagesStream:
     """Upstream chunks in, Messages SSE events out; see the module docstring."""
 
     def __init__(self, answer: AnswerStream, message_id: str, call_id: Callable[[str], str],
-                 signature: str) -> None:
+                 signature: str, keep: Callable[[str, Reply, int], None] | None = None) -> None:
         self._answer = answer
+        self._keep = keep  # a threaded request's: told the answer at its end
+        self._reply = Reply() if keep is not None else None
         self._id, self._call_id, self._signature = message_id, call_id, signature
         self._started = False
         self._start_lock = threading.Lock()  # idle_sse runs on the loop, a large chunk on a worker
@@ -125,6 +131,8 @@ class MessagesStream:
     def _text_delta(self, text: str) -> bytes:
         """A piece of text in the open text block (counted for the usage estimate)."""
         self._chars += len(text)
+        if self._reply is not None:
+            self._reply.texts.append(text)
         return self._text_pre + _dumps(text) + b"}}\n\n"
 
     def feed_sse(self, chunk: dict[str, Any]) -> bytes:
@@ -150,6 +158,8 @@ class MessagesStream:
         out.append(_event(b"message_delta", {"type": "message_delta", "usage": usage,
                                              "delta": {"stop_reason": reason, "stop_sequence": sequence}}))
         out.append(b'event: message_stop\ndata: {"type":"message_stop"}\n\n')
+        if self._keep is not None and self._reply is not None:
+            self._keep(self._id, self._reply, self._chars)
         return b"".join(out)
 
     def idle_sse(self) -> bytes:
@@ -181,6 +191,8 @@ class MessagesStream:
                 if self._kind != "thinking":
                     out.append(self._begin("thinking", {"type": "thinking", "thinking": "", "signature": ""}))
                 self._chars += len(ev.text)
+                if self._reply is not None:
+                    self._reply.thoughts.append(ev.text)
                 delta = {"type": "thinking_delta", "thinking": ev.text}
                 out.append(_event(b"content_block_delta", {"type": "content_block_delta", "index": self._open,
                                                            "delta": delta}))
@@ -190,6 +202,7 @@ class MessagesStream:
                 block = {"type": "tool_use", "id": self._call_id(ev.id), "name": ev.name, "input": {}}
                 out.append(self._begin("tool_use", block))
                 self._calls[ev.index] = self._blocks - 1
+                self._record_call(ev.index, ev.id, ev.name)
             elif isinstance(ev, Finish):
                 self._finish = ev.reason
         return b"".join(out)
@@ -199,6 +212,7 @@ class MessagesStream:
         block = {"type": "tool_use", "id": self._call_id(ev.id), "name": ev.name, "input": {}}
         out = self._begin("tool_use", block)
         self._calls[ev.index] = self._blocks - 1
+        self._record_call(ev.index, ev.id, ev.name)
         return out + self._arguments(ArgumentsDelta(ev.index, ev.arguments)) + self._close()
 
     def _arguments(self, ev: ArgumentsDelta) -> bytes:
@@ -206,8 +220,14 @@ class MessagesStream:
         if block is None or not ev.text:
             return b""
         self._chars += len(ev.text)
+        if self._reply is not None:
+            self._reply.calls[ev.index][2].append(ev.text)
         return (b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,'
                 b'"delta":{"type":"input_json_delta","partial_json":%b}}\n\n' % (block, _dumps(ev.text)))
+
+    def _record_call(self, index: int, call_id: str, name: str) -> None:
+        if self._reply is not None:
+            self._reply.calls[index] = (call_id, name, [])
 
     def _begin(self, kind: str, block: dict[str, Any]) -> bytes:
         closing = self._close()
