@@ -111,7 +111,8 @@ def _limit_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
 def _responses_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
     """The Responses front's store and reasoning seal (README: the Responses front)."""
     p.add_argument("--responses-store", type=int, default=d.responses_store,
-                   help="responses kept in memory for previous_response_id and GET (0: none; per process)")
+                   help="responses kept in memory for previous_response_id and GET, and Messages "
+                        "thread turns (0: none; per process)")
     p.add_argument("--responses-store-bytes", type=int, default=d.responses_store_bytes,
                    help="bytes the stored responses may account for, their JSON (the least recently "
                         "stored go first; per process)")
