@@ -79,6 +79,8 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
     if stream:
         options["stream"] = True
         options["stream_options"] = {"include_usage": True}
+    if count and body.get("thread") is not None:
+        _drop("thread", "count_tokens counts the messages it is given")
     thread = None if count else thread_field(body.get("thread"))
     prior = kept_turn(body, thread, previous)
     tools = prior.tools if prior is not None else _tools(body.get("tools"))
