@@ -224,10 +224,13 @@ def test_an_unknown_thread_is_404_thread_not_found_and_the_sdk_replays(stacks: A
 def test_a_thread_is_continued_once(stacks: Any, clients: Any) -> None:
     """Once a turn continued a reply, that reply is gone: the thread holds one copy of its
     conversation, and continuing the same reply again is the 404 the SDK replays from."""
-    s = stacks(remembering)
+    s = stacks(remembering, responses_store=8)
     thread = clients(s).sdk.beta.messages.thread(model="m", max_tokens=200, system=SYSTEM)
     first = thread.send({"role": "user", "content": "one"})
     thread.send({"role": "user", "content": "two"})
+    thread.send({"role": "user", "content": "three"})
+    status, _, metrics = raw(s, "/metrics", None, method="GET")
+    assert "\ntoolbridge_responses_stored 1\n" in metrics, "one kept turn per thread"
     status, _, body = raw(s, "/v1/messages", {
         "model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "branch"}],
         "thread": {"type": "continue", "previous_message_id": first.id}}, {"x-api-key": "sk-test"})

@@ -42,7 +42,7 @@ _HELP = {
                                    "started this one."),
     "toolbridge_streamed_chunks_total": ("counter", "Chunks sent to clients on streams."),
     "toolbridge_open_streams": ("gauge", "Streams in progress."),
-    "toolbridge_responses_stored": ("gauge", "Responses in the Responses front's store."),
+    "toolbridge_responses_stored": ("gauge", "Responses (and Messages thread turns) in the Responses front's store."),
     "toolbridge_responses_stored_bytes": ("gauge", "Bytes the stored responses account for (their JSON)."),
     "toolbridge_responses_dropped_total": ("counter",
                                            "Stored responses that went before a DELETE, by reason (expired; "
