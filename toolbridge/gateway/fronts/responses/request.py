@@ -126,8 +126,8 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
             raise RequestError("previous_response_id: must be a response id", param="previous_response_id")
         history = list(previous(previous_id))
     names = {v: k for k, v in namespaces.items()}
-    inputs: list[dict[str, Any]] = []
-    history += _items(body.get("input"), names, sealer, _call_ids(history), lookup, inputs)
+    inputs: list[dict[str, Any]] = []  # kept only when the response is (Codex sends its history unstored)
+    history += _items(body.get("input"), names, sealer, _call_ids(history), lookup, inputs if store else None)
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise RequestError("instructions: must be a string", param="instructions")
