@@ -10,7 +10,7 @@ LLAMA_CMAKE := -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=
 WORKERS ?= auto
 PYTEST_ARGS ?=
 
-.PHONY: demo test check test-agents engines bench soak corpus canitoolcall fuzz fuzz-check clean
+.PHONY: demo test check test-agents test-node node-sdks engines bench soak corpus canitoolcall fuzz fuzz-check clean
 
 $(STAMP): pyproject.toml
 	@echo "setup: a virtual environment in $(VENV) (once; about a minute; output kept in $(VENV)/setup.log)"
@@ -46,7 +46,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -rs -m serial $(PYTEST_ARGS)
 
 # Everything, with the full budgets: the suite (every property budget, the check-marked tests, the
-# heavy engines), a slice of the long fuzz run, the soak, and the agent CLIs where Node is installed.
+# heavy engines), a slice of the long fuzz run, the soak, and the agent CLIs and the Vercel AI SDK
+# where Node is installed.
 check: $(ENGINES)
 	TOOLBRIDGE_TEST_PROFILE=full $(BIN)/python -m pytest -n $(WORKERS) -rs -m "not serial and not agents" $(PYTEST_ARGS)
 	TOOLBRIDGE_TEST_PROFILE=full $(BIN)/python -m pytest -rs -m serial $(PYTEST_ARGS)
@@ -60,7 +61,7 @@ check: $(ENGINES)
 # version) tries another release.
 CLAUDE_CODE ?= 2.1.197
 CODEX ?= 0.171.0
-test-agents: $(STAMP)
+test-agents: $(STAMP) node-sdks
 	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
 		echo "test-agents: Node.js and npm are not installed (apt-get install nodejs npm): Claude Code cannot be installed, its tests will skip"; \
 	elif [ "$$(.agents/node_modules/.bin/claude --version 2>/dev/null | cut -d' ' -f1)" != "$(CLAUDE_CODE)" ]; then \
@@ -74,6 +75,27 @@ test-agents: $(STAMP)
 			|| echo "test-agents: npm could not install @openai/codex@$(CODEX): its tests will skip"; \
 	fi
 	$(BIN)/python -m pytest tests/agents -m agents -rs
+
+# The Vercel AI SDK's tool loops (tests/agents/test_vercel_ai.py: generateText and streamText on
+# @ai-sdk/openai's Responses model and on @ai-sdk/anthropic): the packages, pinned, installed from
+# the npm registry into .agents/vercel/ (seconds); where Node.js, npm or the install is missing the
+# test skips and says why. make test-agents (so make check) installs and runs it with the agent
+# CLIs; make test-node runs it alone, without installing them. AI_SDK=6.0.340 (etc.) tries another.
+AI_SDK ?= 6.0.333
+AI_SDK_OPENAI ?= 3.0.141
+AI_SDK_ANTHROPIC ?= 3.0.140
+ZOD ?= 4.3.6
+NODE_SDKS := ai@$(AI_SDK) @ai-sdk/openai@$(AI_SDK_OPENAI) @ai-sdk/anthropic@$(AI_SDK_ANTHROPIC) zod@$(ZOD)
+node-sdks:
+	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
+		echo "node-sdks: Node.js and npm are not installed (apt-get install nodejs npm): the Vercel AI SDK cannot be installed, its test will skip"; \
+	elif [ "$$(cd .agents/vercel 2>/dev/null && node -p "['ai', '@ai-sdk/openai', '@ai-sdk/anthropic', 'zod'].map(p => p + '@' + JSON.parse(require('fs').readFileSync('node_modules/' + p + '/package.json')).version).join(' ')" 2>/dev/null)" != "$(NODE_SDKS)" ]; then \
+		mkdir -p .agents/vercel && npm install --prefix .agents/vercel --save-exact --no-audit --no-fund $(NODE_SDKS) \
+			|| echo "node-sdks: npm could not install $(NODE_SDKS): the Vercel AI SDK test will skip"; \
+	fi
+
+test-node: $(STAMP) node-sdks
+	$(BIN)/python -m pytest tests/agents/test_vercel_ai.py -m agents -rs
 
 bench: $(ENGINES)
 	$(BIN)/toolbridge bench --auto --dense --gateway

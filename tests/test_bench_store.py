@@ -11,6 +11,7 @@ def test_the_store_row_is_measured_and_checked() -> None:
     assert figures["problems"] == []
     assert all(figures["us"][k] > 0 for k in ("unstored", "stored", "put", "get"))
     assert figures["stored"] == 256, "the store was full"
-    # Accounted: the request, and the response's JSON twice (the object and the conversation).
-    assert figures["bytes_accounted"] == figures["request_bytes"] + 2 * figures["json_bytes"]
+    # Accounted: the request twice (the conversation and the input items kept) and the response's
+    # JSON twice (the object and the conversation).
+    assert figures["bytes_accounted"] == 2 * figures["request_bytes"] + 2 * figures["json_bytes"]
     assert "GET" in store.report(figures)

@@ -550,7 +550,7 @@ def test_fields_for_the_upstream(body: dict[str, Any], options: dict[str, Any]) 
 
 @pytest.mark.parametrize("body, param", [
     ({"input": 5}, "input"),
-    ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "input[0].type"),
+    ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "input[0]"),
     ({"input": [{"role": "tool", "content": "x"}]}, "input[0].role"),
     ({"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "f"}]}]}, "input[0].content[0].type"),
     ({"input": [{"role": "developer", "content": [{"type": "input_image", "image_url": "http://x"}]}]},

@@ -109,5 +109,5 @@ def report(figures: dict[str, Any]) -> str:
     return (f"Responses store (per response, scoped and byte-accounted; {figures['stored']} kept, "
             f"the store full): unstored {us['unstored']:.1f} us, stored {us['stored']:.1f} us "
             f"(+{us['added']:.1f} us, of which the put {us['put']:.1f} us), GET {us['get']:.1f} us; "
-            f"{figures['bytes_accounted']} bytes accounted each (request {figures['request_bytes']} "
+            f"{figures['bytes_accounted']} bytes accounted each (request {figures['request_bytes']} x 2 "
             f"+ response JSON {figures['json_bytes']} x 2)")

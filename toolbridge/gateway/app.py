@@ -45,6 +45,7 @@ CHAT = ChatFront()
 MESSAGES = MessagesFront()
 COUNT = MessagesFront(count=True)  # count_tokens: a Messages request without max_tokens
 STORED = "/v1/responses/"
+INPUT_ITEMS = "/input_items"  # GET /v1/responses/{id}/input_items
 SWEEP_SECONDS = 30.0  # at most this long between sweeps of the expired stored responses
 MESSAGES_PATHS = "/v1/messages"  # and every path under it: the Messages error shape
 
@@ -73,6 +74,7 @@ class Gateway:
             ("POST", "/v1/messages"): lambda req, resp: self.pipeline.serve(self.messages, req, resp),
             ("POST", "/v1/messages/count_tokens"): self._count_tokens,
             ("POST", "/v1/responses"): lambda req, resp: self.pipeline.serve(self.responses, req, resp),
+            ("POST", "/v1/responses/input_tokens"): self._input_tokens,
             ("HEAD", "/"): self._probe,
             ("GET", "/v1/models"): self._models,
             ("GET", "/health"): self._health,
@@ -135,7 +137,8 @@ class Gateway:
         except Exception as exc:  # noqa: BLE001  # the boundary of the routes the pipeline does not serve
             status, provenance = self.pipeline.fail.failure(front, resp, exc)
         finally:
-            endpoint = STORED + "{id}" if stored else path if route else "other"
+            endpoint = (STORED + "{id}" + (INPUT_ITEMS if path.endswith(INPUT_ITEMS) else "") if stored
+                        else path if route else "other")
             self.metrics.answered(endpoint, status, provenance, front.name)
             log.info("%s %s %d calls[%s] %.1fms", method, path, status, provenance.header(),
                      1000 * (time.perf_counter() - started))
@@ -190,11 +193,31 @@ class Gateway:
         turn, _ = self.pipeline.check(COUNT, body)
         return self.tokens.answer(turn)
 
+    async def _input_tokens(self, req: Request, resp: Response) -> tuple[int, Provenance]:
+        """``POST /v1/responses/input_tokens``: the input tokens a Responses request would use,
+        counted as ``count_tokens`` counts them; the request checked as ``/v1/responses`` checks
+        it, in the caller's scope (``previous_response_id``, item references)."""
+        large = self.tokens.renders or len(req.body) > OFFLOOP_REQUEST_BYTES
+        try:
+            count, how = await self.pipeline.cpu(large, "count", self._input_counted, req)
+        except (orjson.JSONDecodeError, RequestError, ConfigError) as exc:
+            return self.pipeline.refuse(self.responses, resp, exc)
+        resp.send(200, [*JSON, (b"x-toolbridge-token-count", how.encode())],
+                  orjson.dumps({"object": "response.input_tokens", "input_tokens": count}))
+        return 200, Provenance()
+
+    def _input_counted(self, req: Request) -> tuple[int, str]:
+        turn, _ = self.pipeline.check(self.responses, req.body, req)
+        return self.tokens.count(turn)
+
     async def _stored(self, req: Request, resp: Response) -> tuple[int, Provenance]:
         """``GET`` / ``DELETE /v1/responses/{id}``: a stored response of the caller's scope, or
         its deletion (404 when it is not stored here for this caller: unknown, expired, deleted,
-        another caller's, or kept by another worker; the same answer for each)."""
+        another caller's, or kept by another worker; the same answer for each); ``GET
+        /v1/responses/{id}/input_items``: a page of its input items."""
         response_id = req.path[len(STORED):]
+        if response_id.endswith(INPUT_ITEMS):
+            return self._input_items(req, resp, response_id.removesuffix(INPUT_ITEMS))
         if req.method == "GET":
             found = self.responses.stored(req, response_id)
             if found is not None:
@@ -203,9 +226,26 @@ class Gateway:
         elif self.responses.delete(req, response_id):
             resp.send(200, JSON, orjson.dumps({"id": response_id, "object": "response", "deleted": True}))
             return 200, Provenance()
+        return self._not_stored(resp, response_id)
+
+    @staticmethod
+    def _not_stored(resp: Response, response_id: str) -> tuple[int, Provenance]:
         resp.send(404, JSON, CHAT.error(f"no response {response_id!r:.80} is stored here (unknown, expired, "
                                         "deleted, or kept by another gateway process)", code="not_found"))
         return 404, Provenance()
+
+    def _input_items(self, req: Request, resp: Response, response_id: str) -> tuple[int, Provenance]:
+        if req.method != "GET":
+            resp.send(405, JSON, CHAT.error(f"{req.method} {req.path} is not served here", code="405"))
+            return 405, Provenance()
+        try:
+            found = self.responses.input_items(req, response_id)
+        except RequestError as exc:
+            return self.pipeline.refuse(CHAT, resp, exc)
+        if found is None:
+            return self._not_stored(resp, response_id)
+        resp.send(200, JSON, orjson.dumps(found))
+        return 200, Provenance()
 
     async def _metrics(self, req: Request, resp: Response) -> tuple[int, Provenance]:
         resp.send(200, [(b"content-type", b"text/plain; version=0.0.4")], self.metrics.render().encode())

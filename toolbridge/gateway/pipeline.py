@@ -216,11 +216,11 @@ class Pipeline:
             return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
         return self.fail.refuse(front, resp, 400, str(exc))
 
-    def check(self, front: Front, body: bytes) -> tuple[Turn, Plan]:
+    def check(self, front: Front, body: bytes, req: Request | None = None) -> tuple[Turn, Plan]:
         """A request checked and planned as every request of ``front`` is, without the upstream
-        route (what ``count_tokens`` validates with); raises orjson.JSONDecodeError,
-        RequestError or ConfigError (``refuse`` answers them)."""
-        turn, shallow, checked = self._turn(front, body)
+        route (what ``count_tokens`` validates with; ``req`` gives the caller's scope); raises
+        orjson.JSONDecodeError, RequestError or ConfigError (``refuse`` answers them)."""
+        turn, shallow, checked = self._turn(front, body, req)
         return turn, plan_turn(turn, self.settings, shallow, checked)
 
     def _turn(self, front: Front, body: bytes, req: Request | None = None) -> tuple[Turn, bool, bool]:

@@ -12,7 +12,8 @@ nesting, ``messages_turn``, the tool fields), then:
   and 1,000 an image; never 0.
 
 The answer says which in the ``x-toolbridge-token-count`` header. A request that ``/v1/messages``
-would refuse is the same 400.
+would refuse is the same 400. ``POST /v1/responses/input_tokens`` counts a Responses request's
+turn with the same ``TokenCounter`` (``app``).
 """
 
 from __future__ import annotations

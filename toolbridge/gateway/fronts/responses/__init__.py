@@ -1,11 +1,13 @@
 """The OpenAI Responses front: ``POST /v1/responses`` <-> the pipeline's turn and events, and the
-stored responses (``GET`` / ``DELETE /v1/responses/{id}``).
+stored responses (``GET`` / ``DELETE /v1/responses/{id}``, ``GET /v1/responses/{id}/input_items``).
 
 In: ``request.responses_turn`` (the request, field by field, as a ``Turn`` whose ``context`` is
 what the answer needs of it). Out: a whole answer is one ``response`` object (``whole``), output
 items in the order reasoning, message, calls (``items``); a stream is ``stream.ResponsesStream``.
 A response is kept (``store.ResponseStore``) unless the request said ``store: false``, in the
-scope of the caller that made it (``scope.Scopes``): another caller's id is an unknown id.
+scope of the caller that made it (``scope.Scopes``): another caller's id is an unknown id. Its
+input items are kept with it, with ids (``inputs``): a later ``item_reference`` may name them, or
+its output items.
 Reasoning is given back whole (``reasoning_text``) and, when the request includes
 ``reasoning.encrypted_content``, sealed for the next turn (``sealed``). Errors are the OpenAI
 shape ``{"error": {"message", "type", "param", "code"}}``.
@@ -28,6 +30,7 @@ from ...streaming import AnswerStream
 from ...turn import Plan, Turn
 from ..chat import error_body
 from .items import answer_items, assistant_message, new_response_id, response_object, status_of, usage_of
+from .inputs import page
 from .request import Context, responses_turn
 from .sealed import Sealer
 from .store import ResponseStore
@@ -66,10 +69,11 @@ class ResponsesFront:
             previous.append(entry.size)
             return entry.conversation  # type: ignore[return-value]  # (conversation() checked it)
 
-        turn = responses_turn(body, conversation, self.sealer)
+        turn = responses_turn(body, conversation, self.sealer, lambda item_id: self.store.item(scope, item_id))
         context: Context = turn.context
         context.scope = scope
-        context.size = (len(req.body) if req is not None else 0) + sum(previous)
+        # The request's bytes twice: the conversation made of it, and its input items kept as given.
+        context.size = 2 * (len(req.body) if req is not None else 0) + sum(previous)
         return turn
 
     def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,
@@ -91,7 +95,7 @@ class ResponsesFront:
         body = orjson.dumps(response)
         if context.store:
             self.store.put(context.scope, response, self.conversation(context, response),
-                           self.size(context, body))
+                           self.size(context, body), context.inputs)
         return body
 
     def conversation(self, context: Context, response: dict[str, Any]) -> list[dict[str, Any]]:
@@ -100,8 +104,8 @@ class ResponsesFront:
 
     @staticmethod
     def size(context: Context, response: bytes) -> int:
-        """The bytes a stored response is accounted: its JSON, and its conversation's (the
-        request's bytes, the previous conversation's, and the output again)."""
+        """The bytes a stored response is accounted: its JSON, and its conversation's and input
+        items' (the request's bytes twice, the previous conversation's, and the output again)."""
         return context.size + 2 * len(response)
 
     def stream(self, answer: AnswerStream) -> ResponsesStream:
@@ -117,6 +121,12 @@ class ResponsesFront:
     def stored(self, req: Request, response_id: str) -> dict[str, Any] | None:
         """The stored response ``response_id`` of ``req``'s caller (None: not stored in its scope)."""
         return self.store.response(self.scopes.of(req), response_id)
+
+    def input_items(self, req: Request, response_id: str) -> dict[str, Any] | None:
+        """A page of the input items of the stored response ``response_id`` of ``req``'s caller,
+        as the query asks (None: not stored in its scope; RequestError: a wrong parameter)."""
+        found = self.store.entry(self.scopes.of(req), response_id)
+        return page(found.inputs, req.target.partition("?")[2]) if found is not None else None
 
     def delete(self, req: Request, response_id: str) -> bool:
         """Delete the response ``response_id`` of ``req``'s caller; False when there is none."""

@@ -5,7 +5,8 @@ Completions shape: ``message`` items by role (``developer`` and ``system`` messa
 ``instructions``, become the one leading system message chat templates take), ``function_call``
 and ``custom_tool_call`` items the ``tool_calls`` of an assistant message (with the text and the
 ``reasoning`` items just before them), ``function_call_output`` and ``custom_tool_call_output``
-items ``tool`` messages. ``previous_response_id`` puts the stored conversation first (``store``).
+items ``tool`` messages; an ``item_reference`` is read as the stored item it names (``inputs``).
+``previous_response_id`` puts the stored conversation first (``store``).
 Tools: flat ``function`` tools (``strict`` defaults to true in this API), ``custom`` tools
 (freeform: ``freeform.declaration``) and the functions of ``namespace`` tools, offered under their
 own name (or ``namespace__name`` where two would share one) and given back with their namespace;
@@ -25,6 +26,7 @@ from ....freeform import Format, arguments_of, declaration
 from ...turn import RequestError, Turn
 from ..dropped import Dropped
 from ..ids import upstream_call_id
+from .inputs import Lookup, kept, referenced
 from .sealed import Sealer
 
 CALL_PREFIX = "call_"
@@ -84,6 +86,7 @@ class Context:
     history: list[dict[str, Any]] = field(default_factory=list)  # the conversation, for the store
     scope: str = ""  # the caller's, where the response is stored (``scope.Scopes``)
     size: int = 0  # bytes the stored conversation is accounted before the output (``ResponsesFront.size``)
+    inputs: list[dict[str, Any]] = field(default_factory=list)  # the input items with ids (``inputs``)
 
     def client_name(self, name: str) -> tuple[str, str | None]:
         """(name, namespace) of a call as the client knows the tool."""
@@ -91,9 +94,10 @@ class Context:
         return (found[1], found[0]) if found else (name, None)
 
 
-def responses_turn(body: Any, previous: Any, sealer: Sealer) -> Turn:
+def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | None = None) -> Turn:
     """A Responses request as a Turn; raises RequestError (400) naming the field.
-    ``previous(id)`` gives a stored response's conversation (raises RequestError when unknown)."""
+    ``previous(id)`` gives a stored response's conversation (raises RequestError when unknown),
+    ``lookup(id)`` a stored item an ``item_reference`` names (None when unknown)."""
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
     for key, why in _REFUSED.items():
@@ -122,14 +126,15 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer) -> Turn:
             raise RequestError("previous_response_id: must be a response id", param="previous_response_id")
         history = list(previous(previous_id))
     names = {v: k for k, v in namespaces.items()}
-    history += _items(body.get("input"), names, sealer, _call_ids(history))
+    inputs: list[dict[str, Any]] = []  # kept only when the response is (Codex sends its history unstored)
+    history += _items(body.get("input"), names, sealer, _call_ids(history), lookup, inputs if store else None)
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise RequestError("instructions: must be a string", param="instructions")
     context = Context(model=model, echo=_echo(body, parallel), stream=stream, store=store,
                       sealed="reasoning.encrypted_content" in _include(body.get("include")),
                       summary=_summary(body.get("reasoning")),
-                      namespaces=namespaces, freeforms=freeforms, history=history)
+                      namespaces=namespaces, freeforms=freeforms, history=history, inputs=inputs)
     return Turn(messages=_lead_system(instructions, history), tools=tools, tool_choice=choice,
                 parallel=parallel, stream=stream, include_usage=stream, model=model, options=options,
                 freeforms=freeforms, context=context, schema_paths=schema_paths)
@@ -388,12 +393,15 @@ def _call_ids(messages: list[dict[str, Any]]) -> set[str]:
     return {call["id"] for m in messages for call in m.get("tool_calls") or ()}
 
 
-def _items(value: Any, names: dict[tuple[str, str], str], sealer: Sealer,
-           calls: set[str]) -> list[dict[str, Any]]:
+def _items(value: Any, names: dict[tuple[str, str], str], sealer: Sealer, calls: set[str],
+           lookup: Lookup | None = None, inputs: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The input items as chat messages (system messages left where they are: ``_lead_system``);
     ``calls``: the ids of the calls before them (of the stored conversation), which an output
-    item may answer, as may the calls among the items before it."""
+    item may answer, as may the calls among the items before it. ``item_reference`` items are
+    read as the stored item they name (``lookup``); ``inputs`` gets each item as it is kept."""
     if isinstance(value, str):
+        if inputs is not None:
+            inputs.append(kept({"role": "user", "content": value}))
         return [{"role": "user", "content": value}]
     if not isinstance(value, list):
         raise RequestError("input: must be a string or an array of items", param="input")
@@ -404,6 +412,11 @@ def _items(value: Any, names: dict[tuple[str, str], str], sealer: Sealer,
         if not isinstance(item, dict):
             raise RequestError(f"{where}: must be an object", param=where)
         kind = item.get("type", "message")
+        if kind == "item_reference":
+            item = referenced(item, where, lookup)
+            kind = item.get("type", "message")
+        if inputs is not None:
+            inputs.append(kept(item))
         if kind == "message":
             message = _message(item, where)
             if message["role"] == "assistant":
@@ -419,9 +432,6 @@ def _items(value: Any, names: dict[tuple[str, str], str], sealer: Sealer,
             _assistant(out, reasoning).setdefault("tool_calls", []).append(call)
         elif kind in ("function_call_output", "custom_tool_call_output"):
             out.append(_output(item, where, calls))
-        elif kind == "item_reference":
-            raise RequestError(f"{where}.type: item references need OpenAI's item store; send the item "
-                               "itself, or previous_response_id", param=f"{where}.type")
         else:
             raise RequestError(f"{where}.type: {kind!r} items are not supported here (they belong to "
                                "built-in tools toolbridge does not run)", param=f"{where}.type")

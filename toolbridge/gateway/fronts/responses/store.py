@@ -16,6 +16,9 @@ Invariants:
   end, so the entries are in order of expiry: ``sweep`` (run by every operation, and by the
   gateway's timer while no request comes) drops expired ones from the front, amortised O(1),
   and their memory goes without anyone reading them.
+- Each stored entry's output items and input items (``Entry.inputs``) are indexed by
+  ``(scope, item id)`` for ``item``: an id names the item of the latest entry that holds it, and
+  goes from the index with that entry.
 - A streamed response is registered when its stream begins (``begin``: ``GET`` answers it
   ``in_progress``) and stored when it ends (``finish``), only if it is still registered then: a
   ``DELETE`` during the stream wins, and nothing is stored after it. Registrations are not
@@ -29,7 +32,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...turn import RequestError
@@ -44,6 +47,7 @@ class Entry:
     response: dict[str, Any]
     conversation: list[dict[str, Any]] | None  # None while its stream runs
     size: int  # bytes accounted
+    inputs: list[dict[str, Any]] = field(default_factory=list)  # the request's input items, with ids
 
 
 class ResponseStore:
@@ -57,6 +61,7 @@ class ResponseStore:
         self.bytes = 0  # accounted by the stored entries
         self._entries: OrderedDict[Key, Entry] = OrderedDict()
         self._pending: OrderedDict[Key, Entry] = OrderedDict()  # streams running
+        self._items: dict[tuple[str, str], Key] = {}  # (scope, item id) -> the entry holding it
         self._on_drop = on_drop or (lambda reason: None)
         self._clock = clock
         self._lock = threading.Lock()  # whole answers may be written from a worker thread
@@ -65,7 +70,7 @@ class ResponseStore:
         return len(self._entries)
 
     def put(self, scope: str, response: dict[str, Any], conversation: list[dict[str, Any]],
-            size: int) -> bool:
+            size: int, inputs: list[dict[str, Any]] | None = None) -> bool:
         """Store a finished response; False when it is not kept (no store, or too large)."""
         if self.size <= 0:
             return False
@@ -79,27 +84,28 @@ class ResponseStore:
             now = self._clock()
             self._sweep(now)
             self._remove(key)
-            self._entries[key] = Entry(now + self.ttl, response, conversation, size)
+            self._entries[key] = entry = Entry(now + self.ttl, response, conversation, size, inputs or [])
+            self._index(key, entry)
             self.bytes += size
             while len(self._entries) > self.size or self.bytes > self.max_bytes:
                 self._evict("count" if len(self._entries) > self.size else "bytes")
         return True
 
-    def begin(self, scope: str, response: dict[str, Any]) -> None:
+    def begin(self, scope: str, response: dict[str, Any], inputs: list[dict[str, Any]] | None = None) -> None:
         """Register a response whose stream began (see the module docstring)."""
         if self.size <= 0:
             return
         with self._lock:
             now = self._clock()
             self._sweep(now)
-            self._pending[scope, response["id"]] = Entry(now + self.ttl, response, None, 0)
+            self._pending[scope, response["id"]] = Entry(now + self.ttl, response, None, 0, inputs or [])
 
     def finish(self, scope: str, response: dict[str, Any], conversation: list[dict[str, Any]],
-               size: int) -> bool:
+               size: int, inputs: list[dict[str, Any]] | None = None) -> bool:
         """Store a streamed response if it is still registered (not deleted meanwhile)."""
         with self._lock:
             registered = self._pending.pop((scope, response["id"]), None) is not None
-        return registered and self.put(scope, response, conversation, size)
+        return registered and self.put(scope, response, conversation, size, inputs)
 
     def abandon(self, scope: str, response_id: str) -> None:
         """Forget a registered response whose stream failed or whose client went away."""
@@ -129,6 +135,16 @@ class ResponseStore:
         found = self.entry(scope, response_id)
         return found.response if found is not None else None
 
+    def item(self, scope: str, item_id: str) -> dict[str, Any] | None:
+        """The output or input item ``item_id`` of a stored response in ``scope``, or None."""
+        with self._lock:
+            self._sweep(self._clock())
+            key = self._items.get((scope, item_id))
+            entry = self._entries.get(key) if key is not None else None
+        if entry is None:
+            return None
+        return next((item for item in _items_of(entry) if item.get("id") == item_id), None)
+
     def delete(self, scope: str, response_id: str) -> bool:
         """Delete a stored response, or a running stream's (which is then never stored)."""
         key = (scope, response_id)
@@ -149,11 +165,13 @@ class ResponseStore:
                     break
                 del entries[key]
                 if counted:
+                    self._unindex(key, first)
                     self.bytes -= first.size
                     self._on_drop("expired")
 
     def _evict(self, reason: str) -> None:
-        _, entry = self._entries.popitem(last=False)
+        key, entry = self._entries.popitem(last=False)
+        self._unindex(key, entry)
         self.bytes -= entry.size
         self._on_drop(reason)
 
@@ -161,5 +179,21 @@ class ResponseStore:
         entry = self._entries.pop(key, None)
         if entry is None:
             return False
+        self._unindex(key, entry)
         self.bytes -= entry.size
         return True
+
+    def _index(self, key: Key, entry: Entry) -> None:
+        for item in _items_of(entry):
+            self._items[key[0], item["id"]] = key
+
+    def _unindex(self, key: Key, entry: Entry) -> None:
+        for item in _items_of(entry):
+            if self._items.get((key[0], item["id"])) == key:
+                del self._items[key[0], item["id"]]
+
+
+def _items_of(entry: Entry) -> list[dict[str, Any]]:
+    """An entry's items that have an id: its output, then its input."""
+    output = entry.response.get("output") or []
+    return [item for item in (*output, *entry.inputs) if isinstance(item.get("id"), str)]

@@ -136,7 +136,7 @@ class ResponsesStream:
         if self._context.store:  # (unless a DELETE came during the stream: see store.finish)
             front, context = self._front, self._context
             front.store.finish(context.scope, response, front.conversation(context, response),
-                               front.size(context, last))
+                               front.size(context, last), context.inputs)
         out.append(last)
         return b"".join(out)
 
@@ -172,7 +172,7 @@ class ResponsesStream:
         self._model = model if isinstance(model, str) and model else None
         response = response_object(self._context, self._id, self._created, "in_progress", [], model=self._model)
         if self._context.store:  # GET answers it in_progress; a DELETE from now on wins
-            self._front.store.begin(self._context.scope, response)
+            self._front.store.begin(self._context.scope, response, self._context.inputs)
         return (self._event("response.created", {"response": response})
                 + self._event("response.in_progress", {"response": response}))
 
