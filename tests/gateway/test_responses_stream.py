@@ -164,7 +164,12 @@ def same(whole: Any, streamed: Any, exact: bool = True) -> None:
     for item in streamed.output:
         assert item.id.startswith({"reasoning": "rs_", "message": "msg_", "function_call": "fc_",
                                    "custom_tool_call": "ctc_"}[item.type])
-        assert item.status == "completed"
+    for answer in (whole, streamed):  # the item the limit cut is incomplete, the others complete
+        cut = [i.type for i in answer.output if i.status == "incomplete"]
+        assert cut == ([] if answer.status == "completed" else cut[:1]) and len(cut) <= 1
+        assert all(i.status in ("completed", "incomplete") for i in answer.output)
+    if exact:
+        assert [i.status for i in whole.output] == [i.status for i in streamed.output]
 
 
 # ---------------------------------------------------------------- the tool loop

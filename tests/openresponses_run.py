@@ -1,0 +1,238 @@
+"""The OpenResponses compliance suite against ``toolbridge serve`` (``make openresponses``).
+
+The suite (``../shared/peers/openresponses``, Apache-2.0, kept unchanged there) sends one request
+per template to ``/v1/responses`` and validates the whole response, and streamed every SSE event,
+against the OpenResponses schemas. It runs on bun, installed from the npm registry into
+``.agents/bun``; the suite and its extras are copied into ``.agents/openresponses`` (the
+project's ignored build area), never into the repository. Behind ``toolbridge serve`` (the real
+command, on a free loopback port) is a scripted upstream answering each template's prompt
+plausibly (``answer``). Every template that reaches ``/v1/responses`` over HTTP must pass; those
+listed in ``OUT_OF_SCOPE`` are reported as skipped with their reason. Without the folder, Node or
+npm, the run says why and succeeds (a skip).
+
+    python -m tests.openresponses_run [--peers PATH] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from tests.harness import written
+from toolbridge.gateway.replay.upstream import ReplayUpstream, Reply
+
+ROOT = Path(__file__).resolve().parents[1]
+PEERS = ROOT.parent / "shared" / "peers" / "openresponses"
+BUN_VERSION = "1.3.12"  # the runtime the suite is written for (../shared/peers/README.md)
+ZOD_VERSION = "3.25.76"
+BUN = ROOT / ".agents" / "bun"
+WORK = ROOT / ".agents" / "openresponses"
+MODEL = "replay"
+# Templates outside what toolbridge serves, by id prefix, with the reason printed for each.
+OUT_OF_SCOPE = {
+    "websocket-": "the WebSocket mode of /v1/responses is not served (yet)",
+    "compact-": "/v1/responses/compact belongs to the long-sessions issue (compaction)",
+    "response-output-phase-schema": "sends no request: it validates a mock response, not toolbridge",
+}
+# Each template's prompt (its last user text) -> the scripted model's answer.
+ANSWERS = (
+    ("weather", None),  # a call to get_weather (``answer``)
+    ("exactly 3 words", "Hello there, friend!"),
+    ("Count from 1 to", "1, 2, 3, 4, 5"),
+    ("Say hello.", "Ahoy, matey! Well met on these fine seas."),
+    ("What is my name", "Your name is Alice."),
+    ("Repeat only the number", "Four."),
+    ("What do you see", "A red heart on a white background."),
+    ("Reply with exactly: ", None),  # the text after the colon
+)
+
+
+def answer(body: dict[str, Any]) -> Reply:
+    """The scripted model: a plausible answer to the request's last user message."""
+    prompt = last_user_text(body.get("messages") or [])
+    tools = [t["function"]["name"] for t in body.get("tools") or ()]
+    for cue, text in ANSWERS:
+        if cue not in prompt:
+            continue
+        if cue == "weather" and "get_weather" in tools:
+            return Reply(content=written("hermes", "get_weather", {"location": "San Francisco, CA"}))
+        if cue.startswith("Reply with exactly"):
+            return Reply(content=prompt.split(cue, 1)[1].strip())
+        if text is not None:
+            return Reply(content=text)
+    return Reply(content="OK.")
+
+
+def last_user_text(messages: list[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):
+                return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+            return content if isinstance(content, str) else ""
+    return ""
+
+
+def out_of_scope(template: str) -> str | None:
+    return next((why for prefix, why in OUT_OF_SCOPE.items() if template.startswith(prefix)), None)
+
+
+# ---------------------------------------------------------------- set-up
+
+
+def missing(peers: Path) -> str | None:
+    """Why the suite cannot run here (None: it can)."""
+    if not (peers / "suite").is_dir() or not (peers / "extras").is_dir():
+        return f"the OpenResponses suite is not at {peers} (see ../shared/peers/README.md)"
+    if not shutil.which("npm") or not shutil.which("node"):
+        return "Node.js and npm are not installed (apt-get install nodejs npm): bun cannot be installed"
+    return None
+
+
+def install(peers: Path) -> Path:
+    """bun (from the npm registry, once) and a fresh work folder with the suite: bun's path."""
+    bun = BUN / "node_modules" / ".bin" / "bun"
+    if not _runs(bun, BUN_VERSION):
+        _step(["npm", "install", "--prefix", str(BUN), "--no-audit", "--no-fund", f"bun@{BUN_VERSION}"])
+    shutil.rmtree(WORK / "suite", ignore_errors=True)
+    shutil.rmtree(WORK / "extras", ignore_errors=True)
+    WORK.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(peers / "suite", WORK / "suite")
+    shutil.copytree(peers / "extras", WORK / "extras")
+    package = {"name": "overlay", "private": True, "type": "module", "dependencies": {"zod": ZOD_VERSION}}
+    (WORK / "package.json").write_text(json.dumps(package))
+    if not (WORK / "node_modules" / "zod").is_dir():
+        _step([str(bun), "install"], cwd=WORK)
+    return bun
+
+
+def _runs(bun: Path, version: str) -> bool:
+    if not bun.exists():
+        return False
+    done = subprocess.run([str(bun), "--version"], capture_output=True, text=True, check=False)
+    return done.returncode == 0 and done.stdout.strip() == version
+
+
+def _step(command: list[str], cwd: Path | None = None) -> None:
+    print("openresponses:", " ".join(command), flush=True)
+    subprocess.run(command, cwd=cwd, check=True)
+
+
+# ---------------------------------------------------------------- the servers
+
+
+class Upstream:
+    """The scripted upstream, served from an event loop on a background thread."""
+
+    def __init__(self) -> None:
+        self.server = ReplayUpstream(answer)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    def __enter__(self) -> Upstream:
+        self.thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.__aenter__(), self.loop).result(30)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.__aexit__(), self.loop).result(30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(5)
+        self.loop.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve(upstream: str, port: int, log: Path) -> subprocess.Popen[bytes]:
+    """``toolbridge serve`` on ``port``, once its ``/health`` answers."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+    command = [sys.executable, "-m", "toolbridge", "serve", "--upstream", upstream, "--port", str(port),
+               "--tool-call-parser", "hermes", "--api-key", "test"]
+    process = subprocess.Popen(command, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"openresponses: toolbridge serve exited ({process.returncode}); see {log}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
+                return process
+        except OSError:
+            time.sleep(0.1)  # (start-up: polling until the port answers)
+    process.kill()
+    raise SystemExit(f"openresponses: toolbridge serve did not answer in 60 s; see {log}")
+
+
+# ---------------------------------------------------------------- the run
+
+
+def run_suite(bun: Path, base_url: str) -> dict[str, Any]:
+    command = [str(bun), "run", "extras/main.ts", "--base-url", base_url, "--api-key", "test",
+               "--model", MODEL, "--json"]
+    done = subprocess.run(command, cwd=WORK, capture_output=True, text=True, timeout=600, check=False)
+    start = done.stdout.find("{")
+    if start < 0:
+        raise SystemExit(f"openresponses: the suite printed no results ({done.returncode}):\n"
+                         f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout[start:])  # type: ignore[no-any-return]
+
+
+def report(results: list[dict[str, Any]]) -> int:
+    """Print each template's outcome; the number of in-scope templates that did not pass."""
+    failed = 0
+    for result in results:
+        template, status = result["id"], result["status"]
+        why = out_of_scope(template)
+        if why is not None:
+            print(f"  skipped  {template}: {why} (the suite said {status})")
+        elif status == "passed":
+            print(f"  passed   {template}")
+        else:
+            failed += 1
+            print(f"  FAILED   {template} ({status})")
+            for error in result.get("errors") or ():
+                print(f"           - {error}")
+    return failed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--peers", type=Path, default=PEERS, help="the openresponses folder")
+    args = parser.parse_args(argv)
+    why = missing(args.peers)
+    if why is not None:
+        print(f"openresponses: skipped: {why}")
+        return 0
+    bun = install(args.peers)
+    port = free_port()
+    with Upstream() as upstream:
+        process = serve(upstream.server.url, port, WORK / "serve.log")
+        try:
+            outcome = run_suite(bun, f"http://127.0.0.1:{port}/v1")
+        finally:
+            process.terminate()
+            process.wait(30)
+    results = outcome["results"]
+    failed = report(results)
+    passed = sum(r["status"] == "passed" and out_of_scope(r["id"]) is None for r in results)
+    print(f"openresponses: {passed} passed, {failed} failed, "
+          f"{sum(out_of_scope(r['id']) is not None for r in results)} out of scope")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
