@@ -8,7 +8,8 @@ the tool-call work and the failures: adding an API is a front module and one lin
 ``/health`` and ``HEAD /`` answers 401 without it), 404/405 unknown route, each in the error
 shape of the front the path belongs to (every path under ``/v1/messages/`` is the Messages
 front's), as is a failure no route handled (500); from the server layer 400, 408, 413, 414, 431 and 505
-(see ``http.server.Limits``). ``/health`` tells anyone ``{"status":
+(see ``http.server.Limits``). Every answer of a route carries the request's id, which its log
+line names (``requestid``). ``/health`` tells anyone ``{"status":
 "ok"}``, and the upstream and parser only to a client with the configured key.
 """
 
@@ -36,6 +37,7 @@ from .http.server import ClientDisconnected, H1Server, Limits, Request, Response
 from .metrics import Metrics
 from .pipeline import JSON, OFFLOOP_REQUEST_BYTES, Pipeline
 from .repair import Provenance
+from .requestid import CURRENT, client_request_id, new_request_id
 from .turn import RequestError
 
 log = logging.getLogger("toolbridge.gateway")
@@ -115,6 +117,9 @@ class Gateway:
             route = self._stored
         status, provenance = 404, Provenance()
         front = self._front(path)
+        request_id = new_request_id()
+        CURRENT.set(request_id)  # (this request's own task: its context is its own)
+        resp.extra = ((b"request-id" if front is MESSAGES else b"x-request-id", request_id.encode()),)
         try:
             if path != "/health" and (method != "HEAD" or path != "/") and not self._authorised(req):
                 status = 401  # before the route: without the key, nothing is told about paths
@@ -134,8 +139,9 @@ class Gateway:
         finally:
             endpoint = STORED + "{id}" if stored else path if route else "other"
             self.metrics.answered(endpoint, status, provenance, front.name)
-            log.info("%s %s %d calls[%s] %.1fms", method, path, status, provenance.header(),
-                     1000 * (time.perf_counter() - started))
+            client = client_request_id(req)
+            log.info("%s %s %d %s calls[%s] %.1fms%s", method, path, status, request_id, provenance.header(),
+                     1000 * (time.perf_counter() - started), f" client_request_id={client}" if client else "")
 
     def _front(self, path: str) -> Any:
         """The front whose error shape a path's answers take (refusals, failures): the Messages

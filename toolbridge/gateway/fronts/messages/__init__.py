@@ -4,7 +4,8 @@ In: ``request.messages_turn`` (the request, field by field, as a ``Turn``). Out:
 is one ``message`` object (``whole_message``), blocks in the order ``thinking``, ``text``,
 ``tool_use``; a stream is ``stream.MessagesStream``. Ids: ``ids``. Errors are ``{"type":
 "error", "error": {"type", "message"}}``, the gateway's own error types named as this API names
-them. ``POST /v1/messages/count_tokens``: ``tokens``.
+them, with the request's ``request_id`` (``requestid``). ``POST /v1/messages/count_tokens``:
+``tokens``.
 
 Thinking signatures cannot be real (they are Anthropic's proof over its own reasoning):
 toolbridge signs every thinking block with ``SIGNATURE``, a fixed marker, and accepts any
@@ -18,6 +19,7 @@ from typing import Any
 import orjson
 
 from ...repair import answer_reasoning, answer_text, first_choice
+from ...requestid import CURRENT
 from ...streaming import AnswerStream
 from ...turn import Turn
 from .ids import message_id, tool_use_id
@@ -60,7 +62,11 @@ def error_body(message: str, type: str = "invalid_request_error", param: str | N
     (``upstream_error``, ``server_error``), which this API calls ``api_error``."""
     if param and not message.startswith(param):
         message = f"{param}: {message}"
-    return orjson.dumps({"type": "error", "error": {"type": _KINDS.get(type, "api_error"), "message": message}})
+    body: dict[str, Any] = {"type": "error", "error": {"type": _KINDS.get(type, "api_error"), "message": message}}
+    request_id = CURRENT.get()
+    if request_id is not None:  # (as the API's error bodies: the request-id header's value)
+        body["request_id"] = request_id
+    return orjson.dumps(body)
 
 
 def upstream_error_body(raw: bytes) -> bytes:
