@@ -59,6 +59,7 @@ class Gateway:
         self.metrics = Metrics()
         self.pipeline = Pipeline(config, self.metrics)
         self.tokens = TokenCounter(config)
+        messages = MessagesFront(tokens=self.tokens)  # (MESSAGES: its error shape, for any gateway)
         self.responses = ResponsesFront(config, self.metrics)
         self._host, self._port, self._base = config.upstream_parts()
         self.pool: UpstreamPool | None = None
@@ -69,7 +70,7 @@ class Gateway:
                                    toolbridge_responses_stored_bytes=lambda: store.bytes)
         self._routes: dict[tuple[str, str], Any] = {
             ("POST", "/v1/chat/completions"): lambda req, resp: self.pipeline.serve(CHAT, req, resp),
-            ("POST", "/v1/messages"): lambda req, resp: self.pipeline.serve(MESSAGES, req, resp),
+            ("POST", "/v1/messages"): lambda req, resp: self.pipeline.serve(messages, req, resp),
             ("POST", "/v1/messages/count_tokens"): self._count_tokens,
             ("POST", "/v1/responses"): lambda req, resp: self.pipeline.serve(self.responses, req, resp),
             ("HEAD", "/"): self._probe,

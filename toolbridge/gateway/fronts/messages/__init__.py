@@ -24,7 +24,8 @@ from ...streaming import AnswerStream
 from ...turn import Turn
 from .ids import message_id, tool_use_id
 from .request import messages_turn
-from .stream import MessagesStream, stop_reason, usage_of
+from .stream import Context, MessagesStream, stop_reason, usage_of
+from .tokens import TokenCounter
 
 SIGNATURE = "dG9vbGJyaWRnZQ"  # base64url of "toolbridge": a marker, not a proof
 
@@ -95,11 +96,15 @@ class MessagesFront:
     paths = "dotted"  # messages.1.content.0.input
     rebuilds = True
 
-    def __init__(self, count: bool = False) -> None:
+    def __init__(self, count: bool = False, tokens: TokenCounter | None = None) -> None:
         self.count = count  # the front of count_tokens: its requests have no max_tokens or stream
+        self.tokens = tokens  # counts a stream's input tokens for message_start (None: 0)
 
     def turn(self, body: Any, req: Any = None) -> Turn:
-        return messages_turn(body, self.count)
+        turn = messages_turn(body, self.count)
+        if turn.stream and self.tokens is not None:
+            turn.context = Context(self.tokens.count(turn)[0])
+        return turn
 
     def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,
               param: str | None = None) -> bytes:
