@@ -10,7 +10,9 @@ plausibly (``answer``). Every template that reaches ``/v1/responses`` over HTTP 
 listed in ``OUT_OF_SCOPE`` are reported as skipped with their reason. Without the folder, Node or
 npm, the run says why and succeeds (a skip).
 
-    python -m tests.openresponses_run [--peers PATH] [--keep]
+    python -m tests.openresponses_run [--peers PATH]
+
+``tests/agents/test_openresponses.py`` runs the same once ``make openresponses`` has set it up.
 """
 
 from __future__ import annotations
@@ -163,7 +165,8 @@ def serve(upstream: str, port: int, log: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     command = [sys.executable, "-m", "toolbridge", "serve", "--upstream", upstream, "--port", str(port),
                "--tool-call-parser", "hermes", "--api-key", "test"]
-    process = subprocess.Popen(command, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    with log.open("wb") as out:  # (the child has its own copy of the descriptor)
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -209,15 +212,8 @@ def report(results: list[dict[str, Any]]) -> int:
     return failed
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--peers", type=Path, default=PEERS, help="the openresponses folder")
-    args = parser.parse_args(argv)
-    why = missing(args.peers)
-    if why is not None:
-        print(f"openresponses: skipped: {why}")
-        return 0
-    bun = install(args.peers)
+def run(bun: Path) -> list[dict[str, Any]]:
+    """The suite's results against ``toolbridge serve`` and the scripted upstream."""
     port = free_port()
     with Upstream() as upstream:
         process = serve(upstream.server.url, port, WORK / "serve.log")
@@ -226,7 +222,18 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             process.terminate()
             process.wait(30)
-    results = outcome["results"]
+    return outcome["results"]  # type: ignore[no-any-return]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--peers", type=Path, default=PEERS, help="the openresponses folder")
+    args = parser.parse_args(argv)
+    why = missing(args.peers)
+    if why is not None:
+        print(f"openresponses: skipped: {why}")
+        return 0
+    results = run(install(args.peers))
     failed = report(results)
     passed = sum(r["status"] == "passed" and out_of_scope(r["id"]) is None for r in results)
     print(f"openresponses: {passed} passed, {failed} failed, "
