@@ -7,7 +7,11 @@ against the OpenResponses schemas. It runs on bun, installed from the npm regist
 project's ignored build area), never into the repository. Behind ``toolbridge serve`` (the real
 command, on a free loopback port) is a scripted upstream answering each template's prompt
 plausibly (``answer``). Every template that reaches ``/v1/responses`` over HTTP must pass; those
-listed in ``OUT_OF_SCOPE`` are reported as skipped with their reason. Without the folder, Node or
+listed in ``OUT_OF_SCOPE`` are reported as skipped with their reason. Then the runner's own cases
+(``EXTRA``: a cut under a forced choice, a stream that fails, reasoning, the settings echoed), which
+no template asks for, are sent whole and streamed and validated against the same schemas
+(``tests/openresponses_check.ts``), but for the events where toolbridge keeps OpenAI's wire
+(``DIVERGENT``, printed). Without the folder, Node or
 npm, the run says why and succeeds (a skip).
 
     python -m tests.openresponses_run [--peers PATH]
@@ -27,6 +31,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -47,6 +52,29 @@ OUT_OF_SCOPE = {
     "compact-": "/v1/responses/compact belongs to the long-sessions issue (compaction)",
     "response-output-phase-schema": "sends no request: it validates a mock response, not toolbridge",
 }
+# The runner's own cases, for what no template asks: (name, prompt, request fields). Each is sent
+# whole and streamed, and what comes back is validated against the suite's schemas
+# (tests/openresponses_check.ts).
+EXTRA = (
+    ("cut-under-a-forced-choice", "CUT: weather in Paris?", {"tool_choice": "required"}),
+    ("cut-text", "CUT: tell a long story", {"temperature": 0.3, "presence_penalty": 0.5}),
+    ("failed-mid-stream", "FAIL: a stream that breaks", {}),
+    ("reasoning", "THINK: which is larger, 9.11 or 9.9?", {"reasoning": {"effort": "high"}}),
+    ("tool-call-settings", "What's the weather like in Rome?",
+     {"tool_choice": {"type": "function", "name": "get_weather"}, "parallel_tool_calls": False,
+      "reasoning": {"effort": "low"}, "text": {"verbosity": "low"}, "max_output_tokens": 500}),
+)
+# Events where toolbridge follows OpenAI's wire, which the SDKs and agents read, and the
+# OpenResponses schema differs: printed, not counted.
+DIVERGENT = {
+    "error": "OpenAI's error event has code, message and param at the top; the schema wants them "
+             "in an error object, which makes the openai SDK raise instead of giving response.failed",
+    "response.reasoning_text.delta": "OpenAI's name, which the SDK and Codex read; the schema's is "
+                                     "response.reasoning.delta",
+    "response.reasoning_text.done": "OpenAI's name; the schema's is response.reasoning.done",
+}
+WEATHER = {"type": "function", "name": "get_weather",  # (without a description: the echo fills it)
+           "parameters": {"type": "object", "properties": {"location": {"type": "string"}}}}
 # Each template's prompt (its last user text) -> the scripted model's answer.
 ANSWERS = (
     ("weather", None),  # a call to get_weather (``answer``)
@@ -64,6 +92,13 @@ def answer(body: dict[str, Any]) -> Reply:
     """The scripted model: a plausible answer to the request's last user message."""
     prompt = last_user_text(body.get("messages") or [])
     tools = [t["function"]["name"] for t in body.get("tools") or ()]
+    if prompt.startswith("CUT: "):  # the limit falls inside what the model writes
+        text = written("hermes", "get_weather", {"location": "Paris, France"}) if tools else "Once upon a time"
+        return Reply(content=text[:len(text) // 2], finish_reason="length")
+    if prompt.startswith("FAIL: "):  # the connection drops mid-answer
+        return Reply(content="This answer will not finish.", chunk=2, cut_after=3)
+    if prompt.startswith("THINK: "):
+        return Reply(reasoning="9.9 is 9.90, which is more than 9.11.", content="9.9 is larger.")
     for cue, text in ANSWERS:
         if cue not in prompt:
             continue
@@ -212,17 +247,62 @@ def report(results: list[dict[str, Any]]) -> int:
     return failed
 
 
-def run(bun: Path) -> list[dict[str, Any]]:
-    """The suite's results against ``toolbridge serve`` and the scripted upstream."""
+def run(bun: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The suite's results, and the schema failures of the runner's own cases (``EXTRA``),
+    against ``toolbridge serve`` and the scripted upstream."""
     port = free_port()
+    base_url = f"http://127.0.0.1:{port}/v1"
     with Upstream() as upstream:
         process = serve(upstream.server.url, port, WORK / "serve.log")
         try:
-            outcome = run_suite(bun, f"http://127.0.0.1:{port}/v1")
+            outcome = run_suite(bun, base_url)
+            extra = check_extra(bun, base_url)
         finally:
             process.terminate()
             process.wait(30)
-    return outcome["results"]  # type: ignore[no-any-return]
+    return outcome["results"], extra
+
+
+def check_extra(bun: Path, base_url: str) -> list[dict[str, Any]]:
+    """``EXTRA``'s answers, whole and streamed, validated against the suite's schemas."""
+    objects: list[dict[str, Any]] = []
+    for name, prompt, fields in EXTRA:
+        body = {"model": MODEL, "input": prompt, "tools": [WEATHER], **fields}
+        objects.append({"case": name, "kind": "response", "data": json.loads(post(base_url, body))})
+        for frame in post(base_url, {**body, "stream": True}).split("\n\n"):
+            data = next((line[6:] for line in frame.split("\n") if line.startswith("data: ")), None)
+            if data is not None:
+                objects.append({"case": name, "kind": "event", "data": json.loads(data)})
+    (WORK / "extra.json").write_text(json.dumps(objects))
+    shutil.copy(ROOT / "tests" / "openresponses_check.ts", WORK / "check.ts")
+    done = subprocess.run([str(bun), "run", "check.ts", "extra.json"], cwd=WORK, capture_output=True,
+                          text=True, timeout=120, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"openresponses: the schema check failed to run:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def post(base_url: str, body: dict[str, Any]) -> str:
+    """The answer's text (a JSON body, or a stream's events), whatever its status."""
+    request = urllib.request.Request(base_url + "/responses", data=json.dumps(body).encode(), headers={
+        "content-type": "application/json", "authorization": "Bearer test"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return answer.read().decode()  # type: ignore[no-any-return]
+    except urllib.error.HTTPError as failed:
+        return failed.read().decode()  # type: ignore[no-any-return]
+
+
+def report_extra(failures: list[dict[str, Any]]) -> int:
+    """Print the runner's own cases' outcome; the number of objects the schemas refused."""
+    for name, _, _ in EXTRA:
+        refused = [f for f in failures if f["case"] == name and f["type"] not in DIVERGENT]
+        print(f"  {'FAILED' if refused else 'passed'}   (toolbridge's own case) {name}")
+        for failure in refused:
+            print(f"           - {failure['kind']} {failure['type']}: {'; '.join(failure['issues'])[:500]}")
+        for kind in sorted({f["type"] for f in failures if f["case"] == name and f["type"] in DIVERGENT}):
+            print(f"           (known divergence, not counted: {kind}: {DIVERGENT[kind]})")
+    return sum(f["type"] not in DIVERGENT for f in failures)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -233,8 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     if why is not None:
         print(f"openresponses: skipped: {why}")
         return 0
-    results = run(install(args.peers))
-    failed = report(results)
+    results, extra = run(install(args.peers))
+    failed = report(results) + report_extra(extra)
     passed = sum(r["status"] == "passed" and out_of_scope(r["id"]) is None for r in results)
     print(f"openresponses: {passed} passed, {failed} failed, "
           f"{sum(out_of_scope(r['id']) is not None for r in results)} out of scope")

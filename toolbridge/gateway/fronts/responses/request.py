@@ -193,9 +193,11 @@ _DEFAULTS = {"temperature": 1.0, "top_p": 1.0, "presence_penalty": 0.0, "frequen
 
 
 def _strict_shown(tool: Any) -> Any:
-    """A function tool as the response repeats it: ``strict`` as applied (true unless given)."""
-    if isinstance(tool, dict) and tool.get("type") == "function" and tool.get("strict") is None:
-        return {**tool, "strict": True}
+    """A function tool as the response repeats it: ``strict`` as applied (true unless given),
+    ``description`` and ``parameters`` null when not given (the API's shape has every field)."""
+    if isinstance(tool, dict) and tool.get("type") == "function":
+        strict = True if tool.get("strict") is None else tool["strict"]
+        return {"description": None, "parameters": None, **tool, "strict": strict}
     return tool
 
 
