@@ -1,6 +1,7 @@
 """The OpenResponses compliance suite against ``toolbridge serve`` (``tests.openresponses_run``),
-as a test: every template in scope passes, and toolbridge's own cases validate. Needs what ``make openresponses`` sets up (bun in
-``.agents/bun``, the suite copied into ``.agents/openresponses``); skips, saying why, without it."""
+as a test: every template in scope passes, and toolbridge's own cases validate. Needs what
+``make openresponses`` sets up (bun in ``.agents/bun``, the suite copied into
+``.agents/openresponses``); skips, saying why, without it."""
 
 from __future__ import annotations
 
