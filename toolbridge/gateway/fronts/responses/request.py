@@ -16,8 +16,8 @@ can do are dropped, each logged once per process (README: the Responses front).
 
 from __future__ import annotations
 
-from collections import Counter
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
