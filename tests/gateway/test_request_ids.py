@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import urllib.request
 from typing import Any
 
@@ -86,22 +87,52 @@ def test_a_refusal_before_the_route_carries_one_too(s: Stack) -> None:
     assert ID.fullmatch(denied.value.request_id or "")
 
 
-def test_the_access_line_logs_it_and_the_clients_own_beside_it(s: Stack, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="toolbridge.gateway")
-    with s.client() as c:
+class AccessLines(logging.Handler):
+    """The gateway's access lines starting with ``prefix``, as its thread logs them; ``wait``
+    returns once one has come (the line is written just after the response is sent). Attached
+    to the gateway's own logger, so another test's logging set-up does not hide it."""
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__(logging.INFO)
+        self.prefix, self.lines, self.seen = prefix, [], threading.Event()
+        self.logger = logging.getLogger("toolbridge.gateway")
+
+    def __enter__(self) -> AccessLines:
+        self.level_before = self.logger.level
+        self.logger.setLevel(logging.INFO)
+        self.logger.addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.logger.removeHandler(self)
+        self.logger.setLevel(self.level_before)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().startswith(self.prefix):
+            self.lines.append(record.getMessage())
+            self.seen.set()
+
+    def wait(self) -> list[str]:
+        assert self.seen.wait(20), f"no access line for {self.prefix}"
+        return self.lines
+
+
+def test_the_access_line_logs_it_and_the_clients_own_beside_it(s: Stack) -> None:
+    with AccessLines("POST /v1/chat/completions") as log, s.client() as c:
         raw = c.chat.completions.with_raw_response.create(
             model="m", messages=CHAT_USER, extra_headers={"X-Client-Request-Id": "trace-42"})
+        lines = log.wait()
     ours = raw.request_id
     assert ID.fullmatch(ours or "") and ours != "trace-42", "the client's id is not taken as ours"
-    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("POST /v1/chat/completions")]
     assert any(ours in line and "client_request_id=trace-42" in line for line in lines), lines
 
 
-def test_an_unfit_client_id_is_not_logged(s: Stack, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="toolbridge.gateway")
+def test_an_unfit_client_id_is_not_logged(s: Stack) -> None:
     request = urllib.request.Request(s.url.removesuffix("/v1") + "/health",
                                      headers={"x-request-id": "a b" + "x" * 200})
-    with urllib.request.urlopen(request, timeout=20) as r:
-        assert ID.fullmatch(r.headers["x-request-id"])
-    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("GET /health")]
-    assert lines and not any("client_request_id" in line for line in lines)
+    with AccessLines("GET /health") as log:
+        with urllib.request.urlopen(request, timeout=20) as r:
+            ours = r.headers["x-request-id"]
+        lines = log.wait()
+    assert ID.fullmatch(ours) and any(ours in line for line in lines)
+    assert not any("client_request_id" in line for line in lines)
