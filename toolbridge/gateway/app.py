@@ -8,7 +8,8 @@ the tool-call work and the failures: adding an API is a front module and one lin
 ``/health`` and ``HEAD /`` answers 401 without it), 404/405 unknown route, each in the error
 shape of the front the path belongs to (every path under ``/v1/messages/`` is the Messages
 front's), as is a failure no route handled (500); from the server layer 400, 408, 413, 414, 431 and 505
-(see ``http.server.Limits``). ``/health`` tells anyone ``{"status":
+(see ``http.server.Limits``). Every answer of a route carries the request's id, which its log
+line names (``requestid``). ``/health`` tells anyone ``{"status":
 "ok"}``, and the upstream and parser only to a client with the configured key.
 """
 
@@ -37,6 +38,7 @@ from .http.server import ClientDisconnected, H1Server, Limits, Request, Response
 from .metrics import Metrics
 from .pipeline import JSON, OFFLOOP_REQUEST_BYTES, Pipeline
 from .repair import Provenance
+from .requestid import CURRENT, client_request_id, new_request_id
 from .turn import RequestError
 
 log = logging.getLogger("toolbridge.gateway")
@@ -60,8 +62,10 @@ class Gateway:
         self.pipeline = Pipeline(config, self.metrics)
         self.tokens = TokenCounter(config)
         self.responses = ResponsesFront(config, self.metrics)
-        # Message threads are kept in the Responses front's store, in scopes of their own.
-        self.messages = MessagesFront(threads=Threads(self.responses.store, self.responses.scopes))
+        # Message threads are kept in the Responses front's store, in scopes of their own. (The
+        # module's MESSAGES front gives the error shape of /v1/messages paths for any gateway.)
+        threads = Threads(self.responses.store, self.responses.scopes)
+        self.messages = MessagesFront(threads=threads, tokens=self.tokens)
         self._host, self._port, self._base = config.upstream_parts()
         self.pool: UpstreamPool | None = None
         self.server: H1Server | None = None
@@ -120,6 +124,9 @@ class Gateway:
             route = self._stored
         status, provenance = 404, Provenance()
         front = self._front(path)
+        request_id = new_request_id()
+        CURRENT.set(request_id)  # (this request's own task: its context is its own)
+        resp.extra = ((b"request-id" if front is MESSAGES else b"x-request-id", request_id.encode()),)
         try:
             if path != "/health" and (method != "HEAD" or path != "/") and not self._authorised(req):
                 status = 401  # before the route: without the key, nothing is told about paths
@@ -140,8 +147,9 @@ class Gateway:
             endpoint = (STORED + "{id}" + (INPUT_ITEMS if path.endswith(INPUT_ITEMS) else "") if stored
                         else path if route else "other")
             self.metrics.answered(endpoint, status, provenance, front.name)
-            log.info("%s %s %d calls[%s] %.1fms", method, path, status, provenance.header(),
-                     1000 * (time.perf_counter() - started))
+            client = client_request_id(req)
+            log.info("%s %s %d %s calls[%s] %.1fms%s", method, path, status, request_id, provenance.header(),
+                     1000 * (time.perf_counter() - started), f" client_request_id={client}" if client else "")
 
     def _front(self, path: str) -> Any:
         """The front whose error shape a path's answers take (refusals, failures): the Messages

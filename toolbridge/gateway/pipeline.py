@@ -181,7 +181,7 @@ class Pipeline:
                 return self.fail.refuse(front, resp, 400, fmt.compile_failure(error), param=fmt.where)
         if plan.constraint is not None:
             self.constrainer.report(plan)
-            resp.extra = (plan.constraint.header(),)
+            set_header(resp, plan.constraint.header())
         headers = self.upstream_headers(req, plan.stream)
         model = turn.model
         # The turn is kept only to be asked again: not for the life of every stream.
@@ -338,7 +338,7 @@ class Pipeline:
         """The upstream refused ``plan``'s grammar (its body is restored): the same request
         again without it, read by recovery as any other."""
         if not resp.started:
-            resp.extra = (plan.constraint.header(),)
+            set_header(resp, plan.constraint.header())
         result = await self._send(front, plan, path, headers, resp, retry, tries)
         self.constrainer.settled(plan, 400 if result is None else result[0])
         return result
@@ -504,6 +504,12 @@ def upstream_body(plan: Plan, discard: bool) -> bytes:
                 if body.get(key) is value:
                     body[key] = orjson.Fragment(text)
     return orjson.dumps(body)
+
+
+def set_header(resp: Response, field: tuple[bytes, bytes]) -> None:
+    """``field`` in every head of ``resp``, in place of a field of the same name set before (the
+    request id set by the routes stays)."""
+    resp.extra = (*(f for f in resp.extra if f[0] != field[0]), field)
 
 
 def keepalive(encoder: Any, resp: Response) -> asyncio.Task[None] | None:

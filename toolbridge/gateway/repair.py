@@ -122,8 +122,8 @@ def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, s
     if not plan.parallel and len(calls) > 1:
         provenance.rejected += len(calls) - 1
         calls = calls[:1]
-    if plan.required and not calls:
-        raise tool_choice_unmet(plan.required)
+    if plan.required and not calls and choice.get("finish_reason") != "length":
+        raise tool_choice_unmet(plan.required)  # (cut by the limit: the answer is length, as the APIs say)
     enforce(plan, calls, verdicts)
     _settle(choice, message, calls, leftovers, truncated)
 

@@ -139,8 +139,8 @@ class _Choice:
         if self._aborted:
             out = self._unsent(out)
         calls = self._calls + len(good)
-        if self._plan.required and not calls:
-            raise tool_choice_unmet(self._plan.required)
+        if self._plan.required and not calls and self.upstream_finish != "length":
+            raise tool_choice_unmet(self._plan.required)  # (cut by the limit: length, as the APIs say)
         reason = "length" if self._truncated else ("tool_calls" if calls else self.upstream_finish or "stop")
         out.append(Finish(reason))
         return out

@@ -16,7 +16,6 @@ shape ``{"error": {"message", "type", "param", "code"}}``.
 from __future__ import annotations
 
 import os
-import time
 from typing import Any
 
 import orjson
@@ -29,8 +28,9 @@ from ...scope import Scopes
 from ...streaming import AnswerStream
 from ...turn import Plan, Turn
 from ..chat import error_body
-from .items import answer_items, assistant_message, new_response_id, response_object, status_of, usage_of
 from .inputs import page
+from .items import (answer_items, assistant_message, cut_item, new_response_id, response_object, status_of,
+                    usage_of)
 from .request import Context, responses_turn
 from .sealed import Sealer
 from .store import ResponseStore
@@ -88,8 +88,11 @@ class ResponsesFront:
         choice, message = first_choice(answer)
         output = answer_items(context, message, self.sealer)
         status, incomplete = status_of(choice.get("finish_reason"))
+        cut = cut_item(output) if incomplete else None
+        if cut is not None:
+            cut["status"] = "incomplete"
         model = answer.get("model")
-        response = response_object(context, new_response_id(), answer.get("created") or time.time(), status,
+        response = response_object(context, new_response_id(), context.created, status,
                                    output, usage_of(answer.get("usage")), incomplete,
                                    model=model if isinstance(model, str) and model else None)
         body = orjson.dumps(response)

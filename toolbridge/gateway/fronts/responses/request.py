@@ -17,6 +17,7 @@ can do are dropped, each logged once per process (README: the Responses front).
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,7 +51,8 @@ BUILT_IN: dict[str, str | None] = {
 _EFFORTS = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
 _TURN_FIELDS = frozenset({
     "model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls",
-    "max_output_tokens", "temperature", "top_p", "reasoning", "text", "metadata", "stream",
+    "max_output_tokens", "temperature", "top_p", "presence_penalty", "frequency_penalty", "reasoning",
+    "text", "metadata", "stream",
     "store", "previous_response_id", "include", "prompt_cache_key", "user", "safety_identifier"})
 _REFUSED = {
     "background": "background responses need OpenAI's job queue",
@@ -87,6 +89,7 @@ class Context:
     scope: str = ""  # the caller's, where the response is stored (``scope.Scopes``)
     size: int = 0  # bytes the stored conversation is accounted before the output (``ResponsesFront.size``)
     inputs: list[dict[str, Any]] = field(default_factory=list)  # the input items with ids (``inputs``)
+    created: float = field(default_factory=time.time)  # the response's created_at, on the gateway's clock
 
     def client_name(self, name: str) -> tuple[str, str | None]:
         """(name, namespace) of a call as the client knows the tool."""
@@ -169,21 +172,37 @@ def _echo(body: dict[str, Any], parallel: Any) -> dict[str, Any]:
         raise RequestError("metadata: at most 16 string keys (64 characters) with string values "
                            "(512 characters)", param="metadata")
     echo = {k: body.get(k) for k in ("instructions", "max_output_tokens", "previous_response_id",
-                                     "temperature", "top_p", "prompt_cache_key", "user",
-                                     "safety_identifier")}
+                                     "prompt_cache_key", "user", "safety_identifier")}
     tools = [_strict_shown(t) for t in body.get("tools") or ()] if isinstance(body.get("tools"), list) else []
+    reasoning, text = body.get("reasoning"), body.get("text")
     echo.update(metadata=metadata or {}, tools=tools,
                 tool_choice=body.get("tool_choice") or "auto",
                 parallel_tool_calls=True if parallel is None else parallel,
-                reasoning=body.get("reasoning") or {"effort": None, "summary": None},
-                text=body.get("text") or {"format": {"type": "text"}})
+                reasoning={"effort": None, "summary": None, **(reasoning if isinstance(reasoning, dict) else {})},
+                text={"format": {"type": "text"}, **(text if isinstance(text, dict) else {})},
+                **_used(body))
     return echo
 
 
+def _used(body: dict[str, Any]) -> dict[str, Any]:
+    """The settings the response reports as used: the request's sampling (else the defaults the
+    API reports: what an upstream applies when none is sent), and the ones this front has one
+    value of (one tier, the input sent whole, no log probabilities, no cap on the calls)."""
+    used = {key: body.get(key) if body.get(key) is not None else default
+            for key, default in _DEFAULTS.items()}
+    return {**used, "top_logprobs": 0, "max_tool_calls": None, "truncation": "disabled",
+            "service_tier": "default"}
+
+
+_DEFAULTS = {"temperature": 1.0, "top_p": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0}
+
+
 def _strict_shown(tool: Any) -> Any:
-    """A function tool as the response repeats it: ``strict`` as applied (true unless given)."""
-    if isinstance(tool, dict) and tool.get("type") == "function" and tool.get("strict") is None:
-        return {**tool, "strict": True}
+    """A function tool as the response repeats it: ``strict`` as applied (true unless given),
+    ``description`` and ``parameters`` null when not given (the API's shape has every field)."""
+    if isinstance(tool, dict) and tool.get("type") == "function":
+        strict = True if tool.get("strict") is None else tool["strict"]
+        return {"description": None, "parameters": None, **tool, "strict": strict}
     return tool
 
 
@@ -197,7 +216,7 @@ def _sampling(body: dict[str, Any]) -> dict[str, Any]:
         if type(limit) is not int or limit < 1:
             raise RequestError("max_output_tokens: must be a positive integer", param="max_output_tokens")
         out["max_tokens"] = limit
-    for key in ("temperature", "top_p"):
+    for key in ("temperature", "top_p", "presence_penalty", "frequency_penalty"):
         value = body.get(key)
         if value is not None:
             if type(value) is bool or not isinstance(value, (int, float)):
