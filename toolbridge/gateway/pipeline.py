@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from urllib.parse import quote
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
@@ -90,6 +91,7 @@ from .streaming import AnswerStream
 from .turn import Plan, RequestError, Settings, Turn, check_body, drop_reasoning, plan_turn, shallow_body
 from .failures import JSON, Failures, Result, error_message
 from .grammars import GrammarChecker
+from .upstream.models import Models
 from .upstream.refusal import is_refusal
 from .validation import InvalidArguments, Retries
 
@@ -109,6 +111,16 @@ T = TypeVar("T")
 
 class _Ended(Exception):
     """A stream's translation ended it (the error is noted); stops reading the upstream."""
+
+
+class _NotFound(Exception):
+    """The upstream answered 404 before the response began: perhaps a model it no longer
+    serves (``_serve`` asks for its model list again and, if the name now maps elsewhere, sends
+    the request once more)."""
+
+    def __init__(self, raw: bytes) -> None:
+        super().__init__("the upstream answered 404")
+        self.raw = raw
 
 
 class Front(Protocol):
@@ -142,6 +154,7 @@ class Pipeline:
         self.router: Any = None
         self._workers: ThreadPoolExecutor | None = None  # made at the first large step
         self.grammars = GrammarChecker(metrics)  # freeform tools' grammars, compiled off the loop
+        self.models = Models(config.aliases(), config.models_refresh, metrics)  # names sent upstream
         if config.rewrites_requests:
             from .upstream.fallback import Router  # the renderer: only when configured
 
@@ -151,6 +164,7 @@ class Pipeline:
             from .upstream.constraint import Constrainer
 
             self.constrainer = Constrainer(config, metrics, self.router.template if self.router else None)
+            self.models.listener = self.constrainer.learn  # one GET /v1/models for both
 
     async def serve(self, front: Front, req: Request, resp: Response) -> Result:
         """Answer one request of ``front``'s API. Nothing but cancellation and a client gone
@@ -167,11 +181,7 @@ class Pipeline:
             assert self.pool is not None
             await self.constrainer.detect(self.pool, self.base + "/models", self.upstream_headers(req, False))
         try:
-            body = req.body
-            if len(body) > OFFLOOP_REQUEST_BYTES:
-                turn, plan, path, retry = await self.cpu(True, "request", self._plan, front, req)
-            else:  # inline, without the coroutine ``cpu`` would make
-                turn, plan, path, retry = self._plan(front, req)
+            turn, plan, path, retry = await self._planned(front, req)
         except (orjson.JSONDecodeError, RequestError, ConfigError) as exc:
             return self.refuse(front, resp, exc)
         if turn.freeforms:
@@ -181,25 +191,19 @@ class Pipeline:
                 return self.fail.refuse(front, resp, 400, fmt.compile_failure(error), param=fmt.where)
         if plan.constraint is not None:
             self.constrainer.report(plan)
-            resp.extra = (plan.constraint.header(),)
+            resp.extra = with_field(resp.extra, *plan.constraint.header())
+        if plan.model:
+            resp.extra = with_field(resp.extra, MODEL_HEADER, header_value(plan.model))
         headers = self.upstream_headers(req, plan.stream)
-        model = turn.model
         # The turn is kept only to be asked again: not for the life of every stream.
         retrying = plan.enforcing and plan.on_invalid == "retry"
         tries = Retries(turn, self.config.retries) if retrying else None
         del turn
         try:
-            result = await self._send(front, plan, path, headers, resp, retry, tries)
-            if result is None:  # the upstream refused tools: once more, with the protocol
-                if self.constrainer is not None:
-                    self.constrainer.withdraw(plan, "the upstream refused tools: the injected protocol")
-                self.router.remember(model)
-                log.info("upstream refused tools for model %r; retrying with the injected "
-                         "protocol", model)
-                result = await self._send(front, self.router.injected(plan), path, headers, resp,
-                                          False, tries)
-            assert result is not None
-            return result
+            try:
+                return await self._exchange(front, plan, path, headers, resp, retry, tries)
+            except _NotFound as missing:
+                return await self._not_found(front, req, resp, plan, missing.raw)
         except RequestError as exc:  # the history cannot be written as the protocol
             return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
         except (UpstreamError, SSEError) as exc:
@@ -207,6 +211,50 @@ class Pipeline:
                 self.fail.stream_error(front, resp, str(exc), "upstream_error")
                 return 200, Provenance()
             return self.fail.upstream_failure(front, resp, exc), Provenance()
+
+    async def _planned(self, front: Front, req: Request) -> tuple[Turn, Plan, str, bool]:
+        """``_plan``, on a worker thread for a large request."""
+        if len(req.body) > OFFLOOP_REQUEST_BYTES:
+            return await self.cpu(True, "request", self._plan, front, req)
+        return self._plan(front, req)  # inline, without the coroutine ``cpu`` would make
+
+    async def _exchange(self, front: Front, plan: Plan, path: str, headers: list[tuple[bytes, bytes]],
+                        resp: Response, retry: bool, tries: Retries | None) -> Result:
+        """``plan`` sent and answered; a refusal of tools sends it again with the protocol."""
+        result = await self._send(front, plan, path, headers, resp, retry, tries)
+        if result is None:  # the upstream refused tools: once more, with the protocol
+            if self.constrainer is not None:
+                self.constrainer.withdraw(plan, "the upstream refused tools: the injected protocol")
+            self.router.remember(plan.model)
+            log.info("upstream refused tools for model %r; retrying with the injected "
+                     "protocol", plan.model)
+            result = await self._send(front, self.router.injected(plan), path, headers, resp,
+                                      False, tries)
+        assert result is not None
+        return result
+
+    async def _not_found(self, front: Front, req: Request, resp: Response, plan: Plan, raw: bytes) -> Result:
+        """The upstream answered 404 to ``plan``: its model list is asked for again; when the
+        request's name then maps to another model it is planned and sent once more, when it maps
+        to none the answer is the 404 naming the served models (``Models.resolve``), else the
+        upstream's own answer."""
+        assert self.pool is not None
+        await self.models.refresh(self.pool, self.base + "/models", self.upstream_headers(req, False))
+        try:
+            turn, again, path, retry = await self._planned(front, req)
+        except (orjson.JSONDecodeError, RequestError, ConfigError) as exc:
+            return self.refuse(front, resp, exc)
+        if again.model == plan.model:
+            return self.fail.pass_error(front, resp, 404, raw), Provenance()
+        log.info("the upstream does not serve %r: the request goes again as %r", plan.model, again.model)
+        resp.extra = with_field(resp.extra, MODEL_HEADER, header_value(again.model or ""))
+        tries = Retries(turn, self.config.retries) if again.enforcing and again.on_invalid == "retry" else None
+        del turn
+        try:
+            return await self._exchange(front, again, path, self.upstream_headers(req, again.stream),
+                                        resp, retry, tries)
+        except _NotFound as missing:
+            return self.fail.pass_error(front, resp, 404, missing.raw), Provenance()
 
     def refuse(self, front: Front, resp: Response, exc: Exception) -> Result:
         """The 400 (or the error's own status) for a request ``check`` refused."""
@@ -241,6 +289,7 @@ class Pipeline:
         """The request checked and planned: its turn, plan, upstream path and whether a refusal
         of tools is retried."""
         turn, shallow, checked = self._turn(front, req.body, req)
+        turn.serve_as(self.models.resolve(turn.model))
         return turn, *self._route(turn, shallow, checked)
 
     def _route(self, turn: Turn, shallow: bool = False, checked: bool = False) -> tuple[Plan, str, bool]:
@@ -268,11 +317,13 @@ class Pipeline:
         self.metrics.inc("toolbridge_offloaded_total", kind=kind)
         return await asyncio.get_running_loop().run_in_executor(self._workers, step, *args)
 
-    def upstream_headers(self, req: Request, stream: bool) -> list[tuple[bytes, bytes]]:
+    def upstream_headers(self, req: Request | None, stream: bool) -> list[tuple[bytes, bytes]]:
+        """The header fields of an upstream request; ``req``: the client's request (its
+        Authorization passes on when the gateway neither checks keys nor has its own)."""
         headers = [*JSON, (b"accept", b"text/event-stream" if stream else b"application/json")]
         if self.config.upstream_api_key:
             headers.append((b"authorization", b"Bearer " + self.config.upstream_api_key.encode()))
-        elif not self.config.api_key and req.header(b"authorization"):
+        elif not self.config.api_key and req is not None and req.header(b"authorization"):
             headers.append((b"authorization", req.header(b"authorization") or b""))
         return headers
 
@@ -331,6 +382,8 @@ class Pipeline:
         if resp.started:  # a retry's: the client's stream already began
             self.fail.stream_error(front, resp, f"the upstream answered {status} to a retry", "upstream_error")
             return 200, Provenance()
+        if status == 404:
+            raise _NotFound(raw)
         return self.fail.pass_error(front, resp, status, raw), Provenance()
 
     async def _unconstrained(self, front: Front, plan: Plan, path: str, headers: list[tuple[bytes, bytes]],
@@ -338,7 +391,7 @@ class Pipeline:
         """The upstream refused ``plan``'s grammar (its body is restored): the same request
         again without it, read by recovery as any other."""
         if not resp.started:
-            resp.extra = (plan.constraint.header(),)
+            resp.extra = with_field(resp.extra, *plan.constraint.header())
         result = await self._send(front, plan, path, headers, resp, retry, tries)
         self.constrainer.settled(plan, 400 if result is None else result[0])
         return result
@@ -504,6 +557,23 @@ def upstream_body(plan: Plan, discard: bool) -> bytes:
                 if body.get(key) is value:
                     body[key] = orjson.Fragment(text)
     return orjson.dumps(body)
+
+
+MODEL_HEADER = b"x-toolbridge-model"  # the model a request was sent to (``upstream.models``)
+
+
+Fields = tuple[tuple[bytes, bytes], ...]
+
+
+def with_field(extra: Fields, name: bytes, value: bytes) -> Fields:
+    """A response's extra header fields with ``name`` set to ``value`` (replaced, or added)."""
+    return (*(f for f in extra if f[0] != name), (name, value))
+
+
+def header_value(text: str) -> bytes:
+    """``text`` as a header field value: a name passed on from a client may hold anything, so
+    what is not visible ASCII (and ``%``) is percent-encoded."""
+    return quote(text, safe="".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "%")).encode()
 
 
 def keepalive(encoder: Any, resp: Response) -> asyncio.Task[None] | None:

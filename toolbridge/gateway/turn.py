@@ -144,6 +144,16 @@ class Turn:
     # errors that name it (None: the chat front's ``tools[i].function.parameters``).
     schema_paths: list[str] | None = None
 
+    def serve_as(self, model: str | None) -> None:
+        """Send the turn upstream under ``model``, the name the upstream serves
+        (``upstream.models``): everything keyed by model then reads it, and a front's context that
+        repeats the model (Responses') repeats this one."""
+        if model is None or model == self.model and self.options.get("model") == model:
+            return
+        self.model = self.options["model"] = model
+        if hasattr(self.context, "model"):
+            self.context.model = model
+
     def body(self) -> dict[str, Any]:
         """The Chat Completions request body this turn is (what a chat upstream is sent)."""
         out = dict(self.options)
