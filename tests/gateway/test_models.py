@@ -197,7 +197,7 @@ def test_an_unserved_name_goes_to_the_only_model(stacks: Callable[..., Stack], f
     text, headers, answered = ask(s, front, "claude-opus-4-8", stream)
     assert text == "Hello." and s.upstream.requests[-1]["model"] == "qwen3-coder"
     assert headers["x-toolbridge-model"] == "qwen3-coder"
-    assert answered == "qwen3-coder"  # the body names the model that answered
+    assert answered == "claude-opus-4-8"  # the body names the model asked for, the header the one sent to
     assert mapped(s, "only", "qwen3-coder") == before + 1
 
 

@@ -199,7 +199,7 @@ def test_two_turn_tool_loop(stacks: Any, kind: str, replay: str) -> None:
     assert items(first) == [("reasoning", THOUGHT), ("message", "Let me check."),
                             ("function_call", ("get_weather", PARIS, None))]
     assert first.status == "completed" and first.incomplete_details is None and first.error is None
-    assert first.id.startswith("resp_") and first.object == "response" and first.model == "replay"
+    assert first.id.startswith("resp_") and first.object == "response" and first.model == "m"
     call = first.output[2]
     assert call.id.startswith("fc_") and call.call_id.startswith("call_") and call.id != call.call_id
     assert call.status == "completed" and first.output[1].id.startswith("msg_")

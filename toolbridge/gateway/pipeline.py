@@ -289,8 +289,12 @@ class Pipeline:
         """The request checked and planned: its turn, plan, upstream path and whether a refusal
         of tools is retried."""
         turn, shallow, checked = self._turn(front, req.body, req)
-        turn.serve_as(self.models.resolve(turn.model))
-        return turn, *self._route(turn, shallow, checked)
+        asked = turn.model
+        turn.serve_as(self.models.resolve(asked))
+        plan, path, retry = self._route(turn, shallow, checked)
+        if asked is not None and asked != turn.model:
+            plan.asked = asked
+        return turn, plan, path, retry
 
     def _route(self, turn: Turn, shallow: bool = False, checked: bool = False) -> tuple[Plan, str, bool]:
         """``turn`` planned: its plan, upstream path and whether a refusal of tools is retried
@@ -403,6 +407,8 @@ class Pipeline:
         except orjson.JSONDecodeError as exc:
             raise RequestError("the upstream answered with invalid JSON", status=502,
                                type="upstream_error") from exc
+        if plan.asked is not None and isinstance(answer, dict):
+            answer["model"] = plan.asked
         whole = self.router.whole if self.router is not None else repair_completion
         answer, provenance = whole(answer, plan)
         return front.whole(answer, plan), provenance
@@ -443,7 +449,7 @@ class Pipeline:
         self.metrics.open_streams += 1
         ticker = keepalive(encoder, resp)
         try:
-            invalid = await self._relay(front, up, encoder, resp)
+            invalid = await self._relay(front, up, encoder, resp, plan)
         except ClientDisconnected:
             log.info("client disconnected mid-stream; upstream request closed")
             gone = getattr(encoder, "disconnected", None)  # an encoder that keeps state for its stream
@@ -456,14 +462,15 @@ class Pipeline:
                 ticker.cancel()
         return invalid or (200, encoder.provenance)
 
-    async def _relay(self, front: Front, up: Any, encoder: Any,
-                     resp: Response) -> InvalidArguments | None:
+    async def _relay(self, front: Front, up: Any, encoder: Any, resp: Response,
+                     plan: Plan) -> InvalidArguments | None:
         """Relay a stream: each upstream event is translated and written from the upstream
         connection's read callback (``SSEStream.each``); an event over ``OFFLOOP_BYTES`` is
         translated on a worker thread instead, while reading waits (``drain``). What ends the
         stream early is settled here, but for a call that had to be valid and is not: returned,
         the stream left open. Any other exception reaches ``serve``."""
         feed, write, loads = encoder.feed_sse, resp.write, orjson.loads
+        asked = plan.asked
         content = getattr(encoder, "content_sse", None)  # a plain-content chunk, undecoded
         plain = PlainBytes()
         chunks = 0
@@ -482,6 +489,8 @@ class Pipeline:
                 except orjson.JSONDecodeError:
                     ended.append(("the upstream sent an invalid chunk", "upstream_error", None))
                     return None
+                if asked is not None and isinstance(chunk, dict):
+                    chunk["model"] = asked  # (a plain-content chunk's model is not read)
                 if isinstance(chunk, dict) and "error" in chunk and not chunk.get("choices"):
                     ended.append((error_message(chunk["error"]), "upstream_error", None))
                     return None

@@ -75,6 +75,10 @@ class Plan:
     drop_tokens: tuple[str, ...] = ()
     offered: list[str] = field(default_factory=list)
     model: str | None = None  # the request's model: auto's hint
+    # The name the client asked for when it was sent under another (upstream/models.py): the
+    # answer names it, so that a client comparing names (Claude Code keeps a turn's thinking
+    # only for the model it asked for) sees its own.
+    asked: str | None = None
     on_invalid: str = "pass"  # "pass", "reject" or "retry" (gateway/validation.py)
     coerce: bool = True
     repair: bool = False
@@ -146,13 +150,9 @@ class Turn:
 
     def serve_as(self, model: str | None) -> None:
         """Send the turn upstream under ``model``, the name the upstream serves
-        (``upstream.models``): everything keyed by model then reads it, and a front's context that
-        repeats the model (Responses') repeats this one."""
-        if model is None or model == self.model and self.options.get("model") == model:
-            return
-        self.model = self.options["model"] = model
-        if hasattr(self.context, "model"):
-            self.context.model = model
+        (``upstream.models``): everything keyed by model then reads it."""
+        if model is not None and (model != self.model or self.options.get("model") != model):
+            self.model = self.options["model"] = model
 
     def body(self) -> dict[str, Any]:
         """The Chat Completions request body this turn is (what a chat upstream is sent)."""
