@@ -8,7 +8,10 @@ pipeline does the rest and never looks at which front asked.
 ``tool_call_id``), ``tools`` as OpenAI function tools, ``tool_choice`` (``none``, ``auto``,
 ``required``, a named function, ``allowed_tools``), ``parallel``, ``stream``,
 ``include_usage``, ``model``, and ``options``: every other field for the upstream as it is
-(sampling, ``max_tokens``, ``stop``, ``chat_template_kwargs`` ...). ``plan_turn`` checks it
+(sampling, ``max_tokens``, ``stop``, ``chat_template_kwargs`` ...). Its ``model`` is first made
+the name the upstream serves (``upstream.models``; the answer repeats the client's, ``Plan.asked``,
+and ``x-toolbridge-model`` names the one sent to), so that all that is keyed by model reads
+the served name. ``plan_turn`` checks it
 and plans the upstream request (``turn.Plan``); the router (``upstream/fallback``, when the
 completions mode or the injected protocol is configured) may rewrite the plan.
 
@@ -33,7 +36,8 @@ events into its wire bytes.
 **Errors:** a bad request raises ``RequestError`` (status, message, param, code) before anything
 is sent; the front writes it in its API's error shape (``front.error``). An upstream that cannot
 be reached is 502, silence beyond ``--timeout`` 504, the upstream's own errors keep their status
-(``front.upstream_error``), and a stream that fails after it began ends with
+(``front.upstream_error``; a 404 first fetches the upstream's model list again, and the request
+goes once more when its name then maps to another model), and a stream that fails after it began ends with
 ``front.stream_error``, never a silent stop; a client that disconnects closes the upstream
 request. ``serve`` is the boundary where any other exception ends: logged with its traceback,
 counted (``toolbridge_internal_errors_total``) and answered in the front's error shape, never as
@@ -72,7 +76,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from urllib.parse import quote
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
@@ -91,7 +94,7 @@ from .streaming import AnswerStream
 from .turn import Plan, RequestError, Settings, Turn, check_body, drop_reasoning, plan_turn, shallow_body
 from .failures import JSON, Failures, Result, error_message
 from .grammars import GrammarChecker
-from .upstream.models import Models
+from .upstream.models import Models, model_field
 from .upstream.refusal import is_refusal
 from .validation import InvalidArguments, Retries
 
@@ -193,7 +196,7 @@ class Pipeline:
             self.constrainer.report(plan)
             resp.extra = with_field(resp.extra, *plan.constraint.header())
         if plan.model:
-            resp.extra = with_field(resp.extra, MODEL_HEADER, header_value(plan.model))
+            resp.extra = with_field(resp.extra, *model_field(plan.model))
         headers = self.upstream_headers(req, plan.stream)
         # The turn is kept only to be asked again: not for the life of every stream.
         retrying = plan.enforcing and plan.on_invalid == "retry"
@@ -247,7 +250,8 @@ class Pipeline:
         if again.model == plan.model:
             return self.fail.pass_error(front, resp, 404, raw), Provenance()
         log.info("the upstream does not serve %r: the request goes again as %r", plan.model, again.model)
-        resp.extra = with_field(resp.extra, MODEL_HEADER, header_value(again.model or ""))
+        if again.model:
+            resp.extra = with_field(resp.extra, *model_field(again.model))
         tries = Retries(turn, self.config.retries) if again.enforcing and again.on_invalid == "retry" else None
         del turn
         try:
@@ -568,21 +572,12 @@ def upstream_body(plan: Plan, discard: bool) -> bytes:
     return orjson.dumps(body)
 
 
-MODEL_HEADER = b"x-toolbridge-model"  # the model a request was sent to (``upstream.models``)
-
-
 Fields = tuple[tuple[bytes, bytes], ...]
 
 
 def with_field(extra: Fields, name: bytes, value: bytes) -> Fields:
     """A response's extra header fields with ``name`` set to ``value`` (replaced, or added)."""
     return (*(f for f in extra if f[0] != name), (name, value))
-
-
-def header_value(text: str) -> bytes:
-    """``text`` as a header field value: a name passed on from a client may hold anything, so
-    what is not visible ASCII (and ``%``) is percent-encoded."""
-    return quote(text, safe="".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "%")).encode()
 
 
 def keepalive(encoder: Any, resp: Response) -> asyncio.Task[None] | None:

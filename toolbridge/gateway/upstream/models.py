@@ -33,6 +33,7 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 
@@ -67,6 +68,16 @@ def parse_aliases(text: str) -> tuple[Alias, ...]:
                               f"not {entry!r}")
         aliases.append(Alias(pattern.strip(), name.strip()))
     return tuple(aliases)
+
+
+def model_field(name: str) -> tuple[bytes, bytes]:
+    """The ``x-toolbridge-model`` header field naming the model a request was sent to. A name
+    passed on from a client may hold anything: what is not visible ASCII (and ``%``) is
+    percent-encoded."""
+    return b"x-toolbridge-model", quote(name, safe=_VISIBLE).encode()
+
+
+_VISIBLE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "%")
 
 
 def listed_names(body: bytes) -> tuple[str, ...] | None:
