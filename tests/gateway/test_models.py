@@ -291,6 +291,22 @@ def test_the_completions_mode_sends_the_served_name(tmp_path: Path) -> None:
         assert s.upstream.requests[-1]["model"] == "qwen3-coder" and "prompt" in s.upstream.requests[-1]
 
 
+def test_a_model_that_refused_tools_is_remembered_by_its_served_name() -> None:
+    """``--tool-fallback``: the upstream refused tools once, for the one model it serves; a
+    request under another client name for the same model is sent the protocol directly."""
+    def script(body: dict[str, Any]) -> Reply:
+        if body.get("tools"):
+            return Reply(status=400, error="qwen3-coder does not support tools")
+        return Reply(content="Hello.")
+
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    with Stack(script, models=ONE, strict=True, tool_fallback=True) as s:
+        for name in ("claude-opus-4-8", "claude-haiku-4-5"):
+            s.client().chat.completions.create(model=name, messages=USER, tools=tools)
+        sent = [("tools" in r, r["model"]) for r in s.upstream.requests]
+    assert sent == [(True, "qwen3-coder"), (False, "qwen3-coder"), (False, "qwen3-coder")]
+
+
 # ------------------------------------------------------------------ configuration
 
 
