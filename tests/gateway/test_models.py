@@ -229,6 +229,23 @@ def test_an_alias_comes_before_the_only_model(stacks: Callable[..., Stack]) -> N
     assert s.upstream.requests[-1]["model"] == "qwen3-coder"
 
 
+def test_names_of_one_model_are_one_model() -> None:
+    """vLLM's ``--served-model-name coder qwen3-coder`` lists both names with the same ``root``:
+    one model, which an unserved name goes to under its first name; a LoRA adapter (its own
+    ``root``) is another model."""
+    one = [{"id": "coder", "root": "/models/Qwen3-Coder", "owned_by": "vllm"},
+           {"id": "qwen3-coder", "root": "/models/Qwen3-Coder", "owned_by": "vllm"}]
+    s = Stack(hello, strict=True)
+    s.upstream.models = {"object": "list", "data": one}
+    with s:
+        ask(s, "messages", "claude-opus-4-8")
+        assert s.upstream.requests[-1]["model"] == "coder"
+    s = Stack(hello, strict=True)
+    s.upstream.models = {"object": "list", "data": [*one, {"id": "sql", "root": "/loras/sql", "parent": "coder"}]}
+    with s, pytest.raises(anthropic.NotFoundError, match="'coder', 'qwen3-coder', 'sql'"):
+        ask(s, "messages", "claude-opus-4-8")
+
+
 def test_each_mapping_is_logged_once(stacks: Callable[..., Stack], caplog: pytest.LogCaptureFixture) -> None:
     s = stacks(ONE)
     with caplog.at_level("INFO", logger="toolbridge.gateway"):

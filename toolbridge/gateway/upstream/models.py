@@ -11,7 +11,8 @@ vLLM, SGLang, llama.cpp, Ollama, LM Studio and OpenAI share) and resolves each r
 2. a name the upstream serves passes unchanged;
 3. the first ``--model-alias PATTERN=NAME`` whose glob (``fnmatch``, case-sensitive) matches it
    gives NAME;
-4. with no alias matching and exactly one model served: that model;
+4. with no alias matching and exactly one model served: that model (names that share their
+   ``root``, vLLM's ``--served-model-name a b``, are one model, sent as its first name);
 5. else ``RequestError`` 404 ``model_not_found``, naming the served models and the flag.
 
 A request without a model is resolved as the empty name (``*`` matches it). Each mapping is
@@ -80,8 +81,10 @@ def model_field(name: str) -> tuple[bytes, bytes]:
 _VISIBLE = "".join(chr(c) for c in range(0x21, 0x7F) if chr(c) != "%")
 
 
-def listed_names(body: bytes) -> tuple[str, ...] | None:
-    """The model ids of a ``/v1/models`` answer, in its order; None when it is not a listing."""
+def listed_names(body: bytes) -> tuple[tuple[str, ...], str | None] | None:
+    """The model ids of a ``/v1/models`` answer, in its order, and the one model they name when
+    they are the names of one (a single id, or ids sharing one ``root``, the weights' path
+    vLLM lists with each of its served names); None when the answer is not a listing."""
     try:
         listing: Any = orjson.loads(body)
     except orjson.JSONDecodeError:
@@ -89,8 +92,10 @@ def listed_names(body: bytes) -> tuple[str, ...] | None:
     data = listing.get("data") if isinstance(listing, dict) else None
     if not isinstance(data, list):
         return None
-    names = (m.get("id") for m in data if isinstance(m, dict))
-    return tuple(dict.fromkeys(n for n in names if isinstance(n, str) and n))
+    models = [m for m in data if isinstance(m, dict) and isinstance(m.get("id"), str) and m["id"]]
+    names = tuple(dict.fromkeys(m["id"] for m in models))
+    roots = {m["root"] if isinstance(m.get("root"), str) and m["root"] else m["id"] for m in models}
+    return names, names[0] if len(roots) == 1 else None
 
 
 class Models:
@@ -100,6 +105,7 @@ class Models:
         self.aliases = aliases
         self.every = refresh  # seconds between background fetches (0: none after the start)
         self.served: tuple[str, ...] | None = None  # None: no listing (names pass through)
+        self.only: str | None = None  # the name to send when the served names are one model's
         self.fetches = 0  # listings asked for (tests; the log)
         self._metrics = metrics
         self._told: set[tuple[str, str]] = set()
@@ -122,8 +128,8 @@ class Models:
         for alias in self.aliases:
             if fnmatch.fnmatchcase(asked, alias.pattern):
                 return self._mapped(asked, alias.name, "alias")
-        if len(served) == 1:
-            return self._mapped(asked, served[0], "only")
+        if self.only is not None:
+            return self._mapped(asked, self.only, "only")
         shown = ", ".join(repr(n) for n in served[:LISTED]) + (" ..." if len(served) > LISTED else "")
         what = f"model {asked!r:.200} is not" if asked else "a request without a model is not"
         raise RequestError(f"{what} served by the upstream, which serves {len(served)} models ({shown}): "
@@ -193,7 +199,8 @@ class Models:
             return
         if self.listener is not None:
             self.listener(target, status, body, fields)
-        names = listed_names(body) if status == 200 else None
+        listed = listed_names(body) if status == 200 else None
+        names = listed[0] if listed is not None else None
         if status in ABSENT or (status == 200 and not names):
             self.served = None  # an empty listing too: the upstream may still take a name
             self._say(f"the upstream lists no models ({target}: {status}): model names pass through unchanged")
@@ -201,7 +208,8 @@ class Models:
             self._say(f"the upstream's model list answered {status}; "
                       f"{'names pass through' if self.served is None else 'the last one is kept'}")
         else:
-            self.served = names
+            assert listed is not None
+            self.served, self.only = listed
             self._say(f"the upstream serves {len(names)} model(s): {', '.join(names)[:500]}")
 
     def _say(self, message: str) -> None:
