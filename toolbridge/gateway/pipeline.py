@@ -36,10 +36,10 @@ events into its wire bytes.
 **Errors:** a bad request raises ``RequestError`` (status, message, param, code) before anything
 is sent; the front writes it in its API's error shape (``front.error``). An upstream that cannot
 be reached is 502, silence beyond ``--timeout`` 504, the upstream's own errors keep their status
-(``front.upstream_error``; a 404 first fetches the upstream's model list again, and the request
-goes once more when its name then maps to another model), and a stream that fails after it began ends with
-``front.stream_error``, never a silent stop; a client that disconnects closes the upstream
-request. ``serve`` is the boundary where any other exception ends: logged with its traceback,
+(``front.upstream_error``; a 404 first fetches the upstream's model list again, and the
+request goes once more when its name then maps to another model), and a stream that fails
+after it began ends with ``front.stream_error``, never a silent stop; a client that
+disconnects closes the upstream request. ``serve`` is the boundary where any other exception ends: logged with its traceback,
 counted (``toolbridge_internal_errors_total``) and answered in the front's error shape, never as
 a bare 500 or a cut stream. An answer the gateway fails to read is 502 ``unreadable_answer``, any
 other failure before the response began is 500 ``internal_error``, both with
@@ -236,7 +236,8 @@ class Pipeline:
         assert result is not None
         return result
 
-    async def _not_found(self, front: Front, req: Request, resp: Response, plan: Plan, raw: bytes) -> Result:
+    async def _not_found(self, front: Front, req: Request, resp: Response, plan: Plan,
+                         raw: bytes) -> Result:
         """The upstream answered 404 to ``plan``: its model list is asked for again; when the
         request's name then maps to another model it is planned and sent once more, when it maps
         to none the answer is the 404 naming the served models (``Models.resolve``), else the
@@ -252,7 +253,8 @@ class Pipeline:
         log.info("the upstream does not serve %r: the request goes again as %r", plan.model, again.model)
         if again.model:
             resp.extra = with_field(resp.extra, *model_field(again.model))
-        tries = Retries(turn, self.config.retries) if again.enforcing and again.on_invalid == "retry" else None
+        retrying = again.enforcing and again.on_invalid == "retry"
+        tries = Retries(turn, self.config.retries) if retrying else None
         del turn
         try:
             return await self._exchange(front, again, path, self.upstream_headers(req, again.stream),
