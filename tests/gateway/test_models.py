@@ -138,15 +138,18 @@ def test_the_listing_is_fetched_again_on_an_interval() -> None:
         assert s.gateway.pipeline.models.served == ("other",)
 
 
+@pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("front", FRONTS)
-def test_an_upstream_404_fetches_the_listing_and_the_request_goes_again(front: str) -> None:
+def test_an_upstream_404_fetches_the_listing_and_the_request_goes_again(front: str,
+                                                                        stream: bool) -> None:
     """The upstream swapped its model since the last listing: the name the gateway still
     believed served is refused 404; the new listing maps it to the one now served."""
     with Stack(hello, models=ONE, strict=True, models_refresh=0) as s:
         s.upstream.models = {"object": "list", "data": [{"id": "qwen3-next"}]}
         probes = s.upstream.models_probes
-        text, headers, _ = ask(s, front, "qwen3-coder")
+        text, headers, answered = ask(s, front, "qwen3-coder", stream)
         assert text == "Hello." and headers["x-toolbridge-model"] == "qwen3-next"
+        assert answered == "qwen3-coder"
         assert [r["model"] for r in s.upstream.requests] == ["qwen3-coder", "qwen3-next"]
         assert s.upstream.models_probes == probes + 1
 
@@ -161,7 +164,7 @@ def test_without_a_listing_names_pass_through(stacks: Callable[..., Stack], fron
         assert headers["x-toolbridge-model"] == name
 
 
-def test_an_upstream_404_without_a_listing_is_passed_on(stacks: Callable[..., Stack]) -> None:
+def test_an_upstream_404_without_a_listing_is_passed_on() -> None:
     with Stack(hello, models=ONE, strict=True, models_refresh=0) as s:
         s.upstream.models = None  # gone, and the upstream still refuses other names
         with pytest.raises(openai.NotFoundError, match="does not exist"):
