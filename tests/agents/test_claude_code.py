@@ -126,3 +126,32 @@ def test_claude_code_edits_a_file(dialect: str, tmp_path: Path) -> None:
     assert result(events)["result"] == "greet() now returns goodbye."
     assert tool_uses(events) == ["Read", "Edit"]
     assert target.read_text() == 'def greet():\n    return "goodbye"\n'
+
+
+def test_claude_code_with_no_model_settings_against_a_one_model_upstream(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The first run as a new user makes it: a server that serves one model and refuses every
+    other name (404, as vLLM does), Claude Code with ``ANTHROPIC_BASE_URL`` and its key alone
+    (no ``ANTHROPIC_MODEL``, no small/fast model): the gateway learns the one name from the
+    upstream's ``/v1/models`` and sends every request of Claude Code's under it."""
+    command = claude()
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir(), home.mkdir()
+    (work / "notes.txt").write_text("The meeting is on Thursday.\n")
+    task = "Read notes.txt and tell me the day of the meeting."
+
+    def answer(results: list[str]) -> str:
+        return "The meeting is on Thursday." if "Thursday" in results[0] else "I could not read the file."
+
+    script = model("qwen3_coder", task, [lambda r: ("Read", {"file_path": str(work / "notes.txt")})], answer)
+    with Stack(script, api_key=KEY, models=("Qwen/Qwen3-Coder-30B-A3B-Instruct",), strict=True) as stack, \
+            caplog.at_level("INFO", logger="toolbridge.gateway"):
+        events = run(command, task, work, home, stack, "Read")
+        requests = stack.upstream.requests
+        metrics = stack.gateway.metrics.render() if stack.gateway is not None else ""
+    assert result(events)["result"] == "The meeting is on Thursday."
+    assert tool_uses(events) == ["Read"]
+    assert requests and {r["model"] for r in requests} == {"Qwen/Qwen3-Coder-30B-A3B-Instruct"}
+    assert 'toolbridge_models_mapped_total{how="only",model="Qwen/Qwen3-Coder-30B-A3B-Instruct"}' in metrics
+    asked = [r.args[0] for r in caplog.records if " is sent as " in r.getMessage()]
+    assert asked and all(name.startswith("claude-") for name in asked), asked  # its defaults (claude-opus-4-8)

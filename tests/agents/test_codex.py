@@ -297,3 +297,23 @@ def test_codex_runs_two_calls_of_one_answer(dialect: str, tmp_path: Path) -> Non
     ids = [c["id"] for c in assistants[0]["tool_calls"]]
     answered = [m["tool_call_id"] for m in requests[1]["messages"] if m["role"] == "tool"]
     assert answered == ids, (answered, ids)
+
+
+def test_codex_with_a_name_the_upstream_does_not_serve(tmp_path: Path) -> None:
+    """An upstream that serves one model and refuses any other name (404, as vLLM does), Codex
+    configured with a name of its own catalog (so it offers the freeform ``apply_patch``): the
+    gateway sends every request to the one served model. (With no ``model`` at all, Codex
+    0.171.0 asks for ``gpt-6.2-sol`` and sends its tools as an ``additional_tools`` input item,
+    which the Responses front refuses: a name is the least Codex needs.)"""
+    command = codex()
+    work, home = repository(tmp_path / "work", {"README.md": "A project.\n"}), tmp_path / "home"
+    task = "Create notes/hello.txt with the greeting, the quotes line and the unicode line."
+    script = model("qwen3_coder", task, [lambda r: ("apply_patch", {"input": ADD_PATCH})],
+                   lambda r: "notes/hello.txt is created." if "Success" in r[0] else "The patch failed.")
+    with Stack(script, api_key=KEY, models=("Qwen/Qwen3-Coder-30B-A3B-Instruct",), strict=True) as stack:
+        events = run(command, task, work, home, stack, KNOWN, catalog=False)
+        requests = stack.upstream.requests
+    assert (work / "notes" / "hello.txt").read_bytes() == NEW_FILE.encode()
+    assert final_message(events) == "notes/hello.txt is created."
+    assert requests and {r["model"] for r in requests} == {"Qwen/Qwen3-Coder-30B-A3B-Instruct"}
+    assert_freeform_offered(task_requests(requests, task)[0])

@@ -63,6 +63,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--log-level", default=d.log_level)
     _fallback_flags(p, d)
     _constrain_flags(p, d)
+    _model_flags(p, d)
     p.set_defaults(handler=run, **_env_or_exit(env_defaults))
 
 
@@ -75,6 +76,8 @@ def _env_or_exit(read: object) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.model_aliases:  # the flags, when given, replace TOOLBRIDGE_MODEL_ALIAS
+        args.model_alias = ",".join(args.model_aliases)
     config = GatewayConfig(**{f.name: getattr(args, f.name) for f in fields(GatewayConfig)})
     if config.api_key == "" and config.host not in ("127.0.0.1", "localhost", "::1"):
         print("toolbridge: warning: listening beyond loopback without --api-key", file=sys.stderr)
@@ -155,3 +158,16 @@ def _constrain_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
     p.add_argument("--upstream-kind", choices=UPSTREAM_KINDS, default=d.upstream_kind,
                    help="how the grammar is sent (default auto: detected once from the upstream's "
                         "/v1/models and its Server header)")
+
+
+def _model_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
+    """Model names (README: Model names)."""
+    p.add_argument("--model-alias", dest="model_aliases", action="append", metavar="PATTERN=NAME",
+                   help="send a request for a model the upstream does not serve whose name matches the "
+                        "glob PATTERN as NAME (repeatable, the first match wins; TOOLBRIDGE_MODEL_ALIAS: "
+                        "several separated by commas); without a match, a name the upstream does not "
+                        "serve goes to its only model")
+    p.set_defaults(model_alias=d.model_alias)
+    p.add_argument("--models-refresh", type=float, default=d.models_refresh,
+                   help="seconds between fetches of the upstream's /v1/models (default 60; 0: only at "
+                        "start and after the upstream answers 404)")

@@ -92,6 +92,9 @@ class Gateway:
         limits = Limits(max_body=c.max_body, max_target=c.max_url, max_head=c.max_header_bytes,
                         max_headers=c.max_headers, request_timeout=c.request_timeout,
                         keepalive_timeout=c.keepalive_timeout)
+        # The model list before the first request (a few seconds at most: then names pass on).
+        await self.pipeline.models.start(self.pool, self._base + "/models",
+                                         self.pipeline.upstream_headers(None, False))
         self.server = await H1Server.start(self.handle, c.host, c.port, limits, reuse_port=reuse_port)
         self._sweep()
         return self.server
@@ -109,6 +112,7 @@ class Gateway:
             self._sweeper.cancel()
         if self.server is not None:
             await self.server.close(grace=grace)
+        await self.pipeline.models.close()
         if self.pool is not None:
             await self.pool.close()
         await self.pipeline.grammars.close()

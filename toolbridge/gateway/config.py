@@ -12,6 +12,7 @@ from ..errors import ConfigError, RenderError
 
 if TYPE_CHECKING:
     from ..render import ChatTemplate
+    from .upstream.models import Alias
 
 UPSTREAM_APIS = ("chat", "completions")
 ON_INVALID = ("pass", "reject", "retry")  # gateway/validation.py
@@ -67,6 +68,10 @@ class GatewayConfig:
     # Constrained decoding (gateway/upstream/constraint.py): which requests, and how it is sent.
     constrain: str = "off"
     upstream_kind: str = "auto"  # auto: detected from the upstream's /v1/models
+    # Model names (gateway/upstream/models.py): PATTERN=NAME entries separated by commas, and
+    # how often the upstream's /v1/models is asked again (0: only at start and after a 404).
+    model_alias: str = ""
+    models_refresh: float = 60.0
 
     def upstream_parts(self) -> tuple[str, int, str]:
         """Host, port and base path (``/v1`` when the URL has none) of the upstream."""
@@ -112,6 +117,9 @@ class GatewayConfig:
         if self.upstream_kind not in UPSTREAM_KINDS:
             raise ConfigError(f"--upstream-kind must be one of {', '.join(UPSTREAM_KINDS)}, "
                               f"not {self.upstream_kind!r}")
+        if self.models_refresh < 0:
+            raise ConfigError("--models-refresh must not be negative")
+        self.aliases()
         fallback_dialect(self.fallback_dialect)
         self.template()
 
@@ -121,6 +129,12 @@ class GatewayConfig:
         protocol, or a chat template whose capabilities decide), not only relayed."""
         return (self.upstream_api != "chat" or self.tool_fallback or bool(self.model_dir)
                 or bool(self.chat_template))
+
+    def aliases(self) -> tuple[Alias, ...]:
+        """The ``--model-alias`` entries in order; raises ConfigError for a malformed one."""
+        from .upstream.models import parse_aliases
+
+        return parse_aliases(self.model_alias)
 
     def template(self) -> ChatTemplate | None:
         """The chat template of ``--model-dir`` or ``--chat-template`` (None without either);

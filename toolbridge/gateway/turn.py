@@ -75,6 +75,10 @@ class Plan:
     drop_tokens: tuple[str, ...] = ()
     offered: list[str] = field(default_factory=list)
     model: str | None = None  # the request's model: auto's hint
+    # The name the client asked for when it was sent under another (upstream/models.py): the
+    # answer names it, so that a client comparing names (Claude Code keeps a turn's thinking
+    # only for the model it asked for) sees its own.
+    asked: str | None = None
     on_invalid: str = "pass"  # "pass", "reject" or "retry" (gateway/validation.py)
     coerce: bool = True
     repair: bool = False
@@ -143,6 +147,12 @@ class Turn:
     # Where each tool's schema is in the client's request, in the front's spelling, for the
     # errors that name it (None: the chat front's ``tools[i].function.parameters``).
     schema_paths: list[str] | None = None
+
+    def serve_as(self, model: str | None) -> None:
+        """Send the turn upstream under ``model``, the name the upstream serves
+        (``upstream.models``): everything keyed by model then reads it."""
+        if model is not None and (model != self.model or self.options.get("model") != model):
+            self.model = self.options["model"] = model
 
     def body(self) -> dict[str, Any]:
         """The Chat Completions request body this turn is (what a chat upstream is sent)."""

@@ -108,12 +108,12 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
             raise RequestError(f"{key}: not supported: {why}", param=key)
     for key in body.keys() - _TURN_FIELDS - _REFUSED.keys():
         _drop(key, _DROPPED.get(key, "toolbridge does not know it"))
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise RequestError("model: a model name (string) is required", param="model")
+    model = body.get("model")  # optional: the upstream's model (gateway/upstream/models.py)
+    if model is not None and (not isinstance(model, str) or not model):
+        raise RequestError("model: must be a model name (string)", param="model")
     stream, store = _flag(body, "stream", False), _flag(body, "store", True)
-    options: dict[str, Any] = {"model": model, **_sampling(body), **_reasoning(body.get("reasoning")),
-                               **_text(body.get("text"))}
+    options: dict[str, Any] = {**({} if model is None else {"model": model}), **_sampling(body),
+                               **_reasoning(body.get("reasoning")), **_text(body.get("text"))}
     if stream:
         options["stream"] = True
         options["stream_options"] = {"include_usage": True}
@@ -134,7 +134,7 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise RequestError("instructions: must be a string", param="instructions")
-    context = Context(model=model, echo=_echo(body, parallel), stream=stream, store=store,
+    context = Context(model=model or "", echo=_echo(body, parallel), stream=stream, store=store,
                       sealed="reasoning.encrypted_content" in _include(body.get("include")),
                       summary=_summary(body.get("reasoning")),
                       namespaces=namespaces, freeforms=freeforms, history=history, inputs=inputs)
