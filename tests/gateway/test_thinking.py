@@ -1,0 +1,120 @@
+"""Reasoning written inside the content (``gateway/thinking.py``), in process: the verdict on
+an answer's start depends on its text alone, so a stream, however chunked, reads the same
+reasoning, text and calls as the whole answer; the bound on how far a closer is looked for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.budget import examples
+from toolbridge.events import Reasoning, Text
+from toolbridge.gateway import thinking
+from toolbridge.gateway.repair import repair_completion
+from toolbridge.gateway.streaming import AnswerStream
+from toolbridge.gateway.thinking import INSIDE, PLAIN, SPLIT, Lead
+from toolbridge.gateway.turn import Settings, Turn, plan_turn
+from toolbridge.gateway.validation import WholeCall
+
+CALL = '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>'
+TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+PIECES = ["<think>", "</think>", "<thi", "</th", "a b", " ", "\n", "x", CALL, "<tool_call>"]
+
+
+def plan(asked: bool, tools: bool, flag: str = "auto", stream: bool = False) -> Any:
+    options = {"reasoning_effort": "high"} if asked else {}
+    turn = Turn(messages=[{"role": "user", "content": "q"}], tools=TOOLS if tools else None,
+                model="Qwen/Qwen3-8B", options=options, stream=stream)
+    return plan_turn(turn, Settings(reasoning_in_content=flag))
+
+
+def streamed(text: str, cuts: list[int], asked: bool, tools: bool, finish: str) -> tuple[str, str, list[str]]:
+    answer = AnswerStream(plan(asked, tools, stream=True))
+    bounds = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+    events = []
+    for start, end in zip(bounds, bounds[1:]):
+        last = end == len(text)
+        events += answer.feed_first({"choices": [{"index": 0, "delta": {"content": text[start:end]},
+                                                  "finish_reason": finish if last else None}]})
+    events += answer.finish_first()
+    reasoning = "".join(e.text for e in events if type(e) is Reasoning)
+    content = "".join(e.text for e in events if type(e) is Text)
+    return reasoning, content, [e.name for e in events if type(e) is WholeCall]
+
+
+def whole(text: str, asked: bool, tools: bool, finish: str) -> tuple[str, str, list[str]]:
+    answer = {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}]}
+    message = repair_completion(answer, plan(asked, tools))[0]["choices"][0]["message"]
+    calls = [c["function"]["name"] for c in message.get("tool_calls") or ()]
+    return message.get("reasoning_content") or "", message.get("content") or "", calls
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(pieces=st.lists(st.sampled_from(PIECES), max_size=12), cuts=st.lists(st.integers(0, 400), max_size=8),
+       asked=st.booleans(), tools=st.booleans(), finish=st.sampled_from(["stop", "length"]))
+def test_stream_reads_as_whole(pieces: list[str], cuts: list[int], asked: bool, tools: bool, finish: str) -> None:
+    text = "".join(pieces)
+    got, want = streamed(text, cuts, asked, tools, finish), whole(text, asked, tools, finish)
+    assert got[0] == want[0] and got[2] == want[2]
+    # (a whole answer's content is null, or stripped, where only white space is left beside calls)
+    assert got[1].strip() == want[1].strip()
+
+
+@pytest.mark.parametrize(("mode", "text", "verdict"), [
+    ("opens", "<think>a</think>b", SPLIT),
+    ("opens", "  \n<think>a", SPLIT),
+    ("opens", "a</think>b", PLAIN),
+    ("opens", "b <think>a</think>", PLAIN),
+    ("opens", "", PLAIN),
+    ("asked", "a</think>b", INSIDE),
+    ("asked", "a<think>b</think>c", SPLIT),  # an opener before the closer: the prompt opened nothing
+    ("asked", "plain", SPLIT),
+    ("asked", "", SPLIT),
+])
+def test_verdicts(mode: str, text: str, verdict: tuple[bool, bool]) -> None:
+    assert Lead(mode, ("<think>",), ("</think>",)).whole(text) == verdict
+    lead = Lead(mode, ("<think>",), ("</think>",))
+    told = next((v for v in map(lead.feed, text) if v is not None), None)  # one character a delta
+    assert (told if told is not None else lead.end()) == verdict
+
+
+def test_opener_still_being_written_is_held() -> None:
+    lead = Lead("opens", ("<think>",), ("</think>",))
+    assert [lead.feed(c) for c in " <thi"] == [None] * 5
+    assert lead.feed("nk>") == SPLIT and lead.text == " <think>"
+
+
+def test_closer_looked_for_within_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(thinking, "LEAD_LIMIT", 50)
+    closes_at = {49: INSIDE, 50: SPLIT}  # where the closer starts: within the bound, or past it
+    for at, verdict in closes_at.items():
+        text = "x" * at + "</think>answer"
+        assert Lead("asked", ("<think>",), ("</think>",)).whole(text) == verdict
+        lead = Lead("asked", ("<think>",), ("</think>",))
+        told = [v for v in (lead.feed(text[i:i + 7]) for i in range(0, len(text), 7)) if v is not None]
+        assert told[0] == verdict
+    # Past the bound the answer is no longer held: streamed, its text goes out before its end.
+    answer = AnswerStream(plan(True, False, stream=True))
+    events = answer.feed_first({"choices": [{"index": 0, "delta": {"content": "y" * 60}}]})
+    assert "".join(e.text for e in events if type(e) is Text) == "y" * 60
+
+
+def test_flag_and_request() -> None:
+    assert plan(False, False).think == "opens"
+    assert plan(True, False).think == "asked"
+    assert plan(False, False, flag="on").think == "asked"
+    assert plan(True, True, flag="off").think is None
+    assert thinking.asked({"chat_template_kwargs": {"enable_thinking": True}})
+    assert not thinking.asked({"chat_template_kwargs": {"enable_thinking": False}, "reasoning_effort": "none"})
+
+
+def test_markers_follow_the_dialect() -> None:
+    from toolbridge.dialects import get_dialect
+
+    assert thinking.markers(get_dialect("mistral"), None) == (("[THINK]", "<think>"), ("[/THINK]", "</think>"))
+    assert thinking.markers("auto", "mistralai/Magistral-Small-2509") == (("<think>", "[THINK]"),
+                                                                          ("</think>", "[/THINK]"))
+    assert thinking.markers("auto", "unknown-model") == (("<think>",), ("</think>",))
