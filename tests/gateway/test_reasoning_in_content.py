@@ -36,6 +36,7 @@ class Case:
     flag: str = "auto"  # --reasoning-in-content
     upstream_reasoning: str | None = None  # the upstream's own reasoning_content beside
     cut: bool = False  # the upstream stopped at its length limit
+    native: bool = False  # the upstream read the call itself (a tool parser, no reasoning parser)
 
 
 CASES = {
@@ -55,13 +56,16 @@ CASES = {
                       "tool_calls"),
     "close_only_then_call": Case("Need the weather.</think>\n\n" + CALL, "Need the weather.", "",
                                  ("get_weather",), "tool_calls", asked=True),
+    "native_call": Case("<think>Need the weather.</think>\n\n", "Need the weather.", "", ("get_weather",),
+                        "tool_calls", native=True),
     "cut_in_reasoning": Case("<think>Still weighing the options and", "Still weighing the options and", "",
                              finish="length", cut=True),
     "also_native": Case("<think>Same thought.</think>The answer.", "Same thought.", "The answer.",
                         upstream_reasoning="Same thought."),
     "off": Case("<think>Hidden?</think>Shown.", "", "<think>Hidden?</think>Shown.", flag="off"),
 }
-TOOL_CASES = {"then_call", "close_only_then_call"}
+TOOL_CASES = {"then_call", "close_only_then_call", "native_call"}
+NATIVE = [{"id": "call_up1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]
 
 
 def script(body: dict[str, Any]) -> Reply:
@@ -70,6 +74,7 @@ def script(body: dict[str, Any]) -> Reply:
     name = user if isinstance(user, str) else "".join(p.get("text", "") for p in user)
     case = CASES.get(name.strip(), Case("<think>Capture.</think>The answer.", "", ""))
     return Reply(content=case.content, reasoning=case.upstream_reasoning, chunk=3,
+                 tool_calls=NATIVE if case.native else None,
                  finish_reason="length" if case.cut else "stop")
 
 

@@ -118,3 +118,16 @@ def test_markers_follow_the_dialect() -> None:
     assert thinking.markers("auto", "mistralai/Magistral-Small-2509") == (("<think>", "[THINK]"),
                                                                           ("</think>", "[/THINK]"))
     assert thinking.markers("auto", "unknown-model") == (("<think>",), ("</think>",))
+
+
+def test_serve_flag_and_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolbridge.cli.main import build_parser
+    from toolbridge.errors import ConfigError
+    from toolbridge.gateway.config import GatewayConfig
+
+    assert build_parser().parse_args(["serve"]).reasoning_in_content == "auto"
+    assert build_parser().parse_args(["serve", "--reasoning-in-content", "off"]).reasoning_in_content == "off"
+    monkeypatch.setenv("TOOLBRIDGE_REASONING_IN_CONTENT", "on")
+    assert build_parser().parse_args(["serve"]).reasoning_in_content == "on"
+    with pytest.raises(ConfigError, match="--reasoning-in-content"):
+        GatewayConfig(upstream="http://127.0.0.1:1/v1", reasoning_in_content="always").check()
