@@ -131,3 +131,25 @@ def test_serve_flag_and_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     assert build_parser().parse_args(["serve"]).reasoning_in_content == "on"
     with pytest.raises(ConfigError, match="--reasoning-in-content"):
         GatewayConfig(upstream="http://127.0.0.1:1/v1", reasoning_in_content="always").check()
+
+
+@pytest.mark.parametrize(("parser", "model", "text", "want"), [
+    ("mistral", None, "[THINK]Check.[/THINK]Done.", ("Check.", "Done.")),
+    ("auto", "mistralai/Magistral-Small-2509", "[THINK]Check.[/THINK]Done.", ("Check.", "Done.")),
+    ("auto", "unknown", "<think>Check.</think>Done.", ("Check.", "Done.")),
+    ("hermes", None, "<think>Check.</think>Done.", ("Check.", "Done.")),
+    # A dialect with no reasoning convention reads its content as written.
+    ("functionary_v3_2", None, "<think>Check.</think>Done.", ("", "<think>Check.</think>Done.")),
+])
+def test_dialects_own_markers(parser: str, model: str | None, text: str, want: tuple[str, str]) -> None:
+    turn = Turn(messages=[{"role": "user", "content": "q"}], model=model, stream=True)
+    plan = plan_turn(turn, Settings(dialect=parser))
+    answer = AnswerStream(plan)
+    events = [e for i in range(0, len(text), 2)
+              for e in answer.feed_first({"choices": [{"index": 0, "delta": {"content": text[i:i + 2]}}]})]
+    events += answer.finish_first()
+    got = ("".join(e.text for e in events if type(e) is Reasoning), "".join(e.text for e in events if type(e) is Text))
+    assert got == want
+    answer = {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
+    message = repair_completion(answer, plan)[0]["choices"][0]["message"]
+    assert (message.get("reasoning_content") or "", message["content"]) == want
