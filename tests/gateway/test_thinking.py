@@ -153,3 +153,19 @@ def test_dialects_own_markers(parser: str, model: str | None, text: str, want: t
     answer = {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
     message = repair_completion(answer, plan)[0]["choices"][0]["message"]
     assert (message.get("reasoning_content") or "", message["content"]) == want
+
+
+def test_recovery_reads_only_the_upstreams_own_reasoning() -> None:
+    """--recover-from-reasoning reads the upstream's reasoning field, not what the content's
+    parser split out (a stream never fed that to it): whole and streamed alike."""
+    text = '[THINK]Maybe [TOOL_CALLS][{"name": "f", "arguments": {"a": 1}}] later.[/THINK]Done.'
+    turn = Turn(messages=[{"role": "user", "content": "q"}], tools=TOOLS, stream=True)
+    plan = plan_turn(turn, Settings(dialect="mistral", recover_from_reasoning=True))
+    answer = AnswerStream(plan)
+    events = answer.feed_first({"choices": [{"index": 0, "delta": {"content": text}}]}) + answer.finish_first()
+    assert not [e for e in events if type(e) is WholeCall]
+    assert "".join(e.text for e in events if type(e) is Text) == "Done."
+    whole = {"choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
+    message = repair_completion(whole, plan)[0]["choices"][0]["message"]
+    assert "tool_calls" not in message and message["content"] == "Done."
+    assert message["reasoning_content"] == "".join(e.text for e in events if type(e) is Reasoning)

@@ -119,10 +119,11 @@ def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, s
         _reasoning_only(choice, plan, provenance)  # the upstream read the calls, not the reasoning
     else:
         cut = choice.get("finish_reason") == "length"  # a call the end would close is truncated
+        own = [key for key in REASONING_KEYS if message.get(key)]  # not what the content's parser splits
         calls, truncated = _from_text(message, "content", plan, provenance, verdicts, cut)
         provenance.content += len(calls)
         if plan.recover_from_reasoning:
-            for key in REASONING_KEYS:
+            for key in own:
                 found, broke = _from_text(message, key, plan, provenance, verdicts, cut)
                 provenance.reasoning += len(found)
                 calls, truncated = calls + found, truncated or broke
