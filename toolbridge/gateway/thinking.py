@@ -83,6 +83,14 @@ def _pairs(dialect: Dialect) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     return (tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)) if pairs else None
 
 
+@lru_cache(maxsize=256)
+def _search(marks: tuple[str, ...]) -> tuple[re.Pattern[str], int]:
+    """The pattern that finds the first of ``marks`` (the longest first where one starts
+    another), and the longest's length."""
+    found = sorted(set(marks), key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, found))), len(found[0])
+
+
 class Lead:
     """The start of one answer's content, held until it tells how reasoning is read in it."""
 
@@ -90,9 +98,7 @@ class Lead:
 
     def __init__(self, mode: str, opens: tuple[str, ...], closes: tuple[str, ...]) -> None:
         self._mode, self._opens, self._closes = mode, opens, frozenset(closes)
-        found = sorted({*opens, *closes}, key=len, reverse=True)
-        self._marks = re.compile("|".join(map(re.escape, found)))
-        self._longest = len(found[0])
+        self._marks, self._longest = _search(opens + closes)
         self._searched = 0
         self.text = ""  # what is held
 
