@@ -54,10 +54,14 @@ def whole(text: str, asked: bool, tools: bool, finish: str) -> tuple[str, str, l
 
 @settings(max_examples=examples(400), deadline=None)
 @given(pieces=st.lists(st.sampled_from(PIECES), max_size=12), cuts=st.lists(st.integers(0, 400), max_size=8),
-       asked=st.booleans(), tools=st.booleans(), finish=st.sampled_from(["stop", "length"]))
-def test_stream_reads_as_whole(pieces: list[str], cuts: list[int], asked: bool, tools: bool, finish: str) -> None:
+       asked=st.booleans(), tools=st.booleans(), finish=st.sampled_from(["stop", "length"]),
+       limit=st.sampled_from([thinking.LEAD_LIMIT, 3, 20]))
+def test_stream_reads_as_whole(pieces: list[str], cuts: list[int], asked: bool, tools: bool, finish: str,
+                               limit: int) -> None:
     text = "".join(pieces)
-    got, want = streamed(text, cuts, asked, tools, finish), whole(text, asked, tools, finish)
+    with pytest.MonkeyPatch.context() as patch:  # (a small bound: the closer found past it, too)
+        patch.setattr(thinking, "LEAD_LIMIT", limit)
+        got, want = streamed(text, cuts, asked, tools, finish), whole(text, asked, tools, finish)
     assert got[0] == want[0] and got[2] == want[2]
     # (a whole answer's content is null, or stripped, where only white space is left beside calls)
     assert got[1].strip() == want[1].strip()

@@ -34,7 +34,6 @@ from typing import Any
 from ..parsing.auto import dialect_for_model
 from ..syntax.dialect import THINK, Dialect
 
-MODES = ("auto", "on", "off")
 # How far into the answer the closer of a reasoning the prompt opened is looked for: a few
 # thousand tokens of reasoning. An answer that asked for thinking and opens with no marker is
 # held until then (or its end) when no closer comes.
@@ -92,15 +91,20 @@ def _search(marks: tuple[str, ...]) -> tuple[re.Pattern[str], int]:
 
 
 class Lead:
-    """The start of one answer's content, held until it tells how reasoning is read in it."""
+    """The start of one answer's content, held until it tells how reasoning is read in it. Each
+    ``feed`` costs its piece and the longest marker: the pieces are kept, not joined, and only
+    the new text (with the marker's length before it) is searched."""
 
-    __slots__ = ("_closes", "_longest", "_marks", "_mode", "_opens", "_searched", "text")
+    __slots__ = ("_closes", "_head", "_longest", "_marks", "_mode", "_opens", "_pieces", "_size", "_tail")
 
     def __init__(self, mode: str, opens: tuple[str, ...], closes: tuple[str, ...]) -> None:
         self._mode, self._opens, self._closes = mode, opens, frozenset(closes)
         self._marks, self._longest = _search(opens + closes)
-        self._searched = 0
-        self.text = ""  # what is held
+        self._pieces: list[str] = []
+        self._size = 0  # characters held
+        self._head = ""  # what is held after the leading white space, while the opening is unknown
+        self._tail: str | None = None  # mode asked, once the answer opened with no opener: the
+        # end of the text searched so far (a marker may start in it)
 
     @classmethod
     def of(cls, plan: Any) -> Lead | None:
@@ -109,36 +113,51 @@ class Lead:
         found = markers(plan.dialect, plan.model) if how else None
         return cls(how, *found) if found else None
 
+    @property
+    def text(self) -> str:
+        """What is held."""
+        return "".join(self._pieces)
+
     def feed(self, text: str) -> Verdict | None:
         """Hold ``text``; the verdict once the content held tells it, else None."""
-        self.text += text
-        return self._verdict(final=False)
+        return self._verdict(text, final=False)
 
     def end(self) -> Verdict:
         """The verdict at the end of the answer."""
-        return self._verdict(final=True)  # type: ignore[return-value]
+        return self._verdict("", final=True)  # type: ignore[return-value]
 
     def whole(self, text: str) -> Verdict:
         """The verdict on a whole answer's content."""
-        self.text = text
-        return self.end()
+        return self._verdict(text, final=True)  # type: ignore[return-value]
 
-    def _verdict(self, final: bool) -> Verdict | None:
-        lead = self.text.lstrip()
-        if not lead:
+    def _verdict(self, text: str, final: bool) -> Verdict | None:
+        at = self._size
+        self._pieces.append(text)
+        self._size += len(text)
+        if self._tail is not None:
+            return self._closer(text, at, final)
+        head = self._head = self._head + text if self._head else text.lstrip()
+        if not head:
             return (SPLIT if self._mode == "asked" else PLAIN) if final else None
-        if lead.startswith(self._opens):
+        if head.startswith(self._opens):
             return SPLIT
-        if not final and any(o.startswith(lead) for o in self._opens):
+        if not final and any(o.startswith(head) for o in self._opens):
             return None  # the opener may still be being written
-        return self._closer(final) if self._mode == "asked" else PLAIN
+        if self._mode != "asked":
+            return PLAIN
+        self._tail = ""
+        return self._closer(self.text, 0, final)  # (what is held is short: white space, a head)
 
-    def _closer(self, final: bool) -> Verdict | None:
-        """Mode ``asked``: INSIDE when the closer comes first among the markers, and early."""
-        text, longest = self.text, self._longest
+    def _closer(self, text: str, at: int, final: bool) -> Verdict | None:
+        """Mode ``asked``, the answer opened with no opener: INSIDE when the closer comes first
+        among the markers, and starts within ``LEAD_LIMIT``; SPLIT once that cannot be.
+        ``text``: the new text, which starts at ``at`` in the answer."""
+        longest, tail = self._longest, self._tail or ""
+        start = at - len(tail)  # where the searched text starts
         reach = LEAD_LIMIT + longest - 1  # a marker that starts within the limit ends before it
-        m = self._marks.search(text, max(0, self._searched - longest + 1), reach)
-        if m is not None and m.start() < LEAD_LIMIT:
+        searched = tail + text[: max(0, reach - at)]
+        m = self._marks.search(searched)
+        if m is not None and start + m.start() < LEAD_LIMIT:
             return INSIDE if m.group() in self._closes else SPLIT
-        self._searched = len(text)
-        return SPLIT if final or len(text) >= reach else None
+        self._tail = searched[-(longest - 1):] if longest > 1 else ""
+        return SPLIT if final or self._size >= reach else None
