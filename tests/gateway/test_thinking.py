@@ -111,8 +111,15 @@ def test_flag_and_request() -> None:
     assert plan(True, False).think == "asked"
     assert plan(False, False, flag="on").think == "asked"
     assert plan(True, True, flag="off").think is None
-    assert thinking.asked({"chat_template_kwargs": {"enable_thinking": True}})
-    assert not thinking.asked({"chat_template_kwargs": {"enable_thinking": False}, "reasoning_effort": "none"})
+    assert thinking.asked({"chat_template_kwargs": {"enable_thinking": True}}) is True
+    assert thinking.asked({"chat_template_kwargs": {"enable_thinking": False}}) is False
+    assert thinking.asked({"reasoning_effort": "none"}) is False
+    assert thinking.asked({"chat_template_kwargs": {"other": 1}}) is None
+    # on: as if every request asked, but one that turns thinking off (its answer opens with no
+    # reasoning: holding it for a closer would only delay it)
+    assert thinking.mode("on", {"chat_template_kwargs": {"enable_thinking": False}}) == "opens"
+    assert thinking.mode("on", {}) == "asked"
+    assert thinking.mode("auto", {"reasoning_effort": "low"}) == "asked"
 
 
 def test_markers_follow_the_dialect() -> None:

@@ -45,20 +45,25 @@ SPLIT: Verdict = (True, False)
 INSIDE: Verdict = (True, True)
 
 
-def asked(body: dict[str, Any]) -> bool:
-    """Whether an upstream request body asks the model to think."""
+def asked(body: dict[str, Any]) -> bool | None:
+    """Whether an upstream request body asks the model to think: True, False when it turns
+    thinking off (``reasoning_effort: none``, ``enable_thinking`` or ``thinking`` false), None
+    when it does not say."""
     effort = body.get("reasoning_effort")
-    if isinstance(effort, str) and effort != "none":
-        return True
     variables = body.get("chat_template_kwargs")
-    return isinstance(variables, dict) and any(variables.get(k) is True for k in ("enable_thinking", "thinking"))
+    switches = [variables.get(k) for k in ("enable_thinking", "thinking")] if isinstance(variables, dict) else []
+    if (isinstance(effort, str) and effort != "none") or True in switches:
+        return True
+    return False if effort == "none" or False in switches else None
 
 
 def mode(flag: str, body: dict[str, Any]) -> str | None:
-    """The plan's reading of reasoning in the content: None (as written), ``opens`` or ``asked``."""
+    """The plan's reading of reasoning in the content: None (as written), ``opens`` or ``asked``
+    (``on``: as if every request asked, but one that turns thinking off)."""
     if flag == "off":
         return None
-    return "asked" if flag == "on" or asked(body) else "opens"
+    wants = asked(body)
+    return "asked" if wants or (flag == "on" and wants is None) else "opens"
 
 
 def markers(dialect: Dialect | str, model: str | None) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
