@@ -29,7 +29,7 @@ CAPTURES = Path(__file__).resolve().parents[3] / "shared" / "captures"
 class Case:
     content: str  # what the upstream returns as content
     reasoning: str  # expected: the reasoning the client gets
-    text: str  # expected: its text (white space at either end aside)
+    text: str  # expected: its text (white space at its end aside)
     calls: tuple[str, ...] = ()  # expected: the names of its calls
     finish: str = "stop"  # expected: stop, length or tool_calls (each front's own word for it)
     asked: bool = False  # the request asks for thinking
@@ -89,7 +89,7 @@ def stacks() -> Iterator[dict[str, Stack]]:
 
 
 def _want(case: Case) -> tuple[str, str, tuple[str, ...], str]:
-    return case.reasoning, case.text.strip(), case.calls, case.finish
+    return case.reasoning, case.text.rstrip(), case.calls, case.finish
 
 
 # ---------------------------------------------------------------- Chat Completions
@@ -106,7 +106,7 @@ def chat(s: Stack, name: str, case: Case, stream: bool) -> tuple[str, str, tuple
         message = choice.message
         calls = tuple(t.function.name for t in message.tool_calls or ())
         reasoning = getattr(message, "reasoning_content", None) or ""
-        return reasoning, (message.content or "").strip(), calls, choice.finish_reason
+        return reasoning, (message.content or "").rstrip(), calls, choice.finish_reason
     reasoning, text, names, finish = "", "", [], None
     for chunk in c.chat.completions.create(model=MODEL, messages=messages, stream=True, **kw):
         for choice in chunk.choices:
@@ -115,7 +115,7 @@ def chat(s: Stack, name: str, case: Case, stream: bool) -> tuple[str, str, tuple
             text += delta.content or ""
             names += [t.function.name for t in delta.tool_calls or () if t.function and t.function.name]
             finish = choice.finish_reason or finish
-    return reasoning, text.strip(), tuple(names), finish
+    return reasoning, text.rstrip(), tuple(names), finish
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
@@ -148,7 +148,7 @@ def messages(s: Stack, name: str, case: Case, stream: bool) -> tuple[str, str, t
     reasoning = "".join(b.thinking for b in message.content if b.type == "thinking")
     text = "".join(b.text for b in message.content if b.type == "text")
     calls = tuple(b.name for b in message.content if b.type == "tool_use")
-    return reasoning, text.strip(), calls, _STOP[message.stop_reason]
+    return reasoning, text.rstrip(), calls, _STOP[message.stop_reason]
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
@@ -177,7 +177,7 @@ def responses(s: Stack, name: str, case: Case, stream: bool) -> tuple[str, str, 
                         for part in item.content or ())
     calls = tuple(item.name for item in response.output if item.type == "function_call")
     finish = "length" if response.status == "incomplete" else ("tool_calls" if calls else "stop")
-    return reasoning, response.output_text.strip(), calls, finish
+    return reasoning, response.output_text.rstrip(), calls, finish
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])

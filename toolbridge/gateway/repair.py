@@ -158,8 +158,11 @@ def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Proven
     elif tools is not None:
         return [], False  # nothing to split, nothing to read
     result = parse(text, plan.dialect, plan.tools if tools is None else tools, cut, **options)
-    if split and result.message.get("reasoning_content") and not answer_reasoning(message):
-        message["reasoning_content"] = result.message["reasoning_content"]
+    if split:  # the answer without the white space that led it (thinking.py, as a stream has it)
+        if result.message.get("reasoning_content") and not answer_reasoning(message):
+            message["reasoning_content"] = result.message["reasoning_content"]
+        if isinstance(result.message["content"], str):
+            result.message["content"] = result.message["content"].lstrip()
     provenance.dialect = provenance.dialect or result.report.detected
     provenance.rejected += len(result.report.rejected)
     provenance.aborted += len(result.report.aborted)

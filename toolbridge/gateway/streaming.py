@@ -83,6 +83,7 @@ class _Choice:
         self._content = (StreamParser(plan.dialect, plan.tools, **options)
                          if parse and self._lead is None else None)
         self._reasoned = False  # the upstream gave reasoning in its own field: none split from content
+        self._trim = False  # reasoning is split out of the content and the answer has not begun
         self._reasoning = (StreamParser(plan.dialect, plan.tools, **options)
                            if parse and plan.recover_from_reasoning else None)
         self._held_ws = ChunkEncoder()  # holds the content's trailing whitespace
@@ -175,7 +176,8 @@ class _Choice:
         out: list[Event] = []
         for ev in self._content.feed(text):
             if type(ev) is Text:
-                sent = self._held_ws.content(ev.text)
+                text = self._trimmed(ev.text) if self._trim else ev.text
+                sent = self._held_ws.content(text) if text else None
                 if sent is not None:
                     out.append(ev if sent is ev.text else Text(sent))
             elif type(ev) is ArgumentsDelta:
@@ -197,14 +199,23 @@ class _Choice:
             options = {**parser_options(plan), "reasoning": split, "in_reasoning": inside} if split \
                 else parser_options(plan)
             self._content = StreamParser(plan.dialect, tools, **options)
+        self._trim = split
         return lead.text  # type: ignore[union-attr]
+
+    def _trimmed(self, text: str) -> str:
+        """Text of the answer while it has not begun, after reasoning split out of the content:
+        without its leading white space (what follows ``</think>``, as a reasoning parser
+        upstream would give it)."""
+        text = text.lstrip()
+        self._trim = not text
+        return text
 
     def plain(self, text: str) -> str | None:
         """``content(text)`` when the parser reads ``text`` as plain content
         (``StreamParser.feed_plain``) and no gate holds events: the content to send now ("" while
         it is only whitespace, held), without making events; None otherwise, nothing read."""
         parser = self._content
-        if parser is None or self._gate.active or self._deferred or not parser.feed_plain(text):
+        if parser is None or self._gate.active or self._deferred or self._trim or not parser.feed_plain(text):
             return None
         sent = self._held_ws.content(text)
         return "" if sent is None else sent
@@ -214,7 +225,8 @@ class _Choice:
         out: list[Event] = []
         for ev in events:
             if type(ev) is Text:
-                sent = self._held_ws.content(ev.text)
+                text = self._trimmed(ev.text) if self._trim else ev.text
+                sent = self._held_ws.content(text) if text else None
                 if sent is not None:
                     out.append(Text(sent))
             elif type(ev) is Reasoning:  # the parser splits reasoning (completions mode, thinking.py)
