@@ -41,7 +41,7 @@ class Case:
 
 CASES = {
     "opens": Case("<think>I should greet.</think>\n\nHello there.", "I should greet.", "Hello there."),
-    "opens_after_space": Case("\n <think>Short.</think>Hi.", "Short.", "Hi."),
+    "opens_after_space": Case("\n <think>\n Short.</think>Hi.", "Short.", "Hi."),
     "asked_opens": Case("<think>Greet back.</think>Hello!", "Greet back.", "Hello!", asked=True),
     # The template wrote <think> into the prompt (Qwen3 thinking models, DeepSeek-R1): only the close.
     "close_only_asked": Case("The user greets me.\n</think>\n\nHello!", "The user greets me.\n", "Hello!",
@@ -62,6 +62,8 @@ CASES = {
                              finish="length", cut=True),
     "also_native": Case("<think>Same thought.</think>The answer.", "Same thought.", "The answer.",
                         upstream_reasoning="Same thought."),
+    # Qwen3 with thinking off writes an empty block: no thinking block, no white space ahead.
+    "empty_block": Case("<think>\n\n</think>\n\nHello.", "", "Hello."),
     "off": Case("<think>Hidden?</think>Shown.", "", "<think>Hidden?</think>Shown.", flag="off"),
 }
 TOOL_CASES = {"then_call", "close_only_then_call", "native_call"}

@@ -21,7 +21,7 @@ from toolbridge.gateway.validation import WholeCall
 
 CALL = '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>'
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
-PIECES = ["<think>", "</think>", "<thi", "</th", "a b", " ", "\n", "x", CALL, "<tool_call>"]
+PIECES = ["<think>", "</think>", "<thi", "</th", "a b", " ", "\n", "\n\n", "x", CALL, "<tool_call>"]
 
 
 def plan(asked: bool, tools: bool, flag: str = "auto", stream: bool = False) -> Any:

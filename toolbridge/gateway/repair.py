@@ -159,8 +159,9 @@ def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Proven
         return [], False  # nothing to split, nothing to read
     result = parse(text, plan.dialect, plan.tools if tools is None else tools, cut, **options)
     if split:  # the answer without the white space that led it (thinking.py, as a stream has it)
-        if result.message.get("reasoning_content") and not answer_reasoning(message):
-            message["reasoning_content"] = result.message["reasoning_content"]
+        thought = (result.message.get("reasoning_content") or "").lstrip()
+        if thought and not answer_reasoning(message):
+            message["reasoning_content"] = thought
         if isinstance(result.message["content"], str):
             result.message["content"] = result.message["content"].lstrip()
     provenance.dialect = provenance.dialect or result.report.detected

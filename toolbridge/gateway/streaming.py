@@ -83,7 +83,9 @@ class _Choice:
         self._content = (StreamParser(plan.dialect, plan.tools, **options)
                          if parse and self._lead is None else None)
         self._reasoned = False  # the upstream gave reasoning in its own field: none split from content
-        self._trim = False  # reasoning is split out of the content and the answer has not begun
+        # Reasoning is split out of the content (thinking.py) and the answer, or the reasoning,
+        # has not begun: its leading white space is dropped.
+        self._trim = self._unthought = False
         self._reasoning = (StreamParser(plan.dialect, plan.tools, **options)
                            if parse and plan.recover_from_reasoning else None)
         self._held_ws = ChunkEncoder()  # holds the content's trailing whitespace
@@ -199,13 +201,14 @@ class _Choice:
             options = {**parser_options(plan), "reasoning": split, "in_reasoning": inside} if split \
                 else parser_options(plan)
             self._content = StreamParser(plan.dialect, tools, **options)
-        self._trim = split
+        self._trim = self._unthought = split
         return lead.text  # type: ignore[union-attr]
 
     def _trimmed(self, text: str) -> str:
         """Text of the answer while it has not begun, after reasoning split out of the content:
         without its leading white space (what follows ``</think>``, as a reasoning parser
-        upstream would give it)."""
+        upstream would give it; so is the reasoning's, and one of white space alone, as Qwen3
+        writes with thinking off, is none)."""
         text = text.lstrip()
         self._trim = not text
         return text
@@ -230,8 +233,10 @@ class _Choice:
                 if sent is not None:
                     out.append(Text(sent))
             elif type(ev) is Reasoning:  # the parser splits reasoning (completions mode, thinking.py)
-                if not self._reasoned:
-                    out.append(ev)
+                thought = ev.text.lstrip() if self._unthought else ev.text
+                if thought and not self._reasoned:
+                    self._unthought = False
+                    out.append(ev if thought is ev.text else Reasoning(thought))
             else:
                 out += self._remap("content", ev)
         return out
