@@ -62,11 +62,16 @@ CASES = {
                              finish="length", cut=True),
     "also_native": Case("<think>Same thought.</think>The answer.", "Same thought.", "The answer.",
                         upstream_reasoning="Same thought."),
+    # An upstream that runs a reasoning parser: its reasoning as it is, the content as text.
+    "upstream_parser_asked": Case("The answer.", "Thought first.", "The answer.", asked=True,
+                                  upstream_reasoning="Thought first."),
+    "asked_call_no_think": Case("Let me check.\n" + CALL, "", "Let me check.", ("get_weather",), "tool_calls",
+                                asked=True),
     # Qwen3 with thinking off writes an empty block: no thinking block, no white space ahead.
     "empty_block": Case("<think>\n\n</think>\n\nHello.", "", "Hello."),
     "off": Case("<think>Hidden?</think>Shown.", "", "<think>Hidden?</think>Shown.", flag="off"),
 }
-TOOL_CASES = {"then_call", "close_only_then_call", "native_call"}
+TOOL_CASES = {"then_call", "close_only_then_call", "native_call", "asked_call_no_think"}
 NATIVE = [{"id": "call_up1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]
 
 

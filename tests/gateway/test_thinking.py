@@ -181,3 +181,21 @@ def test_recovery_reads_only_the_upstreams_own_reasoning() -> None:
     message = repair_completion(whole, plan)[0]["choices"][0]["message"]
     assert "tool_calls" not in message and message["content"] == "Done."
     assert message["reasoning_content"] == "".join(e.text for e in events if type(e) is Reasoning)
+
+
+def _fed(answer: AnswerStream, delta: dict[str, Any]) -> list[Any]:
+    return answer.feed_first({"choices": [{"index": 0, "delta": delta}]})
+
+
+def test_asked_answer_released_early() -> None:
+    """Asked for thinking, an answer that opens with no marker is held for a closer; not past
+    the family's call marker (a model that does not think, calling), and not at all once the
+    upstream gave reasoning in its own field (it reads reasoning itself)."""
+    answer = AnswerStream(plan(True, True, stream=True))
+    assert _fed(answer, {"content": "Let me check.\n"}) == []
+    assert [e.text for e in _fed(answer, {"content": "<tool_call>"}) if type(e) is Text] == ["Let me check."]
+    answer = AnswerStream(plan(True, False, stream=True))
+    assert _fed(answer, {"reasoning_content": "Thought."}) == [Reasoning("Thought.")]
+    assert _fed(answer, {"content": "The answer"}) == [Text("The answer")]
+    # (a stray closer then is text, as the upstream wrote it)
+    assert _fed(answer, {"content": " ends </think> here."}) == [Text(" ends </think> here.")]

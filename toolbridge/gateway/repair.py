@@ -152,6 +152,8 @@ def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Proven
         return [], False
     options = parser_options(plan)
     lead = Lead.of(plan) if key == "content" else None
+    if lead is not None and answer_reasoning(message):  # the upstream reads reasoning itself
+        lead.opening_only()
     split, inside = lead.whole(text) if lead is not None else (False, False)
     if split:  # reasoning written in the content (thinking.py)
         options.update(reasoning=True, in_reasoning=inside)

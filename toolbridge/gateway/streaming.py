@@ -169,6 +169,8 @@ class _Choice:
 
     def _content_out(self, text: str) -> list[Event]:
         if self._lead is not None:
+            if self._reasoned:  # the upstream reads reasoning itself (thinking.Lead.opening_only)
+                self._lead.opening_only()
             verdict = self._lead.feed(text)
             if verdict is None:
                 return []

@@ -18,8 +18,9 @@ block, a ``reasoning`` item), when
   DeepSeek-R1, QwQ).
 
 The start of the content is held (``Lead``) until it tells which: while it is white space or the
-beginning of an opener, and in mode ``asked`` until the closer, an opener, the end of the answer
-or ``LEAD_LIMIT`` characters. The verdict depends on the text alone, never on how it was
+beginning of an opener, and in mode ``asked`` until the closer, an opener, the family's call
+marker (a model that does not think, calling), the end of the answer or ``LEAD_LIMIT``
+characters; only the opening counts once the upstream has given reasoning in its own field. The verdict depends on the text alone, never on how it was
 chunked, so a stream and a whole answer read alike. An upstream that also gives the reasoning
 in its own field (llama.cpp's ``deepseek-legacy`` format keeps the tags in the content too) is
 not doubled: once it has, what the content's parser splits out is dropped.
@@ -82,6 +83,18 @@ def _auto_markers(model: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return ((THINK[0], *(o for o in opens if o != THINK[0])), (THINK[1], *(c for c in closes if c != THINK[1])))
 
 
+def call_markers(dialect: Dialect | str, model: str | None) -> tuple[str, ...]:
+    """The call marker that, met before any reasoning marker, shows an answer that opened with
+    no opener did not open inside reasoning either (a model that does not think, calling): the
+    family's first, where a call marker inside reasoning ends it (under auto: the model's
+    family's, else ``<tool_call>``). Only the first: the others (Hermes' code fences ...) are
+    ordinary in reasoning."""
+    family = dialect if isinstance(dialect, Dialect) else dialect_for_model(model)
+    if family is None:
+        return ("<tool_call>",)
+    return family.call_start[:1] if family.calls_in_reasoning else ()
+
+
 def _pairs(dialect: Dialect) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     pairs = [p for p in (dialect.reasoning, dialect.reasoning_also) if p is not None]
     return (tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)) if pairs else None
@@ -102,9 +115,10 @@ class Lead:
 
     __slots__ = ("_closes", "_head", "_longest", "_marks", "_mode", "_opens", "_pieces", "_size", "_tail")
 
-    def __init__(self, mode: str, opens: tuple[str, ...], closes: tuple[str, ...]) -> None:
+    def __init__(self, mode: str, opens: tuple[str, ...], closes: tuple[str, ...],
+                 calls: tuple[str, ...] = ()) -> None:
         self._mode, self._opens, self._closes = mode, opens, frozenset(closes)
-        self._marks, self._longest = _search(opens + closes)
+        self._marks, self._longest = _search(opens + closes + calls)
         self._pieces: list[str] = []
         self._size = 0  # characters held
         self._head = ""  # what is held after the leading white space, while the opening is unknown
@@ -116,7 +130,15 @@ class Lead:
         """The Lead of an answer to ``plan`` (None when its content is read as written)."""
         how = getattr(plan, "think", None)
         found = markers(plan.dialect, plan.model) if how else None
-        return cls(how, *found) if found else None
+        return cls(how, *found, call_markers(plan.dialect, plan.model)) if found else None
+
+    def opening_only(self) -> None:
+        """Read only how the answer opens (mode ``opens``): the upstream gave the reasoning in
+        its own field, so it runs a reasoning parser and the content holds no reasoning the
+        prompt opened (unless it keeps the tags as well: the opening shows it). No effect once
+        the closer is being looked for."""
+        if self._tail is None:
+            self._mode = "opens"
 
     @property
     def text(self) -> str:
@@ -155,7 +177,8 @@ class Lead:
 
     def _closer(self, text: str, at: int, final: bool) -> Verdict | None:
         """Mode ``asked``, the answer opened with no opener: INSIDE when the closer comes first
-        among the markers, and starts within ``LEAD_LIMIT``; SPLIT once that cannot be.
+        among the markers (openers, closers, the call marker), and starts within
+        ``LEAD_LIMIT``; SPLIT once that cannot be.
         ``text``: the new text, which starts at ``at`` in the answer."""
         longest, tail = self._longest, self._tail or ""
         start = at - len(tail)  # where the searched text starts
