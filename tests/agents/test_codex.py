@@ -25,6 +25,7 @@ import json
 import os
 import subprocess
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -206,6 +207,42 @@ def test_codex_creates_a_file_with_apply_patch(dialect: str, name: str, tmp_path
     thought = [m.get("reasoning_content") for m in second["messages"] if m["role"] == "assistant"]
     assert THINKING in thought, ("Codex sent our reasoning back", second["messages"][-3:])
     assert second["stream"] is True
+
+
+def opened_in_prompt(script: Callable[[dict[str, Any]], Reply]) -> Callable[[dict[str, Any]], Reply]:
+    """The same model behind an upstream that runs no reasoning parser, its chat template opening
+    the reasoning in the prompt (Qwen3.5, GLM 4.7, MiniMax M2): each answer of the task writes its
+    reasoning first in the content, closed by ``</think>`` alone."""
+    def wrapped(body: dict[str, Any]) -> Reply:
+        reply = script(body)
+        if reply.content == "OK.":  # (not the task's conversation)
+            return reply
+        thought = reply.reasoning or "The patch went in."
+        return replace(reply, content=f"{thought}\n</think>\n\n{reply.content}", reasoning=None)
+    return wrapped
+
+
+@pytest.mark.parametrize("dialect", ["qwen3_coder", "hermes"])
+def test_codex_reads_reasoning_the_prompt_opened(dialect: str, tmp_path: Path) -> None:
+    """Codex asks for reasoning (``reasoning.effort`` for a model it knows): reasoning written in
+    the content before a bare ``</think>`` reaches it as reasoning items, never as its messages,
+    and comes back to the upstream as reasoning."""
+    command = codex()
+    work, home = repository(tmp_path / "work", {"README.md": "A project.\n"}), tmp_path / "home"
+    task = "Create notes/hello.txt with the greeting, the quotes line and the unicode line."
+
+    def answer(results: list[str]) -> str:
+        return "notes/hello.txt is created." if "Success" in results[0] else "The patch failed: " + results[0]
+
+    script = opened_in_prompt(model(dialect, task, [lambda r: ("apply_patch", {"input": ADD_PATCH})], answer))
+    with Stack(script, api_key=KEY) as stack:
+        events = run(command, task, work, home, stack, KNOWN, catalog=False)
+        requests = task_requests(stack.upstream.requests, task)
+    assert (work / "notes" / "hello.txt").read_bytes() == NEW_FILE.encode()
+    assert trail(events) == ["Step 1.", "file_change", "notes/hello.txt is created."], items(events)
+    assert requests[0]["reasoning_effort"] and len(requests) == 2
+    thought = [m.get("reasoning_content") for m in requests[1]["messages"] if m["role"] == "assistant"]
+    assert THINKING + "\n" in thought, ("Codex sent our reasoning back", requests[1]["messages"][-3:])
 
 
 @pytest.mark.parametrize("dialect", ["qwen3_coder", "hermes"])

@@ -7,8 +7,8 @@ import sys
 from dataclasses import fields
 
 from ..errors import ConfigError
-from ..gateway.config import (CONSTRAIN, MAX_RETRIES, ON_INVALID, UPSTREAM_APIS, UPSTREAM_KINDS, GatewayConfig,
-                              env_defaults)
+from ..gateway.config import (CONSTRAIN, MAX_RETRIES, ON_INVALID, REASONING_IN_CONTENT, UPSTREAM_APIS,
+                              UPSTREAM_KINDS, GatewayConfig, env_defaults)
 from .exits import EXIT_USAGE, missing_extra
 
 
@@ -34,6 +34,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "kept, as reasoning_content, for templates that read it)")
     p.add_argument("--recover-from-reasoning", action="store_true", default=d.recover_from_reasoning,
                    help="also take calls from reasoning_content/reasoning (off by default)")
+    p.add_argument("--reasoning-in-content", choices=REASONING_IN_CONTENT, default=d.reasoning_in_content,
+                   help="reasoning the upstream wrote inside the content (<think>...</think>) becomes "
+                        "reasoning: auto (default) when the answer opens with it or the request asked "
+                        "for thinking, on: always, off: never")
     p.add_argument("--keep-special-tokens", choices=("auto", "always", "never"), default=d.keep_special_tokens,
                    help="ask the upstream for skip_special_tokens=false (auto: when the markers are special)")
     p.add_argument("--on-invalid", choices=ON_INVALID, default=d.on_invalid,

@@ -18,6 +18,7 @@ UPSTREAM_APIS = ("chat", "completions")
 ON_INVALID = ("pass", "reject", "retry")  # gateway/validation.py
 CONSTRAIN = ("off", "required", "strict", "always")  # gateway/upstream/constraint.py
 UPSTREAM_KINDS = ("auto", "vllm", "sglang", "llamacpp", "ollama", "openai")
+REASONING_IN_CONTENT = ("auto", "on", "off")  # gateway/thinking.py
 MAX_RETRIES = 5  # each retry is a whole generation: a small bound keeps a request's cost bounded
 
 
@@ -32,6 +33,7 @@ class GatewayConfig:
     recover_from_reasoning: bool = False
     drop_reasoning_history: bool = False  # earlier turns reach the upstream without their reasoning
     keep_special_tokens: str = "auto"
+    reasoning_in_content: str = "auto"  # reasoning an upstream wrote in the content: auto, on, off
     on_invalid: str = "pass"  # a call whose arguments fail the schema: pass, reject or retry
     no_coerce: bool = False  # leave recovered arguments untyped by the schema
     repair: bool = False  # read recovered JSON arguments leniently (each slip reported)
@@ -91,6 +93,8 @@ class GatewayConfig:
             get_dialect(self.tool_call_parser)
         if self.keep_special_tokens not in ("auto", "always", "never"):
             raise ConfigError("--keep-special-tokens must be auto, always or never")
+        if self.reasoning_in_content not in REASONING_IN_CONTENT:
+            raise ConfigError(f"--reasoning-in-content must be auto, on or off, not {self.reasoning_in_content!r}")
         if self.on_invalid not in ON_INVALID:
             raise ConfigError(f"--on-invalid must be pass, reject or retry, not {self.on_invalid!r}")
         if not 0 <= self.retries <= MAX_RETRIES:

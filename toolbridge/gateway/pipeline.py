@@ -151,7 +151,8 @@ class Pipeline:
         self.fail = Failures(metrics, config.tool_fallback)  # how failures are answered
         self.settings = Settings(config.tool_call_parser, config.recover_from_reasoning,
                                  config.keep_special_tokens, config.on_invalid, not config.no_coerce,
-                                 config.repair, config.stream_arguments, config.max_answer)
+                                 config.repair, config.stream_arguments, config.max_answer,
+                                 config.reasoning_in_content)
         self.base = config.upstream_parts()[2]
         self.pool: UpstreamPool | None = None
         self.router: Any = None

@@ -30,6 +30,7 @@ from ..syntax.dialect import Dialect
 from ..tools import SharedCache, Toolset, schema_error
 from .nesting import MAX_NESTING, SHOWN, deep_path, deep_where, spelled, too_deep
 from .nesting import encoded_within as _encoded_within
+from .thinking import mode as thinking_mode
 
 KEEP_SPECIAL = ("auto", "always", "never")
 
@@ -58,6 +59,7 @@ class Settings:
     repair: bool = False  # read JSON arguments leniently (trailing commas, single quotes ...)
     stream_arguments: bool = False  # stream a call's arguments as written (default: each call whole)
     max_held: int = 64 << 20  # characters of calls a stream may hold (--max-answer)
+    reasoning_in_content: str = "auto"  # reasoning written inside the content: auto, on, off (thinking.py)
 
 
 @dataclass
@@ -92,6 +94,9 @@ class Plan:
     # key; every field the nesting check encoded), each with the value it is the text of, by
     # key: spliced into the upstream body's encoding instead of encoding them again.
     texts: dict[str, tuple[Any, bytes]] = field(default_factory=dict)
+    # How reasoning written inside the content is read (thinking.mode): None as written, "opens"
+    # or "asked".
+    think: str | None = None
 
     def enforced(self, name: str) -> bool:
         """Whether a call to ``name`` must have valid arguments: under ``reject`` and ``retry``
@@ -210,6 +215,7 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bo
         freeforms=turn.freeforms,
         context=turn.context,
         texts=texts,
+        think=thinking_mode(settings.reasoning_in_content, upstream),
     )
 
 
