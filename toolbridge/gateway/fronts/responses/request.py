@@ -117,7 +117,7 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     if stream:
         options["stream"] = True
         options["stream_options"] = {"include_usage": True}
-    tools, freeforms, namespaces, schema_paths = _tools(body.get("tools"))
+    tools, freeforms, namespaces, schema_paths = _tools(body.get("tools"), _additional(body.get("input")))
     choice = _tool_choice(body.get("tool_choice"), namespaces)
     parallel = body.get("parallel_tool_calls")
     if parallel is not None and not isinstance(parallel, bool):
@@ -288,16 +288,30 @@ def _text(text: Any) -> dict[str, Any]:
 _Offered = tuple[list[dict[str, Any]] | None, dict[str, Format], dict[str, tuple[str, str]], list[str]]
 
 
-def _tools(tools: Any) -> _Offered:
+def _additional(value: Any) -> list[tuple[str, Any]]:
+    """The tools of the input's ``additional_tools`` items, each with where it is: Codex sends its
+    tools so when it knows no metadata of the model asked for. The template has one tool list, so
+    they are offered from the start of the conversation, beside ``tools``."""
+    out: list[tuple[str, Any]] = []
+    for i, item in enumerate(value if isinstance(value, list) else ()):
+        if isinstance(item, dict) and item.get("type") == "additional_tools":
+            tools = item.get("tools")
+            if not isinstance(tools, list):
+                raise RequestError(f"input[{i}].tools: must be an array", param=f"input[{i}].tools")
+            out += [(f"input[{i}].tools[{j}]", tool) for j, tool in enumerate(tools)]
+    return out
+
+
+def _tools(tools: Any, additional: list[tuple[str, Any]]) -> _Offered:
     """The chat function tools, the freeform ones by name, the namespaced functions by the name
-    the model sees them under, and where each tool's schema is in the request."""
-    if tools is None:
+    the model sees them under, and where each tool's schema is in the request; ``additional``:
+    the tools of ``additional_tools`` input items."""
+    if tools is None and not additional:
         return None, {}, {}, []
-    if not isinstance(tools, list):
+    if tools is not None and not isinstance(tools, list):
         raise RequestError("tools: must be an array", param="tools")
     entries: list[tuple[str | None, str, dict[str, Any]]] = []  # (namespace, where, tool)
-    for i, tool in enumerate(tools):
-        where = f"tools[{i}]"
+    for where, tool in [(f"tools[{i}]", tool) for i, tool in enumerate(tools or ())] + additional:
         kind = tool.get("type") if isinstance(tool, dict) else None
         if not isinstance(kind, str):
             raise RequestError(f"{where}.type: a tool type (a string) is required", param=f"{where}.type")
@@ -451,6 +465,8 @@ def _items(value: Any, names: dict[tuple[str, str], str], sealer: Sealer, calls:
             _assistant(out, reasoning).setdefault("tool_calls", []).append(call)
         elif kind in ("function_call_output", "custom_tool_call_output"):
             out.append(_output(item, where, calls))
+        elif kind == "additional_tools":
+            continue  # offered with the request's tools (``_additional``)
         else:
             raise RequestError(f"{where}.type: {kind!r} items are not supported here (they belong to "
                                "built-in tools toolbridge does not run)", param=f"{where}.type")
