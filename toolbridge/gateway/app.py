@@ -171,7 +171,7 @@ class Gateway:
             why = ("WebSockets are turned off here (--no-websockets): use HTTP" if self.config.websockets is False
                    else f"{req.method} {req.path} is not served over an upgraded connection: use HTTP "
                         f"(only GET {SOCKET} upgrades, to a WebSocket)")
-            resp.send(426, JSON, self._front(req.path).error(why, code="upgrade_required"))
+            resp.send(426, JSON, self._front(req.path).error(why, code="426"))
             return 426, Provenance()
         c = self.config
         limits = SocketLimits(c.max_body, c.websocket_idle_timeout, c.websocket_lifetime)
