@@ -9,7 +9,9 @@ the tool-call work and the failures: adding an API is a front module and one lin
 shape of the front the path belongs to (every path under ``/v1/messages/`` is the Messages
 front's), as is a failure no route handled (500); from the server layer 400, 408, 413, 414, 431 and 505
 (see ``http.server.Limits``). ``/health`` tells anyone ``{"status":
-"ok"}``, and the upstream and parser only to a client with the configured key.
+"ok"}``, and the upstream and parser only to a client with the configured key. An upgrade request
+(after the key check) is a WebSocket on ``GET /v1/responses`` (``fronts.responses.socket``, each turn
+through the same ``pipeline.serve``), and 426 anywhere else or with ``--no-websockets``.
 """
 
 from __future__ import annotations
