@@ -162,8 +162,8 @@ class ResponsesSocket:
         self._shared = front
         # Each turn is a request with the handshake's header fields (its credentials: the
         # caller's scope, an Authorization passed upstream) and the message's body.
-        self._headers = request.headers
-        self.request = request
+        self._handshake = request
+        self.request = request  # the running turn's (between turns the handshake's: no body kept)
         self._serve, self._check, self._refuse, self._answered = serve, check, refuse, answered
         self._task: asyncio.Task[None] | None = None
         self.held: Entry | None = None  # the last response made here with store: false
@@ -224,7 +224,7 @@ class ResponsesSocket:
 
     async def _turn(self, body: bytes, generate: bool) -> None:
         started = time.perf_counter()
-        req = Request("POST", "/v1/responses", "1.1", self._headers, body, True)
+        req = Request("POST", "/v1/responses", "1.1", self._handshake.headers, body, True)
         resp = FrameResponse(self.socket)
         self.request = req
         try:
@@ -236,7 +236,7 @@ class ResponsesSocket:
         except ClientDisconnected:
             return
         finally:
-            self.context = None
+            self.context, self.request = None, self._handshake
             if self._task is asyncio.current_task():
                 self._task = None
                 self.socket.idle()
