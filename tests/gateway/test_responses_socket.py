@@ -21,7 +21,8 @@ import pytest
 
 from tests.gateway.test_responses import KINDS, PARIS, TOOLS, USER, agent, answer, apply_patch, parser
 from tests.gateway.test_responses_stream import check_events, sse
-from toolbridge.gateway.fronts.responses.socket import ResponsesSocket
+from toolbridge.gateway.fronts.responses.socket import FrameResponse, ResponsesSocket
+from toolbridge.gateway.http.websocket import WebSocket
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
 
@@ -29,6 +30,7 @@ openai = pytest.importorskip("openai")
 websockets = pytest.importorskip("websockets")
 from websockets.client import ClientProtocol  # noqa: E402
 from websockets.frames import Close, Opcode  # noqa: E402
+from websockets.server import ServerProtocol  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 from websockets.uri import parse_uri  # noqa: E402
 
@@ -370,13 +372,15 @@ def open_and_close(s: Stack, count: int) -> None:
 
 
 def resources(s: Stack) -> tuple[int, int, int]:
-    """The gateway loop's tasks, the process's fds and the live socket sessions."""
+    """The gateway loop's tasks, the process's fds and the live socket objects (sessions, sockets,
+    protocols, connections: what a socket's memory is held by)."""
     async def count() -> int:
         return len(asyncio.all_tasks())
 
     tasks = asyncio.run_coroutine_threadsafe(count(), s.loop).result(FAR)
     gc.collect()
-    sessions = sum(1 for o in gc.get_objects() if type(o) is ResponsesSocket)
+    kinds = (ResponsesSocket, WebSocket, ServerProtocol, FrameResponse)
+    sessions = sum(1 for o in gc.get_objects() if type(o) in kinds)
     return tasks, len(os.listdir("/proc/self/fd")), sessions
 
 
