@@ -4,8 +4,9 @@ websockets' ``ServerProtocol``, measured the way the gateway uses one.
 Per library: the handshake from headers already parsed by the HTTP server (no second parse),
 server text frames a second (a stream's events: 160-byte JSON objects), client frames a second
 (a masked 8 KiB ``response.create``), and the memory one connection holds once idle after a
-turn (tracemalloc, which sees zlib's buffers), each with and without permessage-deflate (both
-sides without context takeover, so an idle socket keeps no zlib state).
+turn (tracemalloc, which sees zlib's buffers), each with and without permessage-deflate as the
+gateway negotiates it (the client's messages without context takeover, the server's with one
+context on a 1 KiB window; wsproto sets no memory level, so its context is larger).
 
     python benchmarks/stack/websocket_libs.py
 """
@@ -60,8 +61,8 @@ def _client_frame(deflate: bool) -> bytes:
 
 
 def _ws_factory(deflate: bool) -> list[ServerPerMessageDeflateFactory] | None:
-    return [ServerPerMessageDeflateFactory(server_no_context_takeover=True, client_no_context_takeover=True,
-                                           require_client_max_window_bits=False)] if deflate else None
+    return [ServerPerMessageDeflateFactory(client_no_context_takeover=True, server_max_window_bits=10,
+                                           compress_settings={"memLevel": 3})] if deflate else None
 
 
 def websockets_server(deflate: bool) -> ServerProtocol:
@@ -79,7 +80,7 @@ def wsproto_server(deflate: bool) -> wsproto.Connection:
     hs = H11Handshake(wsproto.ConnectionType.SERVER)
     hs.initiate_upgrade_connection([(k.encode(), v.encode()) for k, v in _headers(deflate)], "/v1/responses")
     (request,) = hs.events()
-    ext = [PerMessageDeflate(client_no_context_takeover=True, server_no_context_takeover=True)] if deflate else []
+    ext = [PerMessageDeflate(client_no_context_takeover=True, server_max_window_bits=10)] if deflate else []
     hs.send(wse.AcceptConnection(extensions=ext))
     return hs.connection
 
