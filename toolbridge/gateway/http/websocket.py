@@ -11,8 +11,8 @@ and keeps the limits. websockets was chosen over wsproto by measurement
 ``accept(req, resp, make_app, limits)`` answers the handshake (or refuses a broken one with 400)
 and gives every whole message to the application (``App``). ``permessage-deflate`` is accepted
 when offered: what the client sends is read without context takeover (a message is a turn's
-request: no decompressor is kept between turns), what the gateway sends is compressed with one
-small context for the socket's life (``WINDOW_BITS``). Limits (``SocketLimits``): a message larger than
+request: no decompressor is kept between turns), what the gateway sends shares one context
+during an answer, dropped between answers (``MEMORY_LEVEL``). Limits (``SocketLimits``): a message larger than
 ``max_message`` closes the socket with 1009; ``idle_timeout`` seconds without a message while
 the application is not busy, or ``max_lifetime`` seconds after the handshake (once not busy),
 close it with 1001 and a reason saying which, after the application's last word
@@ -25,24 +25,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from websockets.extensions.permessage_deflate import ServerPerMessageDeflateFactory
+from websockets.extensions.permessage_deflate import PerMessageDeflate, ServerPerMessageDeflateFactory
 from websockets.frames import CloseCode, Opcode
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from .server import Request, Response, Tunnel
 
-# The messages a socket sends (a stream's events, ~160 bytes each, alike) are compressed with one
-# zlib context for the socket's life, on a 1 KiB window: measured on delta events, 8-9 us a
-# message and 7% of their size, for 14 KB held per socket. A context per message instead (no
-# context takeover) costs 25-90 us a message to set up and keeps 83% of the size; a 32 KiB window
-# holds 150 KB per socket for the same ratio.
-WINDOW_BITS = 10
-MEMORY_LEVEL = 3
+# The messages of one answer (its events: deltas of ~160 bytes, and the response object three
+# times, 1.4-2 KB) share one zlib context on the full 32 KiB window, which finds the repeated
+# response object: measured on a tool-call turn's 13 messages, 63 us and 20% of their size, where
+# a 1 KiB window took 190 us for 36% and a context per message (no context takeover) 25-90 us a
+# message to set up. Between answers the context is dropped (``rest``): an idle socket holds none
+# (a context is 150 KB), and the next answer starts a new one. That needs no negotiation: a
+# message that refers to nothing before it is read the same by any client, context or not.
+MEMORY_LEVEL = 5
+LEVEL = 1  # (zlib's fastest: on these messages as small as its default, for less time)
 # websockets logs every closed connection at INFO: one line per socket is the gateway's to write.
 _quiet = logging.getLogger("toolbridge.gateway.websocket.protocol")
 _quiet.setLevel(logging.WARNING)
@@ -78,8 +81,8 @@ def accept(req: Request, resp: Response, make_app: Callable[[WebSocket], App],
            limits: SocketLimits = SocketLimits()) -> WebSocket | str:
     """Upgrade ``req`` to a WebSocket running ``make_app(socket)``; or, when the handshake is
     broken (no key, a wrong version ...), the reason, for the caller to answer with 400."""
-    deflate = ServerPerMessageDeflateFactory(client_no_context_takeover=True, server_max_window_bits=WINDOW_BITS,
-                                             compress_settings={"memLevel": MEMORY_LEVEL})
+    deflate = ServerPerMessageDeflateFactory(client_no_context_takeover=True,
+                                             compress_settings={"memLevel": MEMORY_LEVEL, "level": LEVEL})
     proto = ServerProtocol(extensions=[deflate], max_size=limits.max_message, logger=_quiet)
     proto.receive_data(_offer_head(req))
     events = proto.events_received()
@@ -111,6 +114,7 @@ class WebSocket:
         self._closer: asyncio.TimerHandle | None = None  # cuts a close handshake left unanswered
         self._ends = 0.0  # when the lifetime ends
         self._ending = ""  # a limit was reached while busy: close once not busy
+        self._resting: PerMessageDeflate | None = None  # its compression context dropped (``rest``)
 
     # ---------------------------------------------------------------- writing
 
@@ -122,9 +126,13 @@ class WebSocket:
         """Send text messages (UTF-8 JSON), in order; nothing once the socket is closing."""
         if not self.open:
             return
+        if self._resting is not None:
+            self._wake()
         for data in messages:
             self.proto.send_text(data)
         self.flush()
+        if not self.app.busy:  # (an error message between answers: no context kept for it)
+            self.rest()
 
     def close(self, code: int, reason: str) -> None:
         """Start the close handshake; the connection is cut if the client does not answer."""
@@ -152,6 +160,21 @@ class WebSocket:
 
     async def drain(self) -> None:
         await self.tunnel.drain()
+
+    def rest(self) -> None:
+        """Drop the compression context of the messages sent (see ``MEMORY_LEVEL``)."""
+        for extension in self.proto.extensions:
+            if isinstance(extension, PerMessageDeflate) and not extension.local_no_context_takeover:
+                if hasattr(extension, "encoder"):
+                    del extension.encoder  # (websockets' own attribute, as it drops it itself)
+                self._resting = extension
+
+    def _wake(self) -> None:
+        """A new compression context for the next answer, made as websockets makes one."""
+        extension, self._resting = self._resting, None
+        assert extension is not None
+        extension.encoder = zlib.compressobj(wbits=-extension.local_max_window_bits,
+                                             **extension.compress_settings)
 
     # ---------------------------------------------------------------- reading (the Receiver)
 
@@ -199,12 +222,15 @@ class WebSocket:
     # ---------------------------------------------------------------- limits
 
     def start(self) -> None:
+        self.rest()
         self._ends = self._loop.time() + self.limits.max_lifetime
         self._arm()
 
     def idle(self) -> None:
-        """The application is not busy any more: the limits run again."""
+        """The application is not busy any more: the limits run again, and the compression
+        context goes until the next message."""
         self._idle_since = self._loop.time()
+        self.rest()
         if self._ending:
             self._limit(*self._ending.split(" ", 1))
 
