@@ -403,3 +403,27 @@ def test_sockets_opened_and_closed_leave_nothing_behind() -> None:
 @pytest.mark.check
 def test_ten_thousand_sockets_leave_nothing_behind() -> None:
     leak_check(10_000)
+
+
+def test_shutdown_closes_an_idle_socket_and_lets_a_turn_finish() -> None:
+    hold = threading.Event()
+    with Stack(lambda b: Reply(content="the last answer", hold=hold)) as s, \
+            connect(ws_url(s)) as idle, connect(ws_url(s)) as busy:
+        busy.send(json.dumps({"type": "response.create", **body()}))
+        assert json.loads(busy.recv(timeout=FAR))["type"] == "response.created"
+        assert s.gateway is not None and s.gateway.server is not None
+        closing = asyncio.run_coroutine_threadsafe(s.gateway.server.close(FAR), s.loop)
+        farewell = json.loads(idle.recv(timeout=FAR))
+        assert farewell["error"]["code"] == "server_shutting_down"
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            idle.recv(timeout=FAR)
+        assert closed.value.rcvd.code == 1001
+        hold.set()
+        events = [json.loads(busy.recv(timeout=FAR))]
+        while events[-1]["type"] not in LAST:
+            events.append(json.loads(busy.recv(timeout=FAR)))
+        assert events[-1]["type"] == "response.completed"  # the turn ran to its end, then the socket closed
+        assert json.loads(busy.recv(timeout=FAR))["error"]["code"] == "server_shutting_down"
+        with pytest.raises(websockets.ConnectionClosed):
+            busy.recv(timeout=FAR)
+        closing.result(FAR)
