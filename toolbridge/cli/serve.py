@@ -125,6 +125,13 @@ def _responses_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
                         "stored go first; per process)")
     p.add_argument("--responses-ttl", type=float, default=d.responses_ttl,
                    help="seconds a stored response is kept")
+    p.add_argument("--websockets", action=argparse.BooleanOptionalAction, default=d.websockets,
+                   help="serve the Responses API over WebSocket on GET /v1/responses (on by default; "
+                        "off: an upgrade gets 426 and clients such as Codex use HTTP)")
+    p.add_argument("--websocket-idle-timeout", type=float, default=d.websocket_idle_timeout,
+                   help="seconds a socket may wait for its next response.create (then closed, 1001)")
+    p.add_argument("--websocket-lifetime", type=float, default=d.websocket_lifetime,
+                   help="seconds a socket lives, 60 minutes as OpenAI's (then closed after its turn, 1001)")
     p.add_argument("--responses-secret", default=d.responses_secret,
                    help="secret that seals reasoning into encrypted_content and keys the hashes of "
                         "callers' credentials that scope the store (default: one per start, shared by "

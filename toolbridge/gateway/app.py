@@ -9,8 +9,10 @@ the tool-call work and the failures: adding an API is a front module and one lin
 shape of the front the path belongs to (every path under ``/v1/messages/`` is the Messages
 front's), as is a failure no route handled (500); from the server layer 400, 408, 413, 414, 431 and 505
 (see ``http.server.Limits``). Every answer of a route carries the request's id, which its log
-line names (``requestid``). ``/health`` tells anyone ``{"status":
-"ok"}``, and the upstream and parser only to a client with the configured key.
+line names (``requestid``). ``/health`` tells anyone ``{"status": "ok"}``, and the upstream and
+parser only to a client with the configured key. An upgrade request (after the key check) is a
+WebSocket on ``GET /v1/responses`` (``fronts.responses.socket``, each turn through the same
+``pipeline.serve``), and 426 anywhere else or with ``--no-websockets``.
 """
 
 from __future__ import annotations
@@ -33,8 +35,10 @@ from .fronts.messages import MessagesFront
 from .fronts.messages.threads import Threads
 from .fronts.messages.tokens import TokenCounter
 from .fronts.responses import ResponsesFront
+from .fronts.responses.socket import ResponsesSocket
 from .http.client import UpstreamError, UpstreamPool
 from .http.server import ClientDisconnected, H1Server, Limits, Request, Response
+from .http.websocket import SocketLimits, WebSocket, accept
 from .metrics import Metrics
 from .pipeline import JSON, OFFLOOP_REQUEST_BYTES, Pipeline
 from .repair import Provenance
@@ -50,6 +54,7 @@ STORED = "/v1/responses/"
 INPUT_ITEMS = "/input_items"  # GET /v1/responses/{id}/input_items
 SWEEP_SECONDS = 30.0  # at most this long between sweeps of the expired stored responses
 MESSAGES_PATHS = "/v1/messages"  # and every path under it: the Messages error shape
+SOCKET = "/v1/responses"  # the one path served over WebSocket
 
 
 class Gateway:
@@ -122,7 +127,7 @@ class Gateway:
     async def handle(self, req: Request, resp: Response) -> None:
         started = time.perf_counter()
         method, path = req.method, req.path
-        route = self._routes.get((method, path))
+        route = self._routes.get((method, path)) if not req.upgrade else self._upgrade
         stored = route is None and path.startswith(STORED) and method in ("GET", "DELETE")
         if stored:
             route = self._stored
@@ -149,7 +154,7 @@ class Gateway:
             status, provenance = self.pipeline.fail.failure(front, resp, exc)
         finally:
             endpoint = (STORED + "{id}" + (INPUT_ITEMS if path.endswith(INPUT_ITEMS) else "") if stored
-                        else path if route else "other")
+                        else path if route and (not req.upgrade or path == SOCKET) else "other")
             self.metrics.answered(endpoint, status, provenance, front.name)
             client = client_request_id(req)
             log.info("%s %s %d %s calls[%s] %.1fms%s", method, path, status, request_id, provenance.header(),
@@ -173,6 +178,37 @@ class Gateway:
         bearer = token.strip() if scheme.lower() == b"bearer" else b""
         return (hmac.compare_digest(req.header(b"x-api-key") or b"", expected)
                 or hmac.compare_digest(bearer, expected))
+
+    # ---------------------------------------------------------------- WebSocket
+
+    async def _upgrade(self, req: Request, resp: Response) -> tuple[int, Provenance]:
+        """An upgrade request: the Responses API over WebSocket on ``GET /v1/responses``; 426
+        anywhere else or with ``--no-websockets`` (never 400: Codex takes a 426 as "use HTTP")."""
+        served = (self.config.websockets and req.method == "GET" and req.path == SOCKET
+                  and (req.header(b"upgrade") or b"").lower() == b"websocket")
+        if not served:
+            why = ("WebSockets are turned off here (--no-websockets): use HTTP" if self.config.websockets is False
+                   else f"{req.method} {req.path} is not served over an upgraded connection: use HTTP "
+                        f"(only GET {SOCKET} upgrades, to a WebSocket)")
+            resp.send(426, JSON, self._front(req.path).error(why, code="426"))
+            return 426, Provenance()
+        c = self.config
+        limits = SocketLimits(c.max_body, c.websocket_idle_timeout, c.websocket_lifetime)
+        socket = accept(req, resp, lambda ws: self._session(ws, req), limits)
+        if isinstance(socket, str):
+            resp.send(400, JSON, self.responses.error(socket, code="invalid_websocket_handshake"))
+            return 400, Provenance()
+        return 101, Provenance()
+
+    def _session(self, socket: WebSocket, req: Request) -> ResponsesSocket:
+        return ResponsesSocket(socket, self.responses, req, self.pipeline.serve, self.pipeline.check,
+                               self.pipeline.refuse, self._turn_answered)
+
+    def _turn_answered(self, status: int, provenance: Provenance, started: float) -> None:
+        """A turn on a socket: counted and logged as a request of the Responses front."""
+        self.metrics.answered(SOCKET, status, provenance, self.responses.name)
+        log.info("WS %s %d calls[%s] %.1fms", SOCKET, status, provenance.header(),
+                 1000 * (time.perf_counter() - started))
 
     # ---------------------------------------------------------------- endpoints
 

@@ -59,6 +59,10 @@ class GatewayConfig:
     # credentials that scope the store; default: one per start
     responses_secret: str = ""
     log_level: str = "info"
+    # The Responses API over WebSocket (GET /v1/responses upgraded: gateway/http/websocket.py).
+    websockets: bool = True  # off: an upgrade is answered 426 (clients fall back to HTTP)
+    websocket_idle_timeout: float = 900.0  # seconds a socket may wait for its next turn
+    websocket_lifetime: float = 3600.0  # seconds a socket lives (OpenAI's limit: 60 minutes)
     # The prompt-injected tool protocol and the completions upstream mode (gateway/fallback.py).
     tool_fallback: bool = False
     fallback_dialect: str = "hermes"
@@ -107,7 +111,8 @@ class GatewayConfig:
         if self.graceful_timeout < 0:
             raise ConfigError("--graceful-timeout must not be negative")
         if min(self.max_url, self.max_header_bytes, self.max_headers, self.max_answer, self.max_event) < 1 \
-                or min(self.request_timeout, self.keepalive_timeout) <= 0:
+                or min(self.request_timeout, self.keepalive_timeout, self.websocket_idle_timeout,
+                       self.websocket_lifetime) <= 0:
             raise ConfigError("the --max-* limits and the --*-timeout flags must be positive")
         if self.upstream_api not in UPSTREAM_APIS:
             raise ConfigError(f"--upstream-api must be chat or completions, not {self.upstream_api!r}")

@@ -16,6 +16,7 @@ shape ``{"error": {"message", "type", "param", "code"}}``.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -33,7 +34,7 @@ from .items import (answer_items, assistant_message, cut_item, new_response_id, 
                     usage_of)
 from .request import Context, responses_turn
 from .sealed import Sealer
-from .store import ResponseStore
+from .store import Entry, ResponseStore
 from .stream import ResponsesStream
 
 
@@ -57,15 +58,17 @@ class ResponsesFront:
         unsealed = (lambda: metrics.inc("toolbridge_reasoning_unsealed_total")) if metrics is not None else None
         self.sealer = Sealer(secret, unsealed)
 
-    def turn(self, body: Any, req: Request | None = None) -> Turn:
+    def turn(self, body: Any, req: Request | None = None,
+             held: Callable[[str], Entry | None] | None = None) -> Turn:
         """The request as a Turn; ``req`` gives its caller's scope (``previous_response_id`` is
         looked up there, the response is stored there) and its size (what the stored
-        conversation is accounted, with the previous one's)."""
+        conversation is accounted, with the previous one's). ``held``: a WebSocket's own
+        responses (``socket``), looked up before the store."""
         scope = self.scopes.of(req)
         previous: list[int] = []
 
         def conversation(response_id: str) -> list[dict[str, Any]]:
-            entry = self.store.conversation(scope, response_id)
+            entry = (held and held(response_id)) or self.store.conversation(scope, response_id)
             previous.append(entry.size)
             return entry.conversation  # type: ignore[return-value]  # (conversation() checked it)
 
