@@ -6,6 +6,7 @@ upstream, over HTTP on loopback. What the upstream was asked (the summary reques
 from __future__ import annotations
 
 import copy
+import threading
 import json
 import urllib.error
 import urllib.request
@@ -222,3 +223,25 @@ def test_the_compact_endpoint_takes_a_string_input_and_a_previous_response(s: St
         urllib.request.urlopen(s.url + "/responses/compact", timeout=20)  # GET
     except urllib.error.HTTPError as refused:
         assert refused.code in (404, 405)
+
+
+def test_a_summary_longer_than_its_time_limit_is_the_apis_timeout() -> None:
+    """--compact-timeout bounds the whole summary (the upstream here keeps still until released,
+    after the client had its answer): 504 whole, the error event and response.failed streamed;
+    an ordinary turn has no such bound."""
+    hold = threading.Event()
+    with Stack(script(hold=hold), tool_call_parser="hermes", compact_timeout=0.3) as slow:
+        try:
+            with slow.client() as c, pytest.raises(openai.APIStatusError) as failed:
+                c.responses.compact(model="m", input=HISTORY)
+            assert failed.value.status_code == 504 and "0.3 s" in failed.value.message
+            events = sse(slow, {"model": "m", "input": [*HISTORY, TRIGGER]})
+            assert [e["type"] for e in events] == ["response.created", "response.in_progress", "error",
+                                                   "response.failed"]
+            assert "0.3 s" in events[2]["message"]
+            slow.upstream.script = lambda body: Reply(content="done", hold=hold)
+            threading.Timer(0.6, hold.set).start()  # (an ordinary turn waits past 0.3 s, and is answered)
+            with slow.client() as c:
+                assert c.responses.create(model="m", input="Hi").output_text == "done"
+        finally:
+            hold.set()

@@ -61,6 +61,7 @@ class GatewayConfig:
     # Compaction (fronts/responses/compaction.py): the summary's length in tokens (room for a dense
     # summary and the reasoning a model writes before it).
     compact_max_tokens: int = 4096
+    compact_timeout: float = 600.0  # seconds the summary may take, whole (4096 tokens at 10 a second, and the prompt)
     log_level: str = "info"
     # The prompt-injected tool protocol and the completions upstream mode (gateway/fallback.py).
     tool_fallback: bool = False
@@ -105,8 +106,8 @@ class GatewayConfig:
         if self.responses_store < 0 or self.responses_ttl <= 0 or self.responses_store_bytes < 1:
             raise ConfigError("--responses-store must be 0 or more, --responses-store-bytes and "
                               "--responses-ttl positive")
-        if self.compact_max_tokens < 1:
-            raise ConfigError("--compact-max-tokens must be positive")
+        if self.compact_max_tokens < 1 or self.compact_timeout <= 0:
+            raise ConfigError("--compact-max-tokens and --compact-timeout must be positive")
         if self.workers < 1 or self.max_body < 1 or self.timeout <= 0:
             raise ConfigError("--workers, --max-body and --timeout must be positive")
         if self.graceful_timeout < 0:

@@ -60,7 +60,7 @@ class ResponsesFront:
         self.scopes = Scopes(secret, config.api_key)
         unsealed = (lambda: metrics.inc("toolbridge_reasoning_unsealed_total")) if metrics is not None else None
         self.sealer = Sealer(secret, unsealed)
-        self.compact_max_tokens = config.compact_max_tokens
+        self.compact_max_tokens, self.compact_timeout = config.compact_max_tokens, config.compact_timeout
 
     def turn(self, body: Any, req: Request | None = None) -> Turn:
         """The request as a Turn; ``req`` gives its caller's scope (``previous_response_id`` is
@@ -80,6 +80,7 @@ class ResponsesFront:
         # The request's bytes twice: the conversation made of it, and its input items kept as given.
         context.size = 2 * (len(req.body) if req is not None else 0) + sum(previous)
         if context.compaction:  # the answer is the conversation's summary (``compaction``)
+            context.time_limit = self.compact_timeout
             return summarising(turn, self.compact_max_tokens)
         return turn
 

@@ -92,6 +92,7 @@ class Context:
     inputs: list[dict[str, Any]] = field(default_factory=list)  # the input items with ids (``inputs``)
     created: float = field(default_factory=time.time)  # the response's created_at, on the gateway's clock
     compaction: str = ""  # "v2": the input ended with a compaction_trigger; "v1": /v1/responses/compact
+    time_limit: float | None = None  # seconds the upstream exchange may take (the pipeline's ``_bounded``)
 
     def client_name(self, name: str) -> tuple[str, str | None]:
         """(name, namespace) of a call as the client knows the tool."""
