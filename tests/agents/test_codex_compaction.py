@@ -147,12 +147,12 @@ def finished(events: list[dict[str, Any]], requests: list[dict[str, Any]]) -> di
     return after[0]
 
 
-def compacted(stack: Stack) -> int:
-    """How many ``POST /v1/responses/compact`` the gateway answered 200."""
+def compacted(stack: Stack) -> dict[str, int]:
+    """The compactions the gateway answered, by form (``toolbridge_compactions_total``)."""
     assert stack.gateway is not None
     lines = stack.gateway.metrics.render().splitlines()
-    return sum(int(float(line.rsplit(" ", 1)[1])) for line in lines if line.startswith("toolbridge_requests_total")
-               and 'endpoint="/v1/responses/compact"' in line and 'status="200"' in line)
+    return {form: int(float(line.rsplit(" ", 1)[1])) for line in lines
+            for form in ("endpoint", "trigger") if line.startswith(f'toolbridge_compactions_total{{form="{form}"}}')}
 
 
 def served_summary(stack: Stack, requests: list[dict[str, Any]], after: dict[str, Any]) -> None:
@@ -185,9 +185,9 @@ def test_codex_compacts_through_the_gateway_and_finishes(tmp_path: Path) -> None
     with Stack(script, api_key=KEY) as stack:
         events = run(stack, tmp_path, "gateway")
         requests = task_requests(stack)
-        endpoint = compacted(stack)
+        counted = compacted(stack)
     served_summary(stack, requests, finished(events, requests))
-    assert endpoint == 0  # (the trigger, on /v1/responses)
+    assert counted == {"trigger": 1}  # the gateway answered Codex's compaction_trigger once
 
 
 def test_codex_builtin_provider_compacts_through_the_gateway(tmp_path: Path) -> None:
@@ -206,8 +206,8 @@ def test_codex_compacts_by_itself_with_a_custom_provider(tmp_path: Path) -> None
     with Stack(script, api_key=KEY) as stack:
         events = run(stack, tmp_path, "local")
         requests = task_requests(stack)
-        endpoint = compacted(stack)
+        counted = compacted(stack)
     after = finished(events, requests)
     own = [r for r in requests if summary_asked(r)]
-    assert own[0]["messages"][-1]["content"] != PROMPT and endpoint == 0
+    assert own[0]["messages"][-1]["content"] != PROMPT and counted == {}
     assert "a.txt holds alpha" in json.dumps(after["messages"]) and LEAD not in json.dumps(after["messages"])

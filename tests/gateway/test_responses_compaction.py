@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.gateway.test_responses import CAPTURES, TOOLS, raw
+from tests.gateway.test_responses import CAPTURES, TOOLS, metric, raw
 from tests.gateway.test_responses_stream import sse
 from toolbridge.gateway.fronts.responses.compaction import LEAD, PROMPT
 from toolbridge.gateway.replay.stack import Stack
@@ -81,6 +81,7 @@ def test_the_compact_endpoint_answers_one_sealed_compaction_item(s: Stack) -> No
                                     {"role": "user", "content": "We agreed to launch on Tuesday."},
                                     {"role": "assistant", "content": "Understood: Tuesday, support first."}]
     assert compacted.object == "response.compaction" and compacted.id.startswith("resp_")
+    assert metric(s, 'toolbridge_compactions_total{form="endpoint"}') >= 1
     assert [item.type for item in compacted.output] == ["compaction"]
     item = compacted.output[0]
     assert item.id.startswith("cmp_") and item.encrypted_content.startswith("tb1.")
@@ -160,9 +161,12 @@ def test_a_compaction_item_that_does_not_verify_is_refused(s: Stack) -> None:
             shown(s, {**item, "encrypted_content": content})
         error = refused.value.body
         assert error["param"] == "input[2].encrypted_content" and error["code"] == "invalid_encrypted_content"
+        assert ("not sealed by toolbridge" if content.startswith("opaque") else "tag does not verify") \
+            in error["message"]
         assert error["type"] == "invalid_request_error"
     assert len(s.upstream.requests) == sent  # nothing was sent upstream
     summary_in_place(shown(s, item))  # the item as given still goes
+    assert metric(s, "toolbridge_reasoning_unsealed_total") == 0  # (refused, not a reasoning item dropped)
 
 
 def test_an_upstream_failure_is_the_apis_error(s: Stack) -> None:

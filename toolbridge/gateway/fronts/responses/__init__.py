@@ -61,6 +61,8 @@ class ResponsesFront:
         unsealed = (lambda: metrics.inc("toolbridge_reasoning_unsealed_total")) if metrics is not None else None
         self.sealer = Sealer(secret, unsealed)
         self.compact_max_tokens, self.compact_timeout = config.compact_max_tokens, config.compact_timeout
+        self.compacted = (lambda form: metrics.inc("toolbridge_compactions_total", form=form)) \
+            if metrics is not None else (lambda form: None)
 
     def turn(self, body: Any, req: Request | None = None) -> Turn:
         """The request as a Turn; ``req`` gives its caller's scope (``previous_response_id`` is

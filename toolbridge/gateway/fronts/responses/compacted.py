@@ -51,6 +51,7 @@ def compaction_item(front: Any, context: Any, summary: str) -> dict[str, Any]:
     """The summary as a ``compaction`` item (sealed); the context's conversation becomes the
     compacted one (what a stored response continues from)."""
     context.history = compacted_history(context.history, summary)
+    front.compacted("endpoint" if context.compaction == "v1" else "trigger")
     return {"type": "compaction", "id": new_id("cmp_"), "encrypted_content": front.sealer.seal(summary)}
 
 

@@ -59,11 +59,11 @@ def summary_message(item: dict[str, Any], where: str, sealer: Sealer) -> dict[st
     if not isinstance(sealed, str) or not sealed:
         raise RequestError(f"{where}.encrypted_content: a compaction item carries its encrypted_content "
                            "(a string)", param=f"{where}.encrypted_content")
-    text = sealer.open(sealed, where)
+    text, why = sealer.read(sealed, where)
     if text is None:
-        raise RequestError(f"{where}.encrypted_content: this compaction item was not made by this gateway, "
-                           "or was changed (it does not verify with its key): the conversation it stands "
-                           "for cannot be given to the model; compact again, or send the conversation",
+        raise RequestError(f"{where}.encrypted_content: this compaction item does not verify ({why}: made by "
+                           "another gateway or changed): the conversation it stands for cannot be given to "
+                           "the model; compact again, or send the conversation",
                            param=f"{where}.encrypted_content", code="invalid_encrypted_content")
     return {"role": "user", "content": LEAD + text}
 
