@@ -564,16 +564,14 @@ class Pipeline:
 async def _bounded(plan: Plan, exchange: Any) -> Result:
     """``exchange`` awaited, within the ``time_limit`` (seconds) its front's turn context sets,
     if any (a compaction's summary: ``--compact-timeout``); past it the upstream request is
-    closed and it is an UpstreamTimeout (504, or the stream's error event)."""
+    closed (the exchange is cancelled) and it is an UpstreamTimeout (504, or the stream's error
+    event)."""
     limit = getattr(plan.context, "time_limit", None)
     if not limit:
         return await exchange  # type: ignore[no-any-return]
     try:
-        async with asyncio.timeout(limit) as bound:
-            return await exchange  # type: ignore[no-any-return]
-    except TimeoutError:
-        if not bound.expired():
-            raise
+        return await asyncio.wait_for(exchange, limit)  # type: ignore[no-any-return]
+    except asyncio.TimeoutError:  # (3.10: not the built-in TimeoutError)
         raise UpstreamTimeout(f"the answer took longer than its limit of {limit:g} s") from None
 
 
