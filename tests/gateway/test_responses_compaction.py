@@ -82,8 +82,11 @@ def test_the_compact_endpoint_answers_one_sealed_compaction_item(s: Stack) -> No
                                     {"role": "assistant", "content": "Understood: Tuesday, support first."}]
     assert compacted.object == "response.compaction" and compacted.id.startswith("resp_")
     assert metric(s, 'toolbridge_compactions_total{form="endpoint"}') >= 1
-    assert [item.type for item in compacted.output] == ["compaction"]
-    item = compacted.output[0]
+    # The API's output: the user messages, then the one compaction item.
+    assert [(item.type, getattr(item, "role", None)) for item in compacted.output] == [("message", "user"),
+                                                                                      ("compaction", None)]
+    assert compacted.output[0].content[0].text == "We agreed to launch on Tuesday."
+    item = compacted.output[-1]
     assert item.id.startswith("cmp_") and item.encrypted_content.startswith("tb1.")
     assert SUMMARY not in item.encrypted_content and compacted.usage.output_tokens == 20
     summary_in_place(shown(s, item.model_dump(exclude_none=True)))
@@ -152,10 +155,10 @@ def tampered(sealed: str) -> str:
 
 def test_a_compaction_item_that_does_not_verify_is_refused(s: Stack) -> None:
     with s.client() as c:
-        item = c.responses.compact(model="m", input=HISTORY).output[0].model_dump(exclude_none=True)
+        item = c.responses.compact(model="m", input=HISTORY).output[-1].model_dump(exclude_none=True)
     sent = len(s.upstream.requests)
     with Stack(script(), tool_call_parser="hermes") as other:  # another gateway: another key
-        foreign = other.client().responses.compact(model="m", input=HISTORY).output[0].model_dump(exclude_none=True)
+        foreign = other.client().responses.compact(model="m", input=HISTORY).output[-1].model_dump(exclude_none=True)
     for content in (tampered(item["encrypted_content"]), foreign["encrypted_content"], "opaque-openai-blob"):
         with pytest.raises(openai.BadRequestError) as refused:
             shown(s, {**item, "encrypted_content": content})
@@ -192,7 +195,7 @@ def test_an_empty_summary_fails_the_turn_rather_than_empty_it(s: Stack, summary:
 def test_a_cut_summary_is_kept(s: Stack) -> None:
     s.upstream.script = script(finish_reason="length")
     with s.client() as c:
-        item = c.responses.compact(model="m", input=HISTORY).output[0]
+        item = c.responses.compact(model="m", input=HISTORY).output[-1]
     summary_in_place(shown(s, item.model_dump(exclude_none=True)))
 
 
@@ -249,3 +252,12 @@ def test_a_summary_longer_than_its_time_limit_is_the_apis_timeout() -> None:
                 assert c.responses.create(model="m", input="Hi").output_text == "done"
         finally:
             hold.set()
+
+
+def test_compacting_again_lists_the_user_messages_but_not_the_earlier_summary(s: Stack) -> None:
+    with s.client() as c:
+        first = c.responses.compact(model="m", input=HISTORY).output[-1].model_dump(exclude_none=True)
+        again = c.responses.compact(model="m", input=[*HISTORY, first, {"role": "user", "content": "Then?"}])
+    assert asked(s)["messages"][-3] == {"role": "user", "content": LEAD + SUMMARY}  # (what it summarises)
+    users = [part.text for item in again.output[:-1] for part in item.content]
+    assert users == ["We agreed to launch on Tuesday.", "Then?"] and again.output[-1].type == "compaction"

@@ -1,7 +1,8 @@
 """Compaction, the answer side: the upstream's summary as one ``compaction`` item.
 
 ``POST /v1/responses/compact`` (``CompactFront``; ``model`` is required there, as the API has
-it) answers ``{"id", "object": "response.compaction", "created_at", "output": [item], "usage"}``.
+it) answers ``{"id", "object": "response.compaction", "created_at", "output", "usage"}``, the
+output being the conversation's user messages, then the item, as the API has it.
 A ``/v1/responses`` turn whose input ended with a ``compaction_trigger`` answers a ``response``
 whose output is that one item; streamed (``CompactionStream``), ``response.created`` and
 ``response.in_progress`` come first, then, once the summary is whole, the item's
@@ -27,7 +28,7 @@ from ...turn import Plan, RequestError, Turn
 from ..chat import error_body
 from ..dropped import Dropped
 from ..ids import new_id
-from .compaction import TRIGGER, compacted_history
+from .compaction import LEAD, TRIGGER, compacted_history
 from .items import new_response_id, response_object, usage_of
 from .stream import ResponsesStream
 
@@ -59,11 +60,12 @@ def whole(front: Any, answer: dict[str, Any], plan: Plan) -> bytes:
     """A whole summary answer as the ``response`` (v2) or ``response.compaction`` (v1) body."""
     context = plan.context
     choice, message = first_choice(answer)
+    users = user_items(context.history) if context.compaction == "v1" else []
     item = compaction_item(front, context, summary_of(answer_text(message), choice.get("finish_reason")))
     usage = usage_of(answer.get("usage"))
     if context.compaction == "v1":
         return orjson.dumps({"id": new_response_id(), "object": "response.compaction",
-                             "created_at": int(context.created), "output": [item], "usage": usage})
+                             "created_at": int(context.created), "output": [*users, item], "usage": usage})
     model = answer.get("model")
     response = response_object(context, new_response_id(), context.created, "completed", [item], usage,
                                model=model if isinstance(model, str) and model else None)
@@ -71,6 +73,24 @@ def whole(front: Any, answer: dict[str, Any], plan: Plan) -> bytes:
     if context.store:
         front.store.put(context.scope, response, context.history, front.size(context, body), context.inputs)
     return body
+
+
+def user_items(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The user messages of the conversation compacted, as ``/v1/responses/compact`` lists them
+    before its item (the API's "all user messages, followed by a single compaction item"); the
+    summary an earlier compaction item stood for is not one of them (the new summary holds it)."""
+    out = []
+    for message in history:
+        content = message.get("content")
+        if message.get("role") != "user" or (isinstance(content, str) and content.startswith(LEAD)):
+            continue
+        parts = [{"type": "input_text", "text": content}] if isinstance(content, str) else [
+            {"type": "input_text", "text": p["text"]} if p["type"] == "text"
+            else {"type": "input_image", "image_url": p["image_url"]["url"],
+                  "detail": p["image_url"].get("detail", "auto")} for p in content]
+        out.append({"type": "message", "id": new_id("msg_"), "role": "user", "status": "completed",
+                    "content": parts})
+    return out
 
 
 class CompactionStream(ResponsesStream):
