@@ -14,15 +14,15 @@ Two setups, as the issue has them:
 - the built-in ``openai`` provider with ``openai_base_url`` at the gateway (most gateway
   guides' setup): Codex asks the server to compact, with an ordinary streamed ``/v1/responses``
   request whose input ends with a ``compaction_trigger`` item (``remote_compaction_v2``); the
-  gateway answers with the sealed ``compaction`` item, which Codex's next request carries. Codex 0.171 first dials a WebSocket
-  for this provider and fails the turn when the upgrade is refused with 400; the built-in
-  provider cannot be redefined, and ``--disable responses_websockets`` does not stop the socket.
-  So the built-in provider's test runs once the gateway serves the WebSocket (it is skipped,
-  saying so, until then), and the same server compaction is run now through a custom provider
-  *named* "OpenAI" with ``supports_websockets = false``: Codex takes a provider of that name
-  for OpenAI's own, and compacts through it. (Codex 0.171 has no ``/v1/responses/compact``
-  form left: ``--disable remote_compaction_v2`` changes nothing. That endpoint is tested with
-  the SDK and the OpenResponses suite.)
+  gateway answers with the sealed ``compaction`` item, which Codex's next request carries.
+  Codex 0.171 first dials a WebSocket for this provider and fails the turn when the upgrade is
+  refused with 400; the built-in provider cannot be redefined, and ``--disable
+  responses_websockets`` does not stop the socket. So the built-in provider's test runs once
+  the gateway serves the WebSocket (it is skipped, saying so, until then), and the same server
+  compaction is run now through a custom provider *named* "OpenAI" with ``supports_websockets =
+  false``: Codex takes a provider of that name for OpenAI's own, and compacts through it.
+  (Codex 0.171 has no ``/v1/responses/compact`` form left: ``--disable remote_compaction_v2``
+  changes nothing. That endpoint is tested with the SDK and the OpenResponses suite.)
 - a custom ``model_providers`` entry: Codex summarises by itself, through an ordinary request
   that ends with its own summary prompt (the server's compaction is never asked for).
 """
@@ -151,8 +151,11 @@ def compacted(stack: Stack) -> dict[str, int]:
     """The compactions the gateway answered, by form (``toolbridge_compactions_total``)."""
     assert stack.gateway is not None
     lines = stack.gateway.metrics.render().splitlines()
-    return {form: int(float(line.rsplit(" ", 1)[1])) for line in lines
-            for form in ("endpoint", "trigger") if line.startswith(f'toolbridge_compactions_total{{form="{form}"}}')}
+    counted = {}
+    for form in ("endpoint", "trigger"):
+        name = f'toolbridge_compactions_total{{form="{form}"}}'
+        counted.update((form, int(float(line.rsplit(" ", 1)[1]))) for line in lines if line.startswith(name))
+    return counted
 
 
 def served_summary(stack: Stack, requests: list[dict[str, Any]], after: dict[str, Any]) -> None:

@@ -158,7 +158,8 @@ def test_a_compaction_item_that_does_not_verify_is_refused(s: Stack) -> None:
         item = c.responses.compact(model="m", input=HISTORY).output[-1].model_dump(exclude_none=True)
     sent = len(s.upstream.requests)
     with Stack(script(), tool_call_parser="hermes") as other:  # another gateway: another key
-        foreign = other.client().responses.compact(model="m", input=HISTORY).output[-1].model_dump(exclude_none=True)
+        foreign = other.client().responses.compact(model="m", input=HISTORY).output[-1]
+        foreign = foreign.model_dump(exclude_none=True)
     for content in (tampered(item["encrypted_content"]), foreign["encrypted_content"], "opaque-openai-blob"):
         with pytest.raises(openai.BadRequestError) as refused:
             shown(s, {**item, "encrypted_content": content})

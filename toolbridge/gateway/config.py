@@ -61,7 +61,7 @@ class GatewayConfig:
     # Compaction (fronts/responses/compaction.py): the summary's length in tokens (room for a dense
     # summary and the reasoning a model writes before it).
     compact_max_tokens: int = 4096
-    compact_timeout: float = 600.0  # seconds the summary may take, whole (4096 tokens at 10 a second, and the prompt)
+    compact_timeout: float = 600.0  # seconds the whole summary may take (4096 tokens at 10 a second, and more)
     log_level: str = "info"
     # The prompt-injected tool protocol and the completions upstream mode (gateway/fallback.py).
     tool_fallback: bool = False
