@@ -259,8 +259,9 @@ class Pipeline:
         tries = Retries(turn, self.config.retries) if retrying else None
         del turn
         try:
-            return await self._exchange(front, again, path, self.upstream_headers(req, again.stream),
-                                        resp, retry, tries)
+            return await _bounded(again, self._exchange(front, again, path,
+                                                        self.upstream_headers(req, again.stream),
+                                                        resp, retry, tries))
         except _NotFound as missing:
             return self.fail.pass_error(front, resp, 404, missing.raw), Provenance()
 
