@@ -262,3 +262,9 @@ def test_compacting_again_lists_the_user_messages_but_not_the_earlier_summary(s:
     assert asked(s)["messages"][-3] == {"role": "user", "content": LEAD + SUMMARY}  # (what it summarises)
     users = [part.text for item in again.output[:-1] for part in item.content]
     assert users == ["We agreed to launch on Tuesday.", "Then?"] and again.output[-1].type == "compaction"
+
+
+def test_the_compact_endpoint_reports_usage_even_when_the_upstream_gives_none(s: Stack) -> None:
+    s.upstream.script = script(usage=None)
+    status, body = raw(s, "/v1/responses/compact", {"model": "m", "input": HISTORY})
+    assert status == 200 and body["usage"]["total_tokens"] == 0 and body["output"][-1]["type"] == "compaction"

@@ -63,9 +63,10 @@ def whole(front: Any, answer: dict[str, Any], plan: Plan) -> bytes:
     users = user_items(context.history) if context.compaction == "v1" else []
     item = compaction_item(front, context, summary_of(answer_text(message), choice.get("finish_reason")))
     usage = usage_of(answer.get("usage"))
-    if context.compaction == "v1":
+    if context.compaction == "v1":  # (its usage is required: zeros where the upstream gave none)
         return orjson.dumps({"id": new_response_id(), "object": "response.compaction",
-                             "created_at": int(context.created), "output": [*users, item], "usage": usage})
+                             "created_at": int(context.created), "output": [*users, item],
+                             "usage": usage or usage_of({})})
     model = answer.get("model")
     response = response_object(context, new_response_id(), context.created, "completed", [item], usage,
                                model=model if isinstance(model, str) and model else None)
