@@ -101,7 +101,7 @@ test-node: $(STAMP) node-sdks
 # The OpenResponses compliance suite (../shared/peers/openresponses, kept unchanged there) against
 # toolbridge serve and a scripted upstream: bun from the npm registry into .agents/bun, the suite
 # copied into .agents/openresponses. Fails on any in-scope template that does not pass; lists the
-# out-of-scope ones (WebSocket, compaction) as skipped; skips, saying why, without the folder or npm.
+# out-of-scope ones (WebSocket) as skipped; skips, saying why, without the folder or npm.
 openresponses: $(STAMP)
 	$(BIN)/python -m tests.openresponses_run
 

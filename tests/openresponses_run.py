@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.harness import written
+from toolbridge.gateway.fronts.responses.compaction import PROMPT
 from toolbridge.gateway.replay.upstream import ReplayUpstream, Reply
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +50,6 @@ MODEL = "replay"
 # Templates outside what toolbridge serves, by id prefix, with the reason printed for each.
 OUT_OF_SCOPE = {
     "websocket-": "the WebSocket mode of /v1/responses is not served (yet)",
-    "compact-": "/v1/responses/compact belongs to the long-sessions issue (compaction)",
     "response-output-phase-schema": "sends no request: it validates a mock response, not toolbridge",
 }
 # The runner's own cases, for what no template asks: (name, prompt, request fields). Each is sent
@@ -97,6 +97,8 @@ def answer(body: dict[str, Any]) -> Reply:
         return Reply(content=text[:len(text) // 2], finish_reason="length")
     if prompt.startswith("FAIL: "):  # the connection drops mid-answer
         return Reply(content="This answer will not finish.", chunk=2, cut_after=3)
+    if prompt == PROMPT:  # a compaction (/v1/responses/compact): the conversation's summary
+        return Reply(content="TASK: launch on Tuesday.\nDECISIONS: notify support before the launch.")
     if prompt.startswith("THINK: "):
         return Reply(reasoning="9.9 is 9.90, which is more than 9.11.", content="9.9 is larger.")
     for cue, text in ANSWERS:

@@ -136,6 +136,12 @@ def _responses_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
                    help="secret that seals reasoning into encrypted_content and keys the hashes of "
                         "callers' credentials that scope the store (default: one per start, shared by "
                         "its workers)")
+    p.add_argument("--compact-max-tokens", type=int, default=d.compact_max_tokens,
+                   help="longest conversation summary the upstream may write when a client compacts "
+                        "(POST /v1/responses/compact, or a compaction_trigger input item), in tokens")
+    p.add_argument("--compact-timeout", type=float, default=d.compact_timeout,
+                   help="seconds the upstream may take to write a conversation summary, in all (504 after, "
+                        "or the stream's error event)")
 
 
 def _fallback_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:

@@ -35,6 +35,7 @@ from .fronts.messages import MessagesFront
 from .fronts.messages.threads import Threads
 from .fronts.messages.tokens import TokenCounter
 from .fronts.responses import ResponsesFront
+from .fronts.responses.compacted import CompactFront
 from .fronts.responses.socket import ResponsesSocket
 from .http.client import UpstreamError, UpstreamPool
 from .http.server import ClientDisconnected, H1Server, Limits, Request, Response
@@ -67,6 +68,7 @@ class Gateway:
         self.pipeline = Pipeline(config, self.metrics)
         self.tokens = TokenCounter(config)
         self.responses = ResponsesFront(config, self.metrics)
+        self.compact = CompactFront(self.responses)
         # Message threads are kept in the Responses front's store, in scopes of their own. (The
         # module's MESSAGES front gives the error shape of /v1/messages paths for any gateway.)
         threads = Threads(self.responses.store, self.responses.scopes)
@@ -84,6 +86,7 @@ class Gateway:
             ("POST", "/v1/messages/count_tokens"): self._count_tokens,
             ("POST", "/v1/responses"): lambda req, resp: self.pipeline.serve(self.responses, req, resp),
             ("POST", "/v1/responses/input_tokens"): self._input_tokens,
+            ("POST", "/v1/responses/compact"): lambda req, resp: self.pipeline.serve(self.compact, req, resp),
             ("HEAD", "/"): self._probe,
             ("GET", "/v1/models"): self._models,
             ("GET", "/health"): self._health,

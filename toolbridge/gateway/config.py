@@ -58,6 +58,10 @@ class GatewayConfig:
     # The gateway's secret: seals reasoning (encrypted_content) and keys the hashes of the callers'
     # credentials that scope the store; default: one per start
     responses_secret: str = ""
+    # Compaction (fronts/responses/compaction.py): the summary's length in tokens (room for a dense
+    # summary and the reasoning a model writes before it).
+    compact_max_tokens: int = 4096
+    compact_timeout: float = 600.0  # seconds the whole summary may take (4096 tokens at 10 a second, and more)
     log_level: str = "info"
     # The Responses API over WebSocket (GET /v1/responses upgraded: gateway/http/websocket.py).
     websockets: bool = True  # off: an upgrade is answered 426 (clients fall back to HTTP)
@@ -106,6 +110,8 @@ class GatewayConfig:
         if self.responses_store < 0 or self.responses_ttl <= 0 or self.responses_store_bytes < 1:
             raise ConfigError("--responses-store must be 0 or more, --responses-store-bytes and "
                               "--responses-ttl positive")
+        if self.compact_max_tokens < 1 or self.compact_timeout <= 0:
+            raise ConfigError("--compact-max-tokens and --compact-timeout must be positive")
         if self.workers < 1 or self.max_body < 1 or self.timeout <= 0:
             raise ConfigError("--workers, --max-body and --timeout must be positive")
         if self.graceful_timeout < 0:

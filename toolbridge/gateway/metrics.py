@@ -32,6 +32,9 @@ _HELP = {
     "toolbridge_offloaded_total": ("counter", "Steps run on a worker thread, by kind (request, whole, chunk)."),
     "toolbridge_reasoning_unsealed_total": ("counter", "Reasoning items sent back whose encrypted_content "
                                             "did not verify (dropped; the turn went on without them)."),
+    "toolbridge_compactions_total": ("counter", "Conversations compacted (a compaction item answered), "
+                                     "by form (endpoint: /v1/responses/compact; trigger: a "
+                                     "compaction_trigger item)."),
     "toolbridge_constraint_total": ("counter",
                                     "Requests selected by --constrain, by outcome (applied: the upstream took "
                                     "the grammar; fallback: it refused it and the request went again without; "

@@ -35,7 +35,8 @@ events into its wire bytes.
 
 **Errors:** a bad request raises ``RequestError`` (status, message, param, code) before anything
 is sent; the front writes it in its API's error shape (``front.error``). An upstream that cannot
-be reached is 502, silence beyond ``--timeout`` 504, the upstream's own errors keep their status
+be reached is 502, silence beyond ``--timeout`` 504 (as is an exchange longer than the
+``time_limit`` seconds a front's turn context may carry: ``_bounded``), the upstream's own errors keep their status
 (``front.upstream_error``; a 404 first fetches the upstream's model list again, and the
 request goes once more when its name then maps to another model), and a stream that fails
 after it began ends with ``front.stream_error``, never a silent stop; a client that
@@ -84,7 +85,7 @@ import orjson
 
 from ..errors import ConfigError, FallbackRequired, RenderError
 from .config import GatewayConfig
-from .http.client import STOP, GO, PAUSE, UpstreamError, UpstreamPool
+from .http.client import STOP, GO, PAUSE, UpstreamError, UpstreamPool, UpstreamTimeout
 from .http.server import ClientDisconnected, Request, Response
 from .http.sse import SSEError
 from .metrics import Metrics
@@ -205,7 +206,7 @@ class Pipeline:
         del turn
         try:
             try:
-                return await self._exchange(front, plan, path, headers, resp, retry, tries)
+                return await _bounded(plan, self._exchange(front, plan, path, headers, resp, retry, tries))
             except _NotFound as missing:
                 return await self._not_found(front, req, resp, plan, missing.raw)
         except RequestError as exc:  # the history cannot be written as the protocol
@@ -258,8 +259,9 @@ class Pipeline:
         tries = Retries(turn, self.config.retries) if retrying else None
         del turn
         try:
-            return await self._exchange(front, again, path, self.upstream_headers(req, again.stream),
-                                        resp, retry, tries)
+            return await _bounded(again, self._exchange(front, again, path,
+                                                        self.upstream_headers(req, again.stream),
+                                                        resp, retry, tries))
         except _NotFound as missing:
             return self.fail.pass_error(front, resp, 404, missing.raw), Provenance()
 
@@ -558,6 +560,20 @@ class Pipeline:
             return self.fail.stream_error(front, resp, str(exc), exc.type, exc.code)
         resp.end(closing + front.stream_end())
         return None
+
+
+async def _bounded(plan: Plan, exchange: Any) -> Result:
+    """``exchange`` awaited, within the ``time_limit`` (seconds) its front's turn context sets,
+    if any (a compaction's summary: ``--compact-timeout``); past it the upstream request is
+    closed (the exchange is cancelled) and it is an UpstreamTimeout (504, or the stream's error
+    event)."""
+    limit = getattr(plan.context, "time_limit", None)
+    if not limit:
+        return await exchange  # type: ignore[no-any-return]
+    try:
+        return await asyncio.wait_for(exchange, limit)  # type: ignore[no-any-return]
+    except asyncio.TimeoutError:  # (3.10: not the built-in TimeoutError)
+        raise UpstreamTimeout(f"the answer took longer than its limit of {limit:g} s") from None
 
 
 def upstream_body(plan: Plan, discard: bool) -> bytes:

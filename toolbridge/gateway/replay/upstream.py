@@ -38,7 +38,8 @@ class Reply:
     error: str = ""  # with a non-200 status: the error message
     delay: float = 0.0  # seconds of silence before answering
     cut_after: int | None = None  # streamed: drop the connection after this many chunks
-    hold: threading.Event | None = None  # streamed: after the first chunk, wait until it is set (10 s at most)
+    # Streamed: after the first chunk, wait until it is set (10 s at most); whole: before answering.
+    hold: threading.Event | None = None
     quirk: str = ""  # native streams: "whole", "id_every_chunk", "no_index", "object_arguments"
     # "reset": the connection is dropped unanswered; "garbage": the answer is not JSON (streamed:
     # chunk ``cut_after`` is not JSON, and the stream goes on)
@@ -123,6 +124,8 @@ class ReplayUpstream:
             reply = replace(reply, content="".join(pieces))
         if reply.delay:
             await asyncio.sleep(reply.delay)
+        if reply.hold is not None and not body.get("stream"):
+            await asyncio.to_thread(reply.hold.wait, 10)
         if reply.fault == "reset":
             resp.abort()
         elif reply.status != 200:

@@ -9,7 +9,9 @@ scope of the caller that made it (``scope.Scopes``): another caller's id is an u
 input items are kept with it, with ids (``inputs``): a later ``item_reference`` may name them, or
 its output items.
 Reasoning is given back whole (``reasoning_text``) and, when the request includes
-``reasoning.encrypted_content``, sealed for the next turn (``sealed``). Errors are the OpenAI
+``reasoning.encrypted_content``, sealed for the next turn (``sealed``). A turn whose input ends
+with a ``compaction_trigger`` (and ``POST /v1/responses/compact``) is answered with the
+conversation's summary as one sealed ``compaction`` item (``compaction``, ``compacted``). Errors are the OpenAI
 shape ``{"error": {"message", "type", "param", "code"}}``.
 """
 
@@ -29,6 +31,8 @@ from ...scope import Scopes
 from ...streaming import AnswerStream
 from ...turn import Plan, Turn
 from ..chat import error_body
+from . import compacted
+from .compaction import summarising
 from .inputs import page
 from .items import (answer_items, assistant_message, cut_item, new_response_id, response_object, status_of,
                     usage_of)
@@ -57,6 +61,9 @@ class ResponsesFront:
         self.scopes = Scopes(secret, config.api_key)
         unsealed = (lambda: metrics.inc("toolbridge_reasoning_unsealed_total")) if metrics is not None else None
         self.sealer = Sealer(secret, unsealed)
+        self.compact_max_tokens, self.compact_timeout = config.compact_max_tokens, config.compact_timeout
+        self.compacted = (lambda form: metrics.inc("toolbridge_compactions_total", form=form)) \
+            if metrics is not None else (lambda form: None)
 
     def turn(self, body: Any, req: Request | None = None,
              held: Callable[[str], Entry | None] | None = None) -> Turn:
@@ -77,6 +84,9 @@ class ResponsesFront:
         context.scope = scope
         # The request's bytes twice: the conversation made of it, and its input items kept as given.
         context.size = 2 * (len(req.body) if req is not None else 0) + sum(previous)
+        if context.compaction:  # the answer is the conversation's summary (``compaction``)
+            context.time_limit = self.compact_timeout
+            return summarising(turn, self.compact_max_tokens)
         return turn
 
     def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,
@@ -88,6 +98,8 @@ class ResponsesFront:
 
     def whole(self, answer: dict[str, Any], plan: Plan) -> bytes:
         context: Context = plan.context
+        if context.compaction:
+            return compacted.whole(self, answer, plan)
         choice, message = first_choice(answer)
         output = answer_items(context, message, self.sealer)
         status, incomplete = status_of(choice.get("finish_reason"))
@@ -115,6 +127,8 @@ class ResponsesFront:
         return context.size + 2 * len(response)
 
     def stream(self, answer: AnswerStream) -> ResponsesStream:
+        if answer.plan.context.compaction:
+            return compacted.CompactionStream(answer, self, new_response_id())
         return ResponsesStream(answer, self, new_response_id())
 
     def stream_error(self, message: str, type: str, code: str | None = None) -> bytes:

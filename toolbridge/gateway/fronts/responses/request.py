@@ -27,6 +27,7 @@ from ....freeform import Format, arguments_of, declaration
 from ...turn import RequestError, Turn
 from ..dropped import Dropped
 from ..ids import upstream_call_id
+from .compaction import ITEM, TRIGGER, summary_message, trigger
 from .inputs import Lookup, kept, referenced
 from .sealed import Sealer
 
@@ -90,6 +91,8 @@ class Context:
     size: int = 0  # bytes the stored conversation is accounted before the output (``ResponsesFront.size``)
     inputs: list[dict[str, Any]] = field(default_factory=list)  # the input items with ids (``inputs``)
     created: float = field(default_factory=time.time)  # the response's created_at, on the gateway's clock
+    compaction: str = ""  # "v2": the input ended with a compaction_trigger; "v1": /v1/responses/compact
+    time_limit: float | None = None  # seconds the upstream exchange may take (the pipeline's ``_bounded``)
 
     def client_name(self, name: str) -> tuple[str, str | None]:
         """(name, namespace) of a call as the client knows the tool."""
@@ -130,14 +133,16 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
         history = list(previous(previous_id))
     names = {v: k for k, v in namespaces.items()}
     inputs: list[dict[str, Any]] = []  # kept only when the response is (Codex sends its history unstored)
-    history += _items(body.get("input"), names, sealer, _call_ids(history), lookup, inputs if store else None)
+    given, compacting = trigger(body.get("input"))  # (the answer is then the summary: compaction)
+    history += _items(given, names, sealer, _call_ids(history), lookup, inputs if store else None)
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise RequestError("instructions: must be a string", param="instructions")
     context = Context(model=model or "", echo=_echo(body, parallel), stream=stream, store=store,
                       sealed="reasoning.encrypted_content" in _include(body.get("include")),
                       summary=_summary(body.get("reasoning")),
-                      namespaces=namespaces, freeforms=freeforms, history=history, inputs=inputs)
+                      namespaces=namespaces, freeforms=freeforms, history=history, inputs=inputs,
+                      compaction="v2" if compacting else "")
     return Turn(messages=_lead_system(instructions, history), tools=tools, tool_choice=choice,
                 parallel=parallel, stream=stream, include_usage=stream, model=model, options=options,
                 freeforms=freeforms, context=context, schema_paths=schema_paths)
@@ -467,6 +472,10 @@ def _items(value: Any, names: dict[tuple[str, str], str], sealer: Sealer, calls:
             out.append(_output(item, where, calls))
         elif kind == "additional_tools":
             continue  # offered with the request's tools (``_additional``)
+        elif kind == ITEM:
+            out.append(summary_message(item, where, sealer))
+        elif kind == TRIGGER:
+            raise RequestError(f"{where}: a compaction_trigger item is the last input item", param=where)
         else:
             raise RequestError(f"{where}.type: {kind!r} items are not supported here (they belong to "
                                "built-in tools toolbridge does not run)", param=f"{where}.type")

@@ -10,7 +10,7 @@ another key) is dropped with a log line and counted, and the turn goes on withou
 reasoning (counted in ``toolbridge_reasoning_unsealed_total``; ``--responses-secret`` gives
 every process and restart one key; without it each start makes its own). Reasoning longer than
 ``MAX_TEXT`` characters keeps its last ``MAX_TEXT``; a sealed string longer than ``MAX_SEALED``
-is refused (400).
+is refused (400). A conversation summary (``compaction``) is sealed the same way.
 """
 
 from __future__ import annotations
@@ -52,28 +52,34 @@ class Sealer:
         return PREFIX + base64.urlsafe_b64encode(nonce + body + tag).decode().rstrip("=")
 
     def open(self, sealed: str, where: str) -> str | None:
-        """The text of an item this gateway sealed; None (logged) when it does not verify."""
+        """The text of an item this gateway sealed; None (logged and counted) when it does not verify."""
+        text, why = self.read(sealed, where)
+        return text if text is not None else self._reject(where, why)
+
+    def read(self, sealed: str, where: str) -> tuple[str | None, str]:
+        """The text of an item this gateway sealed, or None and why it does not verify (neither
+        logged nor counted: a compaction item that does not verify is refused instead)."""
         if len(sealed) > MAX_SEALED:
             raise RequestError(f"{where}.encrypted_content: longer than {MAX_SEALED} characters",
                                param=f"{where}.encrypted_content")
         if not sealed.startswith(PREFIX):
-            return self._reject(where, "not sealed by toolbridge")
+            return None, "not sealed by toolbridge"
         try:
             raw = base64.urlsafe_b64decode(sealed[len(PREFIX):] + "=" * (-len(sealed) % 4))
         except ValueError:
-            return self._reject(where, "not base64url")
+            return None, "not base64url"
         if len(raw) < _NONCE + _TAG:
-            return self._reject(where, "too short")
+            return None, "too short"
         nonce, body, tag = raw[:_NONCE], raw[_NONCE:-_TAG], raw[-_TAG:]
         expected = hmac.new(self._mac, nonce + body, hashlib.sha256).digest()[:_TAG]
         if not hmac.compare_digest(tag, expected):
-            return self._reject(where, "its tag does not verify (changed, or sealed with another key)")
+            return None, "its tag does not verify (changed, or sealed with another key)"
         try:
             inflater = zlib.decompressobj()
             text = inflater.decompress(self._cipher(nonce, body), MAX_TEXT * 4)
-            return text.decode()
+            return text.decode(), ""
         except (zlib.error, UnicodeDecodeError):
-            return self._reject(where, "its content cannot be read")
+            return None, "its content cannot be read"
 
     def _reject(self, where: str, why: str) -> None:
         if self._on_reject is not None:
