@@ -15,12 +15,11 @@ Two setups, as the issue has them:
   guides' setup): Codex asks the server to compact, with an ordinary streamed ``/v1/responses``
   request whose input ends with a ``compaction_trigger`` item (``remote_compaction_v2``); the
   gateway answers with the sealed ``compaction`` item, which Codex's next request carries.
-  Codex 0.171 first dials a WebSocket for this provider and fails the turn when the upgrade is
-  refused with 400; the built-in provider cannot be redefined, and ``--disable
-  responses_websockets`` does not stop the socket. So the built-in provider's test runs once
-  the gateway serves the WebSocket (it is skipped, saying so, until then), and the same server
-  compaction is run now through a custom provider *named* "OpenAI" with ``supports_websockets =
-  false``: Codex takes a provider of that name for OpenAI's own, and compacts through it.
+  Codex 0.171 dials a WebSocket for this provider (the built-in provider cannot be redefined,
+  and ``--disable responses_websockets`` does not stop the socket), so there the trigger comes
+  over the socket; the same server compaction over HTTP is run through a custom provider
+  *named* "OpenAI" with ``supports_websockets = false``: Codex takes a provider of that name for
+  OpenAI's own, and compacts through it.
   (Codex 0.171 has no ``/v1/responses/compact`` form left: ``--disable remote_compaction_v2``
   changes nothing. That endpoint is tested with the SDK and the OpenResponses suite.)
 - a custom ``model_providers`` entry: Codex summarises by itself, through an ordinary request
@@ -167,20 +166,6 @@ def served_summary(stack: Stack, requests: list[dict[str, Any]], after: dict[str
     assert len(carried) == 1 and "a.txt holds alpha" in carried[0]["content"], after["messages"][-3:]
 
 
-def websocket_served(stack: Stack) -> None:
-    """Skip unless the gateway takes the WebSocket Codex's built-in provider dials first (it
-    fails the turn at once when the upgrade is refused with 400)."""
-    host, port = stack.url.split("//")[1].split("/")[0].split(":")
-    with socket.create_connection((host, int(port)), timeout=10) as conn:
-        conn.sendall(b"GET /v1/responses HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                     b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-                     b"Authorization: Bearer " + KEY.encode() + b"\r\n\r\n")
-        status = conn.recv(4096).split(b"\r\n", 1)[0]
-    if b" 101 " not in status + b" ":
-        pytest.skip(f"the gateway does not serve the Responses WebSocket ({status.decode(errors='replace')}), "
-                    "which Codex's built-in provider dials first")
-
-
 def test_codex_compacts_through_the_gateway_and_finishes(tmp_path: Path) -> None:
     """A provider Codex takes for OpenAI's (named "OpenAI"), its WebSocket off: the server
     compacts (the v2 trigger: Codex 0.171 has no other remote form), and the next requests
@@ -195,12 +180,18 @@ def test_codex_compacts_through_the_gateway_and_finishes(tmp_path: Path) -> None
 
 def test_codex_builtin_provider_compacts_through_the_gateway(tmp_path: Path) -> None:
     """The built-in ``openai`` provider at the gateway (``openai_base_url``), as gateway guides
-    set it up: over the WebSocket it dials first, once the gateway serves it."""
+    set it up: the whole task, compaction included, over the WebSocket it dials first."""
     with Stack(script, api_key=KEY) as stack:
-        websocket_served(stack)
         events = run(stack, tmp_path, "openai")
         requests = task_requests(stack)
+        counted = compacted(stack)
+        assert stack.gateway is not None
+        upgrades = sum(n for (name, labels), n in stack.gateway.metrics.counters.items()
+                       if name == "toolbridge_requests_total" and dict(labels).get("status") == "101")
     served_summary(stack, requests, finished(events, requests))
+    said = json.dumps(events)
+    assert counted == {"trigger": 1} and upgrades == 1, (counted, upgrades)  # one socket, one compaction
+    assert "Reconnecting" not in said and "Falling back" not in said
 
 
 def test_codex_compacts_by_itself_with_a_custom_provider(tmp_path: Path) -> None:

@@ -117,7 +117,10 @@ class ResponsesFront:
         return body
 
     def conversation(self, context: Context, response: dict[str, Any]) -> list[dict[str, Any]]:
-        """What a later ``previous_response_id`` naming ``response`` continues from."""
+        """What a later ``previous_response_id`` naming ``response`` continues from (after a
+        compaction, the conversation its request made: ``compacted``)."""
+        if context.compaction:
+            return list(context.history)
         return [*context.history, assistant_message(context, response["output"])]
 
     @staticmethod

@@ -72,7 +72,8 @@ def whole(front: Any, answer: dict[str, Any], plan: Plan) -> bytes:
                                model=model if isinstance(model, str) and model else None)
     body = orjson.dumps(response)
     if context.store:
-        front.store.put(context.scope, response, context.history, front.size(context, body), context.inputs)
+        front.store.put(context.scope, response, front.conversation(context, response), front.size(context, body),
+                        context.inputs)
     return body
 
 
@@ -122,7 +123,7 @@ class CompactionStream(ResponsesStream):
         last = self._event("response.completed", {"response": response})
         if self._context.store:
             front = self._front
-            front.store.finish(self._context.scope, response, self._context.history,
+            front.store.finish(self._context.scope, response, front.conversation(self._context, response),
                                front.size(self._context, last), self._context.inputs)
         return head + events + last
 
