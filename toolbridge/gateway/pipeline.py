@@ -90,6 +90,7 @@ from .http.sse import SSEError
 from .metrics import Metrics
 from .repair import Provenance, repair_completion
 from .plain import PlainBytes
+from .stable import stable_prompt
 from .streaming import AnswerStream
 from .turn import Plan, RequestError, Settings, Turn, check_body, drop_reasoning, plan_turn, shallow_body
 from .failures import JSON, Failures, Result, error_message
@@ -290,6 +291,8 @@ class Pipeline:
         turn = front.turn(value, req)
         if self.config.drop_reasoning_history:
             drop_reasoning(turn.messages)
+        if self.config.stable_prompt:
+            stable_prompt(turn.messages)
         return turn, shallow, checked
 
     def _plan(self, front: Front, req: Request) -> tuple[Turn, Plan, str, bool]:
