@@ -109,6 +109,7 @@ bench: $(ENGINES)
 	$(BIN)/toolbridge bench --auto --dense --gateway
 	$(BIN)/toolbridge bench --speed
 	$(BIN)/toolbridge bench --grammar
+	$(BIN)/toolbridge bench --prefix
 
 # 10,000 mixed requests (4 minutes at most); fails on RSS or fd growth past its stated bounds.
 soak: $(STAMP)

@@ -18,9 +18,15 @@ request read by the Messages front with the stable prompt on and off.
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
+import urllib.request
+from pathlib import Path
 from typing import Any
+
+from ..gateway.replay.stack import Stack
+from ..gateway.replay.upstream import Reply
 
 CHARS_PER_TOKEN = 4
 
@@ -81,20 +87,20 @@ def rereads(prompts: list[str]) -> list[dict[str, int]]:
     return out
 
 
-def session(captured: dict[str, Any], turns: int) -> list[dict[str, Any]]:
+def session(captured: dict[str, Any], turns: int, volatile: bool = True) -> list[dict[str, Any]]:
     """``turns`` Messages requests of one Claude Code session grown from a captured first
-    request: each adds the assistant's call and the tool's result; the attribution block's
-    ``cch=`` changes every request (a hash of the body, as Claude Code sends it to Anthropic's
-    API and Vertex) and its ``cc_version`` suffix once, midway (it follows the first user
-    message, which a compaction replaces)."""
+    request: each adds the assistant's call and the tool's result. ``volatile``: the attribution
+    block's ``cch=`` changes every request (a hash of the body, as Claude Code sends it to
+    Anthropic's API and Vertex) and its ``cc_version`` suffix once, midway (it follows the first
+    user message, which a compaction replaces); else the block stays as captured."""
     bodies = []
     body = copy.deepcopy(captured)
     for turn in range(turns):
         request = copy.deepcopy(body)
-        block = request["system"][0]
-        suffix = "707" if turn < turns // 2 else "3fa"
-        block["text"] = (f"x-anthropic-billing-header: cc_version=2.1.197.{suffix}; cc_entrypoint=sdk-cli; "
-                         f"cch={(0x1f3a7 * (turn + 3)) % 0xfffff:05x};")
+        if volatile:
+            suffix = "707" if turn < turns // 2 else "3fa"
+            request["system"][0]["text"] = (f"x-anthropic-billing-header: cc_version=2.1.197.{suffix}; "
+                                            f"cc_entrypoint=sdk-cli; cch={(0x1f3a7 * (turn + 3)) % 0xfffff:05x};")
         bodies.append(request)
         call_id = f"toolu_bench{turn:04d}"
         body["messages"].append({"role": "assistant", "content": [
@@ -103,3 +109,49 @@ def session(captured: dict[str, Any], turns: int) -> list[dict[str, Any]]:
         body["messages"].append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": call_id, "content": f"{turn + 1}\tline {turn + 1} of the file\n" * 20}]})
     return bodies
+
+
+CAPTURE = "claude-code-1-first-turn.json"
+CAPTURES = Path(__file__).resolve().parents[3] / "shared" / "captures"  # beside the checkout
+
+
+def replayed(bodies: list[dict[str, Any]], stable: bool) -> list[dict[str, int]]:
+    """The bodies through a gateway (``--stable-prompt`` or not) in front of a replaying
+    upstream, over HTTP: the figures of the prompts the upstream was sent."""
+    with Stack(lambda body: Reply(content="Done."), stable_prompt=stable) as s:
+        for body in bodies:
+            asked = urllib.request.Request(s.url + "/messages", data=json.dumps({**body, "stream": False}).encode(),
+                                           headers={"content-type": "application/json"})
+            with urllib.request.urlopen(asked, timeout=60) as answer:
+                answer.read()
+        return rereads([prompt(sent) for sent in s.upstream.requests])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print, per turn of a Claude Code session replayed from the captured request, the tokens an
+    upstream with prefix caching would re-read, without and with the stable prompt: the block as
+    captured (Claude Code 2.1.197 through a gateway), then with its per-request values (``cch``
+    every request, the ``cc_version`` suffix midway). Returns 1 when the capture is absent or the
+    stable prompt does not keep the whole earlier prompt cached."""
+    parser = argparse.ArgumentParser(prog="toolbridge bench --prefix")
+    parser.add_argument("--captures", default=str(CAPTURES), help="the folder of captured requests")
+    parser.add_argument("--turns", type=int, default=10)
+    args = parser.parse_args(argv)
+    path = Path(args.captures) / CAPTURE
+    if not path.exists():
+        print(f"prefix: {path} is absent: nothing to replay")
+        return 1
+    captured = json.loads(path.read_text())["body"]
+    print(f"prefix cache: a {args.turns}-turn Claude Code session replayed from {CAPTURE}; tokens the "
+          f"upstream re-reads per turn (estimated at {CHARS_PER_TOKEN} characters a token)")
+    ok = True
+    for volatile, title in ((False, "attribution block as captured"), (True, "cch per request, cc_version midway")):
+        bodies = session(captured, args.turns, volatile)
+        before, after = replayed(bodies, False), replayed(bodies, True)
+        print(f"  {title}:")
+        print("    turn " + " ".join(f"{k + 1:>6}" for k in range(args.turns)) + "   total")
+        for name, rows in (("before", before), ("after", after)):
+            figures = [row["reread_tokens"] for row in rows]
+            print(f"    {name:<6} " + " ".join(f"{n:>6}" for n in figures) + f" {sum(figures):>7}")
+        ok = ok and all(row["shared"] == after[k - 1]["chars"] for k, row in enumerate(after) if k)
+    return 0 if ok else 1
