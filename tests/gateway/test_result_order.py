@@ -41,6 +41,12 @@ def sent_results(s: Stack) -> list[str]:
     return [m["content"] for m in s.upstream.requests[-1]["messages"] if m["role"] == "tool"]
 
 
+def reordered(s: Stack, front: str) -> bool:
+    """Whether one request of ``front`` was counted as reordered."""
+    assert s.gateway is not None
+    return f'toolbridge_results_reordered_total{{front="{front}"}} 1' in s.gateway.metrics.render()
+
+
 @pytest.mark.parametrize("stream", [False, True])
 def test_chat_results_go_upstream_in_call_order(stream: bool) -> None:
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": SCHEMA}}]
@@ -61,6 +67,7 @@ def test_chat_results_go_upstream_in_call_order(stream: bool) -> None:
             text = c.chat.completions.create(model="m", messages=history, tools=tools).choices[0].message.content
         assert text == "paired"
         assert sent_results(s) == ["Paris: sunny", "Oslo: sunny", "Lima: sunny"]
+        assert reordered(s, "chat")
         with pytest.raises(openai.BadRequestError) as refused:
             c.chat.completions.create(model="m", tools=tools, messages=[
                 *history[:-1], {"role": "tool", "tool_call_id": "call_unknown", "content": "?"}])
@@ -90,6 +97,7 @@ def test_messages_results_go_upstream_in_call_order(stream: bool) -> None:
         assert text == "paired"
         assert sent_results(s) == ["Paris: sunny", "Oslo: sunny", "Lima: sunny"]
         assert s.upstream.requests[-1]["messages"][-1] == {"role": "user", "content": "Go on."}
+        assert reordered(s, "messages")
         stray = {"type": "tool_result", "tool_use_id": "toolu_unknown", "content": "?"}
         with pytest.raises(anthropic.BadRequestError) as refused:
             c.messages.create(model="m", max_tokens=100, tools=tools, messages=[
@@ -119,6 +127,7 @@ def test_responses_results_go_upstream_in_call_order(stream: bool) -> None:
             text = c.responses.create(model="m", input=history, tools=tools, store=False).output_text
         assert text == "paired"
         assert sent_results(s) == ["Paris: sunny", "Oslo: sunny", "Lima: sunny"]
+        assert reordered(s, "responses")
         stray = {"type": "function_call_output", "call_id": "call_unknown", "output": "?"}
         with pytest.raises(openai.BadRequestError) as refused:
             c.responses.create(model="m", input=[*history, stray], tools=tools, store=False)
@@ -128,7 +137,7 @@ def test_responses_results_go_upstream_in_call_order(stream: bool) -> None:
 def test_results_for_an_earlier_message_keep_their_place_after_the_ones_in_order() -> None:
     """A run of results is put in the order of the calls of the assistant message just before;
     the order function leaves what does not answer those calls after them, as sent."""
-    from toolbridge.gateway.fronts.order import in_call_order
+    from toolbridge.gateway.order import in_call_order
 
     calls = [{"id": "a"}, {"id": "b"}]
     messages = [{"role": "assistant", "tool_calls": calls},

@@ -88,6 +88,7 @@ from .http.client import STOP, GO, PAUSE, UpstreamError, UpstreamPool
 from .http.server import ClientDisconnected, Request, Response
 from .http.sse import SSEError
 from .metrics import Metrics
+from .order import in_call_order
 from .repair import Provenance, repair_completion
 from .plain import PlainBytes
 from .stable import stable_prompt
@@ -293,6 +294,8 @@ class Pipeline:
             drop_reasoning(turn.messages)
         if self.config.stable_prompt:
             stable_prompt(turn.messages)
+        if in_call_order(turn.messages):
+            self.metrics.inc("toolbridge_results_reordered_total", front=front.name)
         return turn, shallow, checked
 
     def _plan(self, front: Front, req: Request) -> tuple[Turn, Plan, str, bool]:

@@ -27,7 +27,6 @@ from ...freeform import Format, InputDeltas, arguments_of, declaration, raw_inpu
 
 KEEPALIVE = b": keep-alive\n\n"  # an SSE comment: clients skip it
 from ..plain import plain_content
-from .order import in_call_order
 from ..streaming import IDLE_SECONDS, AnswerStream, Field, Finish
 from ..validation import WholeCall
 from ..turn import Plan, RequestError, Settings, Turn, plan_turn
@@ -43,7 +42,6 @@ def chat_turn(body: Any) -> Turn:
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
     _check_messages(body.get("messages"))
-    in_call_order(body["messages"])
     if "functions" in body or "function_call" in body:
         raise RequestError("'functions' and 'function_call' are deprecated; send 'tools' and 'tool_choice'",
                            param="functions")

@@ -24,7 +24,6 @@ import orjson
 
 from ...turn import RequestError, Turn
 from ..dropped import Dropped
-from ..order import in_call_order
 from .ids import upstream_id
 from .threads import Prior, Thread, kept_turn, pending_calls, thread_field
 
@@ -87,7 +86,6 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
     tools = prior.tools if prior is not None else _tools(body.get("tools"))
     choice, parallel = _tool_choice(body.get("tool_choice"), tools)
     messages = _conversation(body, prior)
-    in_call_order(messages)
     context = None if thread is None else Thread(thread or None, messages, tools, prior.size if prior else 0)
     return Turn(messages=messages, tools=tools, tool_choice=choice, parallel=parallel, stream=stream,
                 include_usage=stream, model=model, options=options, context=context,

@@ -27,7 +27,6 @@ from ....freeform import Format, arguments_of, declaration
 from ...turn import RequestError, Turn
 from ..dropped import Dropped
 from ..ids import upstream_call_id
-from ..order import in_call_order
 from .inputs import Lookup, kept, referenced
 from .sealed import Sealer
 
@@ -139,9 +138,7 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
                       sealed="reasoning.encrypted_content" in _include(body.get("include")),
                       summary=_summary(body.get("reasoning")),
                       namespaces=namespaces, freeforms=freeforms, history=history, inputs=inputs)
-    messages = _lead_system(instructions, history)
-    in_call_order(messages)
-    return Turn(messages=messages, tools=tools, tool_choice=choice,
+    return Turn(messages=_lead_system(instructions, history), tools=tools, tool_choice=choice,
                 parallel=parallel, stream=stream, include_usage=stream, model=model, options=options,
                 freeforms=freeforms, context=context, schema_paths=schema_paths)
 

@@ -1,4 +1,4 @@
-"""Tool results in the order of the calls they answer (every front's).
+"""Tool results in the order of the calls they answer (every front's turn, in the pipeline).
 
 Clients return the results of parallel calls in the order the tools finished (Claude Code does),
 and chat templates and strict upstreams pair results with calls by position, not by id: a
@@ -7,7 +7,8 @@ right after an assistant message with ``tool_calls`` is put in the order of thos
 the pairing by id is untouched (each message keeps its ``tool_call_id``). A result whose id is
 not among that message's calls (the Responses API lets an output answer an earlier call) keeps
 its place after the ones that are, in the order sent. The fronts have refused a result that
-answers no call before this runs (each in its API's own terms), so the sort only moves messages.
+answers no call before this runs (each in its API's own terms), so the sort only moves messages;
+each request whose results moved is counted (``toolbridge_results_reordered_total``).
 """
 
 from __future__ import annotations
