@@ -66,11 +66,12 @@ def model(dialect: str, task: str, steps: list[Callable[[list[str]], Call]],
 def run(command: str, task: str, work: Path, home: Path, stack: Stack, tools: str,
         extra: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Claude Code headless on ``task``: the stream-json events it printed (``extra``: more
-    environment)."""
-    env = {**(extra or {}), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
+    environment; an empty value leaves a variable out)."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
            "ANTHROPIC_BASE_URL": stack.url.removesuffix("/v1"), "ANTHROPIC_API_KEY": KEY,
            "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
-           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", **(extra or {})}
+    env = {k: v for k, v in env.items() if v}
     done = subprocess.run([command, "-p", task, "--output-format", "stream-json", "--verbose",
                            "--allowedTools", tools], cwd=work, env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=300, check=False)
@@ -248,3 +249,22 @@ def test_claude_code_five_turns_share_their_upstream_prompt_prefix(first_party: 
         assert all(row["shared"] < 200 for row in off), off  # the block's cch differs at once
     else:
         assert all(row["shared"] == off[k - 1]["chars"] for k, row in enumerate(off) if k), off
+
+
+def test_claude_codes_gateway_discovery_lists_the_claude_named_alias(tmp_path: Path) -> None:
+    """With ``CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY=1`` Claude Code asks the gateway's
+    ``/v1/models`` at start (not when non-essential traffic is off: that variable is left out
+    here) and caches the ids that begin with ``claude``: the ``--model-alias`` name, shown as the
+    model it is sent to."""
+    command = claude()
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir(), home.mkdir()
+    extra = {"CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": ""}
+    with Stack(lambda body: Reply(content="Hello."), api_key=KEY, models=("qwen3-coder",),
+               model_alias="claude-qwen3-coder=qwen3-coder") as stack:
+        events = run(command, "Say hello.", work, home, stack, "Read", extra)
+        metrics = stack.gateway.metrics.render() if stack.gateway is not None else ""
+    assert result(events)["result"] == "Hello."
+    assert 'toolbridge_requests_total{endpoint="/v1/models",status="200"} 1' in metrics
+    cached = json.loads((home / ".claude" / "cache" / "gateway-models.json").read_text())
+    assert cached["models"] == [{"id": "claude-qwen3-coder", "display_name": "qwen3-coder"}]
