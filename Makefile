@@ -75,7 +75,7 @@ test-agents: $(STAMP) node-sdks
 		npm install --prefix .agents --no-audit --no-fund @openai/codex@$(CODEX) \
 			|| echo "test-agents: npm could not install @openai/codex@$(CODEX): its tests will skip"; \
 	fi
-	$(BIN)/python -m pytest tests/agents -m agents -rs
+	$(BIN)/python -m pytest tests/agents -m agents -rsP
 
 # The Vercel AI SDK's tool loops (tests/agents/test_vercel_ai.py: generateText and streamText on
 # @ai-sdk/openai's Responses model and on @ai-sdk/anthropic): the packages, pinned, installed from
@@ -110,6 +110,7 @@ bench: $(ENGINES)
 	$(BIN)/toolbridge bench --speed
 	$(BIN)/toolbridge bench --grammar
 	$(BIN)/toolbridge bench --socket
+	$(BIN)/toolbridge bench --prefix
 
 # 10,000 mixed requests (4 minutes at most); fails on RSS or fd growth past its stated bounds.
 soak: $(STAMP)

@@ -25,6 +25,7 @@ import pytest
 
 from tests.agents.installed import installed
 from tests.harness import written
+from toolbridge.bench.prefix import prompt, rereads
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
 
@@ -62,12 +63,15 @@ def model(dialect: str, task: str, steps: list[Callable[[list[str]], Call]],
     return script
 
 
-def run(command: str, task: str, work: Path, home: Path, stack: Stack, tools: str) -> list[dict[str, Any]]:
-    """Claude Code headless on ``task``: the stream-json events it printed."""
+def run(command: str, task: str, work: Path, home: Path, stack: Stack, tools: str,
+        extra: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Claude Code headless on ``task``: the stream-json events it printed (``extra``: more
+    environment; an empty value leaves a variable out)."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
            "ANTHROPIC_BASE_URL": stack.url.removesuffix("/v1"), "ANTHROPIC_API_KEY": KEY,
            "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1", "DISABLE_AUTOUPDATER": "1",
-           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", **(extra or {})}
+    env = {k: v for k, v in env.items() if v}
     done = subprocess.run([command, "-p", task, "--output-format", "stream-json", "--verbose",
                            "--allowedTools", tools], cwd=work, env=env, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=300, check=False)
@@ -162,3 +166,105 @@ def test_claude_code_with_no_model_settings_against_a_one_model_upstream(
     assert 'toolbridge_models_mapped_total{how="only",model="Qwen/Qwen3-Coder-30B-A3B-Instruct"}' in metrics
     asked = [r.args[0] for r in caplog.records if " is sent as " in r.getMessage()]
     assert asked and all(name.startswith("claude-") for name in asked), asked  # its defaults (claude-opus-4-8)
+
+
+def test_claude_code_returns_two_parallel_results_that_reach_the_upstream_in_call_order(tmp_path: Path) -> None:
+    """The model asks for two files in one answer; Claude Code runs both Reads and sends both
+    results back (in the order its tools finished); the upstream, which pairs results with calls
+    by position as templates do, gets them in the order of the calls."""
+    command = claude()
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir(), home.mkdir()
+    (work / "big.txt").write_text("".join(f"line {i} of the big file\n" for i in range(3000)) + "The big word is pear.\n")
+    (work / "small.txt").write_text("The small word is fig.\n")
+    task = "Read big.txt and small.txt at once and tell me both words."
+    paired: list[bool] = []
+
+    def script(body: dict[str, Any]) -> Reply:
+        messages = body["messages"]
+        if not any(m["role"] == "user" and task in str(m.get("content")) for m in messages):
+            return Reply(content="OK.", chunk=5)
+        results = [m for m in messages if m["role"] == "tool"]
+        if not results:
+            calls = "".join(written("hermes", "Read", {"file_path": str(work / name)}) + "\n"
+                            for name in ("big.txt", "small.txt"))
+            return Reply(content=calls, chunk=40)
+        calls = next(m for m in messages if m.get("tool_calls"))["tool_calls"]
+        by_position = [json.loads(c["function"]["arguments"])["file_path"].rsplit("/", 1)[1] for c in calls]
+        paired.append([r["tool_call_id"] for r in results] == [c["id"] for c in calls]
+                      and "pear" in str(results[0]["content"]) and "fig" in str(results[1]["content"]))
+        words = "pear and fig" if paired[-1] else "mispaired: " + ", ".join(by_position)
+        return Reply(content=f"The words are {words}.", chunk=5)
+
+    with Stack(script, api_key=KEY) as stack:
+        events = run(command, task, work, home, stack, "Read")
+        metrics = stack.gateway.metrics.render() if stack.gateway is not None else ""
+    assert tool_uses(events) == ["Read", "Read"]
+    assert paired == [True] and result(events)["result"] == "The words are pear and fig."
+    sent = [b["tool_use_id"] for e in events if e.get("type") == "user"
+            for b in e["message"]["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    uses = [b["id"] for e in events if e.get("type") == "assistant" for b in e["message"]["content"]
+            if b.get("type") == "tool_use"]
+    moved = 'toolbridge_results_reordered_total{front="messages"} 1' in metrics
+    print(f"\nClaude Code returned its two results {'out of' if moved else 'in'} call order (the gateway's "
+          f"count; its own events list them {'in' if sent == uses else 'out of'} order); the upstream got "
+          "them in call order")
+
+
+@pytest.mark.parametrize("first_party", [False, True], ids=["gateway", "cch_per_request"])
+def test_claude_code_five_turns_share_their_upstream_prompt_prefix(first_party: bool, tmp_path: Path) -> None:
+    """Five upstream requests of one session (four Reads, then the answer), with the stable
+    prompt off then on: the prefix each upstream prompt shares with the one before, printed.
+    Claude Code through a gateway sends one attribution block for the whole session; told its
+    base URL is Anthropic's (``_CLAUDE_CODE_ASSUME_FIRST_PARTY_BASE_URL``, as a proxy in
+    front of Anthropic's API is) it writes a new ``cch=`` into every request: then, without the
+    stable prompt, each turn re-reads the whole prompt, and with it only the new turn."""
+    command = claude()
+    figures = {}
+    for stable in (False, True):
+        work, home = tmp_path / f"work{stable}", tmp_path / f"home{stable}"
+        work.mkdir(), home.mkdir()
+        for i in range(4):
+            (work / f"part{i}.txt").write_text(f"Part {i}: the word is w{i}.\n")
+        task = "Read part0.txt, part1.txt, part2.txt and part3.txt one by one and tell me the four words."
+        steps: list[Callable[[list[str]], Call]] = [
+            (lambda r, i=i: ("Read", {"file_path": str(work / f"part{i}.txt")})) for i in range(4)]
+        script = model("hermes", task, steps, lambda r: " ".join(re.findall(r"word is (\w+)", " ".join(r))))
+        extra = {"_CLAUDE_CODE_ASSUME_FIRST_PARTY_BASE_URL": "1"} if first_party else {}
+        with Stack(script, api_key=KEY, stable_prompt=stable) as stack:
+            events = run(command, task, work, home, stack, "Read", extra)
+            requests = [r for r in stack.upstream.requests if any(
+                m["role"] == "user" and task in str(m.get("content")) for m in r["messages"])]
+        assert result(events)["result"] == "w0 w1 w2 w3"
+        figures[stable] = rereads([prompt(r) for r in requests])
+        assert len(figures[stable]) == 5
+    print(f"\nClaude Code, five turns ({'cch per request' if first_party else 'through a gateway'}): "
+          "characters each upstream prompt shares with the one before / its length; tokens re-read")
+    for stable, rows in figures.items():
+        print(f"  stable prompt {'on ' if stable else 'off'}: " + "  ".join(
+            f"{r['shared']}/{r['chars']} ({r['reread_tokens']})" for r in rows))
+    on, off = figures[True], figures[False]
+    assert all(row["shared"] == on[k - 1]["chars"] for k, row in enumerate(on) if k), on
+    if first_party:
+        assert all(row["shared"] < 200 for row in off), off  # the block's cch differs at once
+    else:
+        assert all(row["shared"] == off[k - 1]["chars"] for k, row in enumerate(off) if k), off
+
+
+def test_claude_codes_gateway_discovery_lists_the_claude_named_alias(tmp_path: Path) -> None:
+    """With ``CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY=1`` Claude Code asks the gateway's
+    ``/v1/models`` at start (not when non-essential traffic is off: that variable is left out
+    here) and caches the ids that begin with ``claude``: the ``--model-alias`` name, shown as the
+    model it is sent to."""
+    command = claude()
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir(), home.mkdir()
+    extra = {"CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": ""}
+    with Stack(lambda body: Reply(content="Hello."), api_key=KEY, models=("qwen3-coder",),
+               model_alias="claude-qwen3-coder=qwen3-coder") as stack:
+        events = run(command, "Say hello.", work, home, stack, "Read", extra)
+        metrics = stack.gateway.metrics.render() if stack.gateway is not None else ""
+    assert result(events)["result"] == "Hello."
+    assert 'toolbridge_requests_total{endpoint="/v1/models",status="200"} 1' in metrics
+    cached = json.loads((home / ".claude" / "cache" / "gateway-models.json").read_text())
+    assert cached["models"] == [{"id": "claude-qwen3-coder", "display_name": "qwen3-coder"}]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import urllib.request
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -71,16 +72,19 @@ def catalog_entry(slug: str) -> dict[str, Any]:
                                  "with the apply_patch tool and run commands with exec_command."}
 
 
-def configure(home: Path, stack: Stack, model: str, catalog: bool, builtin: bool = False) -> None:
+def configure(home: Path, stack: Stack, model: str, catalog: bool | dict[str, Any],
+              builtin: bool = False) -> None:
     """``CODEX_HOME``'s config.toml: the gateway as the provider (a custom one, or with ``builtin``
-    the built-in ``openai`` provider at ``openai_base_url``), nothing reaching outside."""
+    the built-in ``openai`` provider at ``openai_base_url``), nothing reaching outside.
+    ``catalog``: a model catalog of our own for the model, or the catalog body to use."""
     lines = [f"model = {json.dumps(model)}", "check_for_update_on_startup = false"]
     if builtin:
         lines.append(f"openai_base_url = {json.dumps(stack.url)}")
     else:
         lines.append('model_provider = "local"')
     if catalog:
-        (home / "catalog.json").write_text(json.dumps({"models": [catalog_entry(model)]}))
+        body = catalog if isinstance(catalog, dict) else {"models": [catalog_entry(model)]}
+        (home / "catalog.json").write_text(json.dumps(body))
         lines.append(f"model_catalog_json = {json.dumps(str(home / 'catalog.json'))}")
     if not builtin:
         lines += ["", "[model_providers.local]", 'name = "toolbridge"', f"base_url = {json.dumps(stack.url)}",
@@ -128,7 +132,7 @@ def model(dialect: str, task: str, steps: list[Callable[[list[str]], Call]],
 
 
 def run(command: str, task: str, work: Path, home: Path, stack: Stack, model: str,
-        catalog: bool, builtin: bool = False) -> list[dict[str, Any]]:
+        catalog: bool | dict[str, Any], builtin: bool = False) -> list[dict[str, Any]]:
     """Codex headless on ``task``: the ``--json`` events it printed. ``builtin``: the built-in
     provider (over a WebSocket), which must not have reconnected nor fallen back to HTTP."""
     home.mkdir()
@@ -224,6 +228,32 @@ def test_codex_creates_a_file_with_apply_patch(dialect: str, name: str, tmp_path
     thought = [m.get("reasoning_content") for m in second["messages"] if m["role"] == "assistant"]
     assert THINKING in thought, ("Codex sent our reasoning back", second["messages"][-3:])
     assert second["stream"] is True
+
+
+def test_codex_takes_the_gateways_model_list_as_its_catalog(tmp_path: Path) -> None:
+    """``GET /v1/models`` saved as Codex's ``model_catalog_json``: Codex 0.171 takes the gateway's
+    ``models`` entries (it refuses a catalog entry that lacks a field it needs), offers the
+    freeform ``apply_patch`` for a name its bundled catalog does not know, and runs it."""
+    command = codex()
+    work, home = repository(tmp_path / "work", {"README.md": "A project.\n"}), tmp_path / "home"
+    task = "Create notes/hello.txt with the greeting, the quotes line and the unicode line."
+
+    def answer(results: list[str]) -> str:
+        return "notes/hello.txt is created." if "Success" in results[0] else "The patch failed: " + results[0]
+
+    script = model("qwen3_coder", task, [lambda r: ("apply_patch", {"input": ADD_PATCH})], answer)
+    with Stack(script, api_key=KEY, models=(CUSTOM,)) as stack:
+        asked = urllib.request.Request(stack.url + "/models?client_version=0.171.0",
+                                       headers={"Authorization": f"Bearer {KEY}", "originator": "codex_exec"})
+        with urllib.request.urlopen(asked, timeout=20) as listed:
+            catalog = json.loads(listed.read())
+        assert [m["slug"] for m in catalog["models"]] == [CUSTOM]
+        events = run(command, task, work, home, stack, CUSTOM, catalog=catalog)
+        requests = task_requests(stack.upstream.requests, task)
+    assert (work / "notes" / "hello.txt").read_bytes() == NEW_FILE.encode()
+    assert final_message(events) == "notes/hello.txt is created."
+    assert_freeform_offered(requests[0])
+    assert text(requests[0]["messages"][0]["content"]).startswith(catalog["models"][0]["base_instructions"])
 
 
 def opened_in_prompt(script: Callable[[dict[str, Any]], Reply]) -> Callable[[dict[str, Any]], Reply]:

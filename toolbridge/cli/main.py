@@ -110,6 +110,10 @@ def _bench(argv: list[str]) -> int:
         from ..bench.soak import main as soak_main
 
         return int(soak_main([a for a in argv if a != "--soak"]))
+    if "--prefix" in argv:  # what an upstream's prefix cache keeps of a Claude Code session
+        from ..bench.prefix import main as prefix_main
+
+        return prefix_main([a for a in argv if a != "--prefix"])
     if "--grammar" in argv:  # constraint compile time per tool count
         from ..bench.grammar import main as grammar_main
 

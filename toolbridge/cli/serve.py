@@ -32,6 +32,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--drop-reasoning-history", action="store_true", default=d.drop_reasoning_history,
                    help="send earlier assistant turns upstream without their reasoning (default: "
                         "kept, as reasoning_content, for templates that read it)")
+    p.add_argument("--stable-prompt", action=argparse.BooleanOptionalAction, default=d.stable_prompt,
+                   help="take the values a client writes into its system prompt that change between "
+                        "requests, though the model has no use for them (Claude Code's attribution "
+                        "block: cch=, cc_version=), out of the upstream prompt, so that an upstream's "
+                        "prefix cache holds across turns (default on; TOOLBRIDGE_STABLE_PROMPT=0: off)")
     p.add_argument("--recover-from-reasoning", action="store_true", default=d.recover_from_reasoning,
                    help="also take calls from reasoning_content/reasoning (off by default)")
     p.add_argument("--reasoning-in-content", choices=REASONING_IN_CONTENT, default=d.reasoning_in_content,

@@ -45,6 +45,8 @@ from .pipeline import JSON, OFFLOOP_REQUEST_BYTES, Pipeline
 from .repair import Provenance
 from .requestid import CURRENT, client_request_id, new_request_id
 from .turn import RequestError
+from .upstream.catalog import catalog, context_of_dir
+from .upstream.models import ABSENT
 
 log = logging.getLogger("toolbridge.gateway")
 
@@ -74,6 +76,7 @@ class Gateway:
         threads = Threads(self.responses.store, self.responses.scopes)
         self.messages = MessagesFront(threads=threads, tokens=self.tokens)
         self._host, self._port, self._base = config.upstream_parts()
+        self._window = context_of_dir(config.model_dir)  # the context window GET /v1/models gives
         self.pool: UpstreamPool | None = None
         self.server: H1Server | None = None
         self._sweeper: asyncio.TimerHandle | None = None
@@ -303,6 +306,8 @@ class Gateway:
         return 200, Provenance()
 
     async def _models(self, req: Request, resp: Response) -> tuple[int, Provenance]:
+        """The upstream's models as the OpenAI list, the Anthropic page and Codex's catalog in one
+        body (``upstream.catalog``), with the plain-named aliases."""
         assert self.pool is not None
         try:
             async with self.pool.request("GET", self._base + "/models",
@@ -310,8 +315,26 @@ class Gateway:
                 body = await up.read(self.config.max_answer)
         except UpstreamError as exc:
             return self.pipeline.fail.upstream_failure(CHAT, resp, exc), Provenance()
-        resp.send(up.status, JSON, body)
-        return up.status, Provenance()
+        listed = _listing(up.status, body)
+        if listed is None:  # an error of the upstream's (401, 5xx ...): passed on as it is
+            resp.send(up.status, JSON, body)
+            return up.status, Provenance()
+        resp.send(200, JSON, orjson.dumps(catalog(listed, self.config.aliases(), self._window)))
+        return 200, Provenance()
+
+
+def _listing(status: int, body: bytes) -> list[Any] | None:
+    """The entries of the upstream's model listing (none when it has no such endpoint), or None
+    when its answer is an error to pass on."""
+    if status in ABSENT:
+        return []
+    if status != 200:
+        return None
+    try:
+        data = orjson.loads(body).get("data")
+    except (orjson.JSONDecodeError, AttributeError):
+        return None
+    return data if isinstance(data, list) else None
 
 
 async def serve(config: GatewayConfig, reuse_port: bool = False, restarts: int = 0) -> None:

@@ -32,6 +32,7 @@ class GatewayConfig:
     upstream_api_key: str = ""  # sent upstream; without it the client's Authorization passes through
     recover_from_reasoning: bool = False
     drop_reasoning_history: bool = False  # earlier turns reach the upstream without their reasoning
+    stable_prompt: bool = True  # per-request values taken out of the system prompt (gateway/stable.py)
     keep_special_tokens: str = "auto"
     reasoning_in_content: str = "auto"  # reasoning an upstream wrote in the content: auto, on, off
     on_invalid: str = "pass"  # a call whose arguments fail the schema: pass, reject or retry

@@ -27,6 +27,8 @@ _HELP = {
                                           "Answers ended with invalid_tool_arguments (--on-invalid reject, "
                                           "retries spent, or a strict tool)."),
     "toolbridge_upstream_errors_total": ("counter", "Upstream failures, by kind."),
+    "toolbridge_results_reordered_total": ("counter", "Requests whose tool results came in another order than "
+                                           "their calls and went upstream in call order, by front."),
     "toolbridge_internal_errors_total": ("counter",
                                          "Failures no other handler took, by stage (request, answer, stream)."),
     "toolbridge_offloaded_total": ("counter", "Steps run on a worker thread, by kind (request, whole, chunk)."),

@@ -89,8 +89,10 @@ from .http.client import STOP, GO, PAUSE, UpstreamError, UpstreamPool, UpstreamT
 from .http.server import ClientDisconnected, Request, Response
 from .http.sse import SSEError
 from .metrics import Metrics
+from .order import in_call_order
 from .repair import Provenance, repair_completion
 from .plain import PlainBytes
+from .stable import stable_prompt
 from .streaming import AnswerStream
 from .turn import Plan, RequestError, Settings, Turn, check_body, drop_reasoning, plan_turn, shallow_body
 from .failures import JSON, Failures, Result, error_message
@@ -292,6 +294,10 @@ class Pipeline:
         turn = front.turn(value, req)
         if self.config.drop_reasoning_history:
             drop_reasoning(turn.messages)
+        if self.config.stable_prompt:
+            stable_prompt(turn.messages)
+        if in_call_order(turn.messages):
+            self.metrics.inc("toolbridge_results_reordered_total", front=front.name)
         return turn, shallow, checked
 
     def _plan(self, front: Front, req: Request) -> tuple[Turn, Plan, str, bool]:

@@ -75,6 +75,7 @@ class ReplayUpstream:
         self.models: dict[str, Any] | None = None if models is None else {
             "object": "list", "data": [{"id": m, "object": "model"} for m in models]}
         self.models_headers: list[tuple[bytes, bytes]] = []
+        self.models_status = 200  # another status: GET /v1/models answers it with an error body
         self.models_probes = 0
         self.disconnects = 0  # streams whose client went away before the end
         self.server: H1Server | None = None
@@ -106,6 +107,8 @@ class ReplayUpstream:
             self.models_probes += 1
             if self.models is None:
                 resp.send(404, JSON, b'{"detail": "Not Found"}')
+            elif self.models_status != 200:
+                resp.send(self.models_status, JSON, b'{"error": {"message": "listing failed", "type": "upstream"}}')
             else:
                 resp.send(200, [*JSON, *self.models_headers], json.dumps(self.models).encode())
             return
