@@ -306,6 +306,23 @@ def test_a_call_opened_then_cut_is_not_repeated_as_text_after_its_block(kind: st
         assert texts[1].endswith("</tool_call> Sorry.")
 
 
+@pytest.mark.parametrize("stream_arguments", [True, False])
+def test_a_native_call_cut_by_the_limit_is_not_repeated_as_text_after_its_block(stream_arguments: bool) -> None:
+    """A native call (an upstream running its own tool parser) cut by the limit is treated as a
+    recovered one: with --stream-arguments its block, already sent, is the last of the message;
+    held whole (the default), no block was sent and its text stays, so nothing is lost."""
+    cut = [{"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "/etc/ho'}}]
+    with Stack(lambda b: Reply(content="Reading.", tool_calls=cut, finish_reason="length"),
+               tool_call_parser="hermes", stream_arguments=stream_arguments) as s:
+        streamed, _ = stream(s)
+    assert streamed.stop_reason == "max_tokens"
+    if stream_arguments:
+        assert [t for t, _ in blocks(streamed)] == ["text", "tool_use"], blocks(streamed)
+        assert streamed.content[0].text == "Reading." and streamed.content[1].name == "read_file"
+    else:
+        assert blocks(streamed) == [("text", 'Reading.{"name": "read_file", "arguments": "{\\"path\\": \\"/etc/ho"}')]
+
+
 def test_message_start_carries_the_input_count_and_message_delta_the_upstreams() -> None:
     """``message_start`` has the request's input tokens as count_tokens counts them (here the
     estimate); the upstream's own count, when it reports one, comes in ``message_delta``; without

@@ -143,6 +143,9 @@ class _Choice:
         self._prov.native += len(good)
         self._prov.invalid += invalid
         self._prov.rejected += len(rejected)
+        if cut:  # begun native calls the limit cut end as a parser's cut call does, then their text
+            out += [CallAborted(index, f"{TRUNCATED}: cut by the upstream's limit") for index in self._native.broken]
+            self._prov.aborted += len(self._native.broken)
         if rejected:
             out.append(Text("\n".join(rejected)))
         if self._gate.active:

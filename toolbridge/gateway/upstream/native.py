@@ -100,6 +100,7 @@ class NativeStream:
         self._calls: dict[Any, _StreamedCall] = {}
         self._last: Any = None
         self.rejected: list[str] = []
+        self.broken: list[int] = []
 
     def feed(self, parts: list[Any]) -> list[Event]:
         out: list[Event] = []
@@ -146,7 +147,8 @@ class NativeStream:
 
     def finish(self) -> tuple[list[int], list[str], int]:
         """Indices of calls whose arguments joined into a JSON object, texts of rejected calls,
-        and how many kept calls do not match their schema."""
+        and how many kept calls do not match their schema; ``broken``: the indices of calls
+        begun (their opening given) that are among the rejected."""
         good: list[int] = []
         invalid = 0
         for call in self._calls.values():
@@ -155,6 +157,8 @@ class NativeStream:
                 good.append(call.index)
                 invalid += not valid(call.name, read[1], self._tools)
             else:
+                if call.index is not None:
+                    self.broken.append(call.index)
                 self.rejected.append(json.dumps({"name": call.name, "arguments": "".join(call.arguments)},
                                                 ensure_ascii=False))
         return good, self.rejected, invalid
