@@ -263,6 +263,8 @@ def refused(stack: Stack, data: bytes, status: int, words: str, pieces: int = 1)
         assert answer.status == status, answer.body
         assert words in answer.error["message"] and answer.error["code"] == str(status), answer.error
         assert answer.headers["connection"] == "close" and conn.closed()
+        assert answer.headers["x-request-id"].startswith("req_"), answer.headers  # as every answer
+        assert answer.headers.get("x-should-retry") == ("false" if status >= 500 else None), answer.headers
 
 
 def headers(count: int, size: int = 10) -> bytes:

@@ -38,12 +38,12 @@ from .fronts.responses import ResponsesFront
 from .fronts.responses.compacted import CompactFront
 from .fronts.responses.socket import ResponsesSocket
 from .http.client import UpstreamError, UpstreamPool
-from .http.server import ClientDisconnected, H1Server, Limits, Request, Response
+from .http.server import ClientDisconnected, H1Server, Limits, Request, Response, new_request_id
 from .http.websocket import SocketLimits, WebSocket, accept
 from .metrics import Metrics
 from .pipeline import JSON, OFFLOOP_REQUEST_BYTES, Pipeline
 from .repair import Provenance
-from .requestid import CURRENT, client_request_id, new_request_id
+from .requestid import CURRENT, client_request_id
 from .turn import RequestError
 from .upstream.catalog import catalog, context_of_dir
 from .upstream.models import ABSENT

@@ -15,19 +15,13 @@ from __future__ import annotations
 import re
 from contextvars import ContextVar
 
-from ..parsing.ids import random_alnum
 from .http.server import Request
 
 # The id of the request the running task answers: the handler's task sets it (each request has
 # its own task, so its own context), and the error bodies that repeat it read it.
 CURRENT: ContextVar[str | None] = ContextVar("toolbridge_request_id", default=None)
-_LENGTH = 24
 _CLIENT = (b"x-client-request-id", b"x-request-id")
 _SHOWN = re.compile(rb"[\x21-\x7e]{1,128}")  # what of a client's id the log shows: visible ASCII
-
-
-def new_request_id() -> str:
-    return "req_" + random_alnum(_LENGTH)
 
 
 def client_request_id(req: Request) -> str | None:

@@ -69,9 +69,17 @@ from http import HTTPStatus
 
 import httptools
 
+from ...parsing.ids import random_alnum
+
 log = logging.getLogger("h1server")
 
 Headers = list[tuple[bytes, bytes]]
+
+
+def new_request_id() -> str:
+    """A request's id, as the APIs make theirs: ``req_`` and 24 random characters
+    (``requestid``; the refusals here, before a request reaches a route, carry one too)."""
+    return "req_" + random_alnum(24)
 
 
 @dataclass(frozen=True)
@@ -428,10 +436,12 @@ class _H1Protocol(asyncio.Protocol):
         self._stop_timer()
         body = b'{"error":{"message":"%b","type":"invalid_request_error","param":null,"code":"%d"}}' % (
             message, status)  # OpenAI-style, like every other error the gateway sends
+        # As every answer: a request id; a 5xx of the gateway's own is not worth asking again.
+        extra = b"x-request-id: %b\r\n" % new_request_id().encode() + (
+            b"x-should-retry: false\r\n" if status >= 500 else b"")
         self.transport.write(
-            _STATUS_LINES[status] + _date_header() + b"connection: close\r\n"
-            b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%b"
-            % (len(body), body)
+            _STATUS_LINES[status] + _date_header() + b"connection: close\r\n" + extra
+            + b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%b" % (len(body), body)
         )
         self.transport.close()
 
