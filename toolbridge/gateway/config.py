@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from ..dialects import fallback_dialect, get_dialect
 from ..errors import ConfigError, RenderError
+from .state import default_url
 
 if TYPE_CHECKING:
     from ..render import ChatTemplate
@@ -55,6 +56,9 @@ class GatewayConfig:
     # The gateway's secret: seals reasoning (encrypted_content) and keys the hashes of the callers'
     # credentials that scope the store; default: one per start
     responses_secret: str = ""
+    # Where the store is (gateway/state): memory, sqlite:///path, redis://host:port/db, rediss://...;
+    # empty: memory with one worker, a SQLite file under the user's runtime folder with more
+    state: str = ""
     log_level: str = "info"
     # The prompt-injected tool protocol and the completions upstream mode (gateway/fallback.py).
     tool_fallback: bool = False
@@ -93,6 +97,12 @@ class GatewayConfig:
         if self.responses_store < 0 or self.responses_ttl <= 0 or self.responses_store_bytes < 1:
             raise ConfigError("--responses-store must be 0 or more, --responses-store-bytes and "
                               "--responses-ttl positive")
+        if self.state and self.state.partition(":")[0] not in ("memory", "sqlite", "redis", "rediss"):
+            raise ConfigError(f"--state must be memory, sqlite:///path, redis://host:port/db or "
+                              f"rediss://..., not {self.state!r}")
+        if self.workers > 1 and self.state == "memory":
+            raise ConfigError("--state memory keeps each worker's records to itself: with --workers above 1, "
+                              "leave --state out (a SQLite file the workers share) or name a shared store")
         if self.workers < 1 or self.max_body < 1 or self.timeout <= 0:
             raise ConfigError("--workers, --max-body and --timeout must be positive")
         if self.graceful_timeout < 0:
@@ -114,6 +124,10 @@ class GatewayConfig:
                               f"not {self.upstream_kind!r}")
         fallback_dialect(self.fallback_dialect)
         self.template()
+
+    def state_url(self) -> str:
+        """The store's URL: ``--state``, else the default for the number of workers."""
+        return self.state or default_url(self.workers, self.port)
 
     @property
     def rewrites_requests(self) -> bool:

@@ -56,6 +56,19 @@ class Failures:
         resp.send(exc.status, [*JSON, NO_RETRY], front.error(message, exc.type, exc.code))
         return exc.status, Provenance()
 
+    def store_down(self, front: Any, resp: Response, exc: Exception) -> Result:
+        """The store did not answer or could not write (``state.StoreUnavailable``, its message
+        naming the store): 503 ``store_unavailable`` in the front's shape, or the stream's error
+        event once it began. Counted; the openai SDK's retries may find it back."""
+        self.metrics.inc("toolbridge_store_errors_total")
+        log.warning("store unavailable: %s", exc)
+        message, kind, code = f"the gateway's store is unavailable: {exc}", "server_error", "store_unavailable"
+        if resp.started:
+            resp.end(stream_error(front, resp, message, kind, code))
+            return 200, Provenance()
+        resp.send(503, JSON, front.error(message, kind, code))
+        return 503, Provenance()
+
     def stream_error(self, front: Any, resp: Response, message: str, type: str,
                      code: str | None = None) -> None:
         self.metrics.inc("toolbridge_upstream_errors_total", kind="mid_stream")

@@ -84,6 +84,7 @@ from .http.client import STOP, GO, PAUSE, UpstreamError, UpstreamPool
 from .http.server import ClientDisconnected, Request, Response
 from .http.sse import SSEError
 from .metrics import Metrics
+from .state import StoreUnavailable
 from .repair import Provenance, repair_completion
 from .plain import PlainBytes
 from .streaming import AnswerStream
@@ -167,13 +168,16 @@ class Pipeline:
             assert self.pool is not None
             await self.constrainer.detect(self.pool, self.base + "/models", self.upstream_headers(req, False))
         try:
+            loaded = await self.load(front, req)
             body = req.body
             if len(body) > OFFLOOP_REQUEST_BYTES:
-                turn, plan, path, retry = await self.cpu(True, "request", self._plan, front, req)
+                turn, plan, path, retry = await self.cpu(True, "request", self._plan, front, req, loaded)
             else:  # inline, without the coroutine ``cpu`` would make
-                turn, plan, path, retry = self._plan(front, req)
+                turn, plan, path, retry = self._plan(front, req, loaded)
         except (orjson.JSONDecodeError, RequestError, ConfigError) as exc:
             return self.refuse(front, resp, exc)
+        except StoreUnavailable as exc:
+            return self.fail.store_down(front, resp, exc)
         if turn.freeforms:
             failed = await self.grammars.first_failure(turn.freeforms.values())
             if failed is not None:
@@ -202,6 +206,8 @@ class Pipeline:
             return result
         except RequestError as exc:  # the history cannot be written as the protocol
             return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
+        except StoreUnavailable as exc:  # a stream's response could not be registered or kept
+            return self.fail.store_down(front, resp, exc)
         except (UpstreamError, SSEError) as exc:
             if resp.started:
                 self.fail.stream_error(front, resp, str(exc), "upstream_error")
@@ -216,14 +222,25 @@ class Pipeline:
             return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
         return self.fail.refuse(front, resp, 400, str(exc))
 
-    def check(self, front: Front, body: bytes, req: Request | None = None) -> tuple[Turn, Plan]:
+    def check(self, front: Front, body: bytes, req: Request | None = None,
+              loaded: Any = None) -> tuple[Turn, Plan]:
         """A request checked and planned as every request of ``front`` is, without the upstream
-        route (what ``count_tokens`` validates with; ``req`` gives the caller's scope); raises
-        orjson.JSONDecodeError, RequestError or ConfigError (``refuse`` answers them)."""
-        turn, shallow, checked = self._turn(front, body, req)
+        route (what ``count_tokens`` validates with; ``req`` gives the caller's scope,
+        ``loaded`` what ``load`` read for it); raises orjson.JSONDecodeError, RequestError or
+        ConfigError (``refuse`` answers them)."""
+        turn, shallow, checked = self._turn(front, body, req, loaded)
         return turn, plan_turn(turn, self.settings, shallow, checked)
 
-    def _turn(self, front: Front, body: bytes, req: Request | None = None) -> tuple[Turn, bool, bool]:
+    @staticmethod
+    async def load(front: Front, req: Request) -> Any:
+        """What a front that keeps state reads of the store for ``req`` before its turn is
+        built (``front.load``; None for the others); StoreUnavailable when the store does not
+        answer."""
+        load = getattr(front, "load", None)
+        return await load(req) if load is not None else None
+
+    def _turn(self, front: Front, body: bytes, req: Request | None = None,
+              loaded: Any = None) -> tuple[Turn, bool, bool]:
         """The request decoded, its nesting bounded (``turn.check_body``, for a front that builds
         its turn out of the body) and translated: the turn, whether the body is ``shallow``
         and whether it was ``checked`` (see ``plan_turn``)."""
@@ -232,15 +249,15 @@ class Pipeline:
         checked = front.rebuilds and not shallow
         if checked:
             check_body(value, front.paths)
-        turn = front.turn(value, req)
+        turn = front.turn(value, req) if loaded is None else front.turn(value, req, loaded)  # type: ignore[call-arg]
         if self.config.drop_reasoning_history:
             drop_reasoning(turn.messages)
         return turn, shallow, checked
 
-    def _plan(self, front: Front, req: Request) -> tuple[Turn, Plan, str, bool]:
+    def _plan(self, front: Front, req: Request, loaded: Any = None) -> tuple[Turn, Plan, str, bool]:
         """The request checked and planned: its turn, plan, upstream path and whether a refusal
         of tools is retried."""
-        turn, shallow, checked = self._turn(front, req.body, req)
+        turn, shallow, checked = self._turn(front, req.body, req, loaded)
         return turn, *self._route(turn, shallow, checked)
 
     def _route(self, turn: Turn, shallow: bool = False, checked: bool = False) -> tuple[Plan, str, bool]:
@@ -321,6 +338,9 @@ class Pipeline:
             return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
         except Exception as exc:  # noqa: BLE001  # the boundary for a whole answer (502)
             return self.fail.failure(front, resp, exc, answer=True)
+        keep = getattr(front, "keep", None)  # a front that keeps the answer: before it is sent
+        if keep is not None:
+            await keep(plan)
         resp.send(200, [*JSON, (b"x-toolbridge-calls", provenance.header().encode())], body)
         return 200, provenance
 
@@ -382,7 +402,11 @@ class Pipeline:
             answer.restart(plan)
         else:
             answer = self.router.answer_stream(plan) if self.router is not None else AnswerStream(plan)
-            encoder = resp.encoder = front.stream(answer)
+            encoder = front.stream(answer)
+            begin = getattr(encoder, "begin", None)  # an encoder that registers its response first
+            if begin is not None:
+                await begin()
+            resp.encoder = encoder
             resp.start(200, [(b"content-type", front.content_type), (b"cache-control", b"no-cache"),
                              (b"x-toolbridge-calls", b"streamed; see metrics and the log")])
             if tries is not None:
@@ -483,10 +507,16 @@ class Pipeline:
                                      "upstream_error")
         try:
             closing = encoder.finish_sse()
+            keep = getattr(encoder, "keep", None)  # an encoder that keeps its answer: before the end
+            if keep is not None:
+                await keep()
         except InvalidArguments as exc:
             return exc
         except RequestError as exc:
             return self.fail.stream_error(front, resp, str(exc), exc.type, exc.code)
+        except StoreUnavailable as exc:
+            self.fail.store_down(front, resp, exc)
+            return None
         resp.end(closing + front.stream_end())
         return None
 

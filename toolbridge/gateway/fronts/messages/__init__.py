@@ -110,14 +110,19 @@ class MessagesFront:
         self.count = count  # the front of count_tokens: its requests have no max_tokens or stream
         self.threads = threads  # None: a ``thread`` is answered thread_unsupported_request
 
-    def turn(self, body: Any, req: Any = None) -> Turn:
+    async def load(self, req: Any) -> Any:
+        """The kept turn a ``thread`` continue names (``Threads.load``), before the turn is built."""
+        threads = self.threads if self.threads is not None and self.threads.enabled else None
+        return await threads.load(req) if threads is not None and not self.count else None
+
+    def turn(self, body: Any, req: Any = None, loaded: Any = None) -> Turn:
         """The request as a Turn; a ``thread`` continue is looked up in ``req``'s caller's scope
-        and the turn will be kept there."""
+        (``loaded``: as ``load`` read it) and the turn will be kept there."""
         threads = self.threads if self.threads is not None and self.threads.enabled else None
         if threads is None:
             return messages_turn(body, self.count)
         scope = threads.scope(req)
-        turn = messages_turn(body, self.count, lambda message_id: threads.prior(scope, message_id))
+        turn = messages_turn(body, self.count, lambda message_id: threads.prior(scope, message_id, loaded))
         if isinstance(turn.context, Thread):
             turn.context.scope = scope
             turn.context.size += len(req.body) if req is not None else 0
@@ -136,16 +141,22 @@ class MessagesFront:
         message = whole_message(answer)
         body = orjson.dumps(message)
         thread = plan.context if plan is not None else None
-        if isinstance(thread, Thread) and self.threads is not None:
-            self.threads.keep(thread, message["id"], reply_of(answer), len(body))
+        if isinstance(thread, Thread) and self.threads is not None:  # kept by ``keep``
+            thread.kept = (message["id"], reply_of(answer), len(body))
         return body
+
+    async def keep(self, plan: Plan) -> None:
+        """Keep the threaded turn ``whole`` answered, before its answer is sent."""
+        thread = plan.context
+        if isinstance(thread, Thread) and thread.kept is not None and self.threads is not None:
+            await self.threads.keep(thread, *thread.kept)
 
     def stream(self, answer: AnswerStream) -> MessagesStream:
         thread, threads = answer.plan.context, self.threads
         keep = None
         if isinstance(thread, Thread) and threads is not None:
-            def keep(message_id: str, reply: Reply, size: int) -> None:
-                threads.keep(thread, message_id, reply.message(), size)
+            async def keep(message_id: str, reply: Reply, size: int) -> None:
+                await threads.keep(thread, message_id, reply.message(), size)
         return MessagesStream(answer, message_id(), tool_use_id, SIGNATURE, keep)
 
     def stream_error(self, message: str, type: str, code: str | None = None) -> bytes:

@@ -87,6 +87,7 @@ class Context:
     scope: str = ""  # the caller's, where the response is stored (``scope.Scopes``)
     size: int = 0  # bytes the stored conversation is accounted before the output (``ResponsesFront.size``)
     inputs: list[dict[str, Any]] = field(default_factory=list)  # the input items with ids (``inputs``)
+    kept: Any = None  # the ``state.Record`` a whole answer made, for the front's ``keep``
 
     def client_name(self, name: str) -> tuple[str, str | None]:
         """(name, namespace) of a call as the client knows the tool."""
