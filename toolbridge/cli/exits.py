@@ -7,7 +7,8 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
-EXTRAS = {"serve": ("httptools", "orjson"), "render": ("jinja2",), "demo": ("openai", "httptools", "jinja2")}
+EXTRAS = {"serve": ("httptools", "orjson"), "render": ("jinja2",), "demo": ("openai", "httptools", "jinja2"),
+          "redis": ("redis",)}
 
 
 def missing_extra(extra: str) -> str | None:

@@ -79,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
     if config.api_key == "" and config.host not in ("127.0.0.1", "localhost", "::1"):
         print("toolbridge: warning: listening beyond loopback without --api-key", file=sys.stderr)
     lacking = missing_extra("serve") or (missing_extra("render") if config.model_dir or config.chat_template
-                                         or config.tool_fallback or config.upstream_api != "chat" else None)
+                                         or config.tool_fallback or config.upstream_api != "chat" else None) \
+        or (missing_extra("redis") if config.state.startswith(("redis:", "rediss:")) else None)
     if lacking:
         print(lacking, file=sys.stderr)
         return EXIT_USAGE
