@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from ..dialects import fallback_dialect, get_dialect
 from ..errors import ConfigError, RenderError
-from .state import default_url
+from .state import default_url, sqlite_path
 
 if TYPE_CHECKING:
     from ..render import ChatTemplate
@@ -100,6 +100,8 @@ class GatewayConfig:
         if self.state and self.state.partition(":")[0] not in ("memory", "sqlite", "redis", "rediss"):
             raise ConfigError(f"--state must be memory, sqlite:///path, redis://host:port/db or "
                               f"rediss://..., not {self.state!r}")
+        if self.state.startswith("sqlite:"):
+            sqlite_path(self.state)  # (a URL that names no file: ConfigError, before any worker starts)
         if self.workers > 1 and self.state == "memory":
             raise ConfigError("--state memory keeps each worker's records to itself: with --workers above 1, "
                               "leave --state out (a SQLite file the workers share) or name a shared store")

@@ -66,6 +66,14 @@ and one route in ``app.py``. An encoder may also have ``idle_sse() -> bytes`` an
 ``idle_seconds``: its keep-alive events, written while the client is sent nothing
 (``keepalive``);
 and ``disconnected()``, called when the client goes away mid-stream.
+
+**A front that keeps state** (``gateway/state``: the Responses front, Messages threads) may also
+have ``async load(request)``: what the store holds of the records the request names, read before
+the turn and passed to ``turn(body, request, loaded)`` (planning never waits on the store), and
+``async keep(plan)``: a whole answer kept (``whole`` made the record) before it is sent; its
+encoder ``async begin()`` (before the response head) and ``async keep()`` (after ``finish_sse``,
+before the last bytes go). A store that fails in any of them (``StoreUnavailable``) is 503
+``store_unavailable`` in the front's shape, or the stream's error event once it began.
 """
 
 from __future__ import annotations

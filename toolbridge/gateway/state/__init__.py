@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 from ...errors import ConfigError
 from .base import OnEvent, Record, Store, StoreUnavailable
 
-__all__ = ["OnEvent", "Record", "Store", "StoreUnavailable", "default_url", "open_store"]
+__all__ = ["OnEvent", "Record", "Store", "StoreUnavailable", "default_url", "open_store", "sqlite_path"]
 
 def default_url(workers: int, port: int, environ: dict[str, str] | None = None) -> str:
     """``memory`` for one worker; else a SQLite file of this port's gateway under the user's
