@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 
 from tests.gateway.state_server import Server, need_server
+from toolbridge.bench.valkey import missing
 from toolbridge.errors import ConfigError
 from toolbridge.gateway.state import Record, StoreUnavailable, default_url, open_store
+from toolbridge.gateway.state.redis import TIMEOUT_SECONDS
 from toolbridge.gateway.state.sqlite import SqliteStore
 
 
@@ -138,6 +140,29 @@ def test_a_redis_server_killed_is_unavailable_until_it_is_back() -> None:
         server.kill()
 
 
+def test_a_redis_server_too_slow_is_unavailable_after_the_timeout() -> None:
+    """The server paused (``CLIENT PAUSE``: it answers nothing meanwhile) for longer than the
+    store's timeout: StoreUnavailable naming the timeout; once the pause ends, the store answers."""
+    import redis
+
+    server = Server(need_server()).start()
+    admin = redis.Redis(port=server.port)
+
+    async def test(store: Any) -> None:
+        assert await store.put("a", record("r1"))
+        admin.execute_command("CLIENT", "PAUSE", int(3 * TIMEOUT_SECONDS * 1000), "ALL")
+        with pytest.raises(StoreUnavailable, match="Redis store.*Timeout"):
+            await store.get("a", "r1")
+        assert admin.ping()  # (answered once the pause ends)
+        assert (await store.get("a", "r1")).response["id"] == "r1"
+
+    try:
+        run(server.url, test)
+    finally:
+        admin.close()
+        server.kill()
+
+
 def test_urls_and_the_default() -> None:
     assert default_url(1, 8080) == "memory"
     assert default_url(4, 8080, {"XDG_RUNTIME_DIR": "/run/user/7"}) == \
@@ -150,3 +175,7 @@ def test_urls_and_the_default() -> None:
         open_store("postgres://x", 1, 1, 1)
     with pytest.raises(ConfigError, match="name a file"):
         open_store("sqlite://", 1, 1, 1)
+    if missing() is None:  # (the client is there: the name hides the password)
+        named = open_store("redis://:hunter2@127.0.0.1:1/3", 1, 1, 1)
+        assert named.name == "redis://127.0.0.1:1/3"
+        asyncio.run(named.close())

@@ -9,7 +9,8 @@ the tool-call work and the failures: adding an API is a front module and one lin
 shape of the front the path belongs to (every path under ``/v1/messages/`` is the Messages
 front's), as is a failure no route handled (500); from the server layer 400, 408, 413, 414, 431 and 505
 (see ``http.server.Limits``). ``/health`` tells anyone ``{"status":
-"ok"}``, and the upstream and parser only to a client with the configured key.
+"ok"}`` and the store's backend and whether it answers, and the upstream, parser and the
+store's address only to a client with the configured key.
 """
 
 from __future__ import annotations

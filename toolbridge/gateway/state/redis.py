@@ -115,16 +115,17 @@ class RedisStore:
             import redis.asyncio as aioredis
             from redis.asyncio.retry import Retry
             from redis.backoff import NoBackoff
-            from redis.exceptions import RedisError
+            from redis.exceptions import ConnectionError as Lost, RedisError
         except ImportError:
             raise ConfigError("--state redis:// needs the redis extra: pip install 'toolbridge[redis]'") from None
         parts = urlsplit(url)
         self.name = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2], query=""))
         password = None if parts.password else os.environ.get("TOOLBRIDGE_STATE_PASSWORD") or None
-        # One retry at once (a pooled connection the server closed, as after a restart), then the error.
+        # One retry at once for a lost connection (a pooled one the server closed, as after a
+        # restart), none for a timeout: a store that slow answers 503 after TIMEOUT_SECONDS.
         self._client = aioredis.Redis.from_url(url, password=password, socket_timeout=TIMEOUT_SECONDS,
                                                socket_connect_timeout=TIMEOUT_SECONDS,
-                                               retry=Retry(NoBackoff(), 1))
+                                               retry=Retry(NoBackoff(), 1, supported_errors=(Lost,)))
         self._errors: tuple[type[BaseException], ...] = (RedisError, OSError, asyncio.TimeoutError)
         self._scripts = {name: self._client.register_script(text) for name, text in
                          (("put", _PUT), ("delete", _DELETE), ("abandon", _ABANDON), ("item", _ITEM),
