@@ -3,7 +3,8 @@ toolbridge serve --workers 4`` (the default store: a SQLite file the workers sha
 separate ``serve`` processes on two ports sharing one real Valkey/Redis server started here
 (``state_server``; skipped, saying why, where none can be had). Each loop is three turns chained
 by ``previous_response_id`` (the second streamed, the third naming the first's output by
-``item_reference``), then ``GET``, ``input_items`` and ``DELETE``; every request on a new
+``item_reference``), then ``GET``, ``input_items`` and ``DELETE`` (and, across the workers, a
+Messages thread of six turns); every request on a new
 connection (so the kernel spreads them over the workers), the turns alternating between the
 gateways. Then the store goes down mid-run (the Redis server killed, the SQLite file made
 read-only): what needs it is a 503 ``store_unavailable`` naming the store, in each front's shape,
@@ -150,10 +151,24 @@ def loops(a: openai.OpenAI, b: openai.OpenAI, upstream: Upstream, count: int) ->
         loop(a, b, upstream, n)
 
 
+def thread(gateway: Gateway, upstream: Upstream, turns: int) -> None:
+    """A Messages thread of ``turns`` turns, each continuing the last answer."""
+    body: dict[str, Any] = {"model": "m", "max_tokens": 9, "thread": {"type": "create"}, "system": "S",
+                            "messages": [{"role": "user", "content": "t0"}]}
+    for n in range(1, turns + 1):
+        status, answer = gateway.post("/v1/messages", body)
+        assert status == 200, answer
+        sent = upstream.up.requests[-1]["messages"]
+        assert [m["content"] for m in sent if m["role"] == "user"] == [f"t{k}" for k in range(n)]
+        body = {"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": f"t{n}"}],
+                "thread": {"type": "continue", "previous_message_id": answer["id"]}}
+
+
 def test_workers_share_the_default_sqlite_store(upstream: Upstream, tmp_path: Path) -> None:
     gateway = Gateway(upstream.up.url, "--workers", "4", env={"XDG_RUNTIME_DIR": str(tmp_path)})
     try:
         loops(gateway.client(), gateway.client(), upstream, 12)
+        thread(gateway, upstream, 6)
         health = gateway.get("/health")
         assert health["store"] == {"backend": "sqlite", "up": True}
         assert (tmp_path / "toolbridge" / f"state-{gateway.port}.sqlite3").exists()

@@ -176,7 +176,8 @@ class Pipeline:
             assert self.pool is not None
             await self.constrainer.detect(self.pool, self.base + "/models", self.upstream_headers(req, False))
         try:
-            loaded = await self.load(front, req)
+            load = getattr(front, "load", None)  # a front that keeps state reads the store first
+            loaded = await load(req) if load is not None else None
             body = req.body
             if len(body) > OFFLOOP_REQUEST_BYTES:
                 turn, plan, path, retry = await self.cpu(True, "request", self._plan, front, req, loaded)
