@@ -163,6 +163,26 @@ def test_a_redis_server_too_slow_is_unavailable_after_the_timeout() -> None:
         server.kill()
 
 
+def test_the_redis_password_comes_from_the_url_or_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    server = Server(need_server(), None, "--requirepass", "s3cret").start()
+    base = f"127.0.0.1:{server.port}/0"
+
+    async def works(store: Any) -> None:
+        assert await store.put("a", record("r1")) and await store.ping()
+
+    async def refused(store: Any) -> None:
+        with pytest.raises(StoreUnavailable, match=f"redis://{base}.*(NOAUTH|Authentication)"):
+            await store.ping()
+
+    try:
+        run(f"redis://:s3cret@{base}", works)
+        run(f"redis://{base}", refused)
+        monkeypatch.setenv("TOOLBRIDGE_STATE_PASSWORD", "s3cret")
+        run(f"redis://{base}", works)
+    finally:
+        server.kill()
+
+
 def test_urls_and_the_default() -> None:
     assert default_url(1, 8080) == "memory"
     assert default_url(4, 8080, {"XDG_RUNTIME_DIR": "/run/user/7"}) == \

@@ -53,8 +53,8 @@ def free_port() -> int:
 class Server:
     """One server process on ``port``; ``start`` again after ``kill`` (the same port)."""
 
-    def __init__(self, binary: str, port: int | None = None) -> None:
-        self.binary, self.port = binary, port or free_port()
+    def __init__(self, binary: str, port: int | None = None, *args: str) -> None:
+        self.binary, self.port, self.args = binary, port or free_port(), args  # args: more server options
         self.proc: subprocess.Popen[str] | None = None
 
     @property
@@ -63,7 +63,8 @@ class Server:
 
     def start(self) -> Server:
         self.proc = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             *self.args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         lines: queue.Queue[str] = queue.Queue()
         proc = self.proc
