@@ -31,6 +31,7 @@ from .base import OnEvent, Record, Store, StoreUnavailable
 
 __all__ = ["OnEvent", "Record", "Store", "StoreUnavailable", "default_url", "open_store", "sqlite_path"]
 
+
 def default_url(workers: int, port: int, environ: dict[str, str] | None = None) -> str:
     """``memory`` for one worker; else a SQLite file of this port's gateway under the user's
     runtime folder (``$XDG_RUNTIME_DIR``), or its cache folder (``$XDG_CACHE_HOME``,
