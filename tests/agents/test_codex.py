@@ -10,6 +10,12 @@ from /dev/null. The gateway runs with its defaults (the ``auto`` parser) in fron
 upstream that plays a model writing its calls as text, in Qwen3-Coder XML or Hermes JSON: it acts
 on what the tools really returned, so a task is only done when Codex ran them.
 
+Codex is also run as most gateway guides set it up: the built-in ``openai`` provider with
+``openai_base_url`` at the gateway (``builtin``). Then it speaks the Responses API over a
+WebSocket (``GET /v1/responses`` upgraded; a ``generate: false`` prewarm first, then each turn with
+``previous_response_id`` and only its new items), and never falls back to HTTP: nothing in its
+output says "Reconnecting" or "Falling back".
+
 Which tools Codex offers depends on what it knows of the model. For a model of its bundled
 catalog (``gpt-5.5``) it offers ``apply_patch`` as a freeform ``custom`` tool with a Lark grammar;
 for a name it does not know it offers no ``apply_patch`` and edits through ``exec_command``. A
@@ -25,6 +31,7 @@ import json
 import os
 import subprocess
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -64,15 +71,22 @@ def catalog_entry(slug: str) -> dict[str, Any]:
                                  "with the apply_patch tool and run commands with exec_command."}
 
 
-def configure(home: Path, stack: Stack, model: str, catalog: bool) -> None:
-    """``CODEX_HOME``'s config.toml: the gateway as the provider, nothing reaching outside."""
-    lines = [f"model = {json.dumps(model)}", 'model_provider = "local"', "check_for_update_on_startup = false"]
+def configure(home: Path, stack: Stack, model: str, catalog: bool, builtin: bool = False) -> None:
+    """``CODEX_HOME``'s config.toml: the gateway as the provider (a custom one, or with ``builtin``
+    the built-in ``openai`` provider at ``openai_base_url``), nothing reaching outside."""
+    lines = [f"model = {json.dumps(model)}", "check_for_update_on_startup = false"]
+    if builtin:
+        lines.append(f"openai_base_url = {json.dumps(stack.url)}")
+    else:
+        lines.append('model_provider = "local"')
     if catalog:
         (home / "catalog.json").write_text(json.dumps({"models": [catalog_entry(model)]}))
         lines.append(f"model_catalog_json = {json.dumps(str(home / 'catalog.json'))}")
-    lines += ["", "[model_providers.local]", 'name = "toolbridge"', f"base_url = {json.dumps(stack.url)}",
-              'env_key = "TOOLBRIDGE_KEY"', 'wire_api = "responses"', "request_max_retries = 0",
-              "stream_max_retries = 0", "", "[analytics]", "enabled = false", "", "[otel]", 'exporter = "none"', ""]
+    if not builtin:
+        lines += ["", "[model_providers.local]", 'name = "toolbridge"', f"base_url = {json.dumps(stack.url)}",
+                  'env_key = "TOOLBRIDGE_KEY"', 'wire_api = "responses"', "request_max_retries = 0",
+                  "stream_max_retries = 0"]
+    lines += ["", "[analytics]", "enabled = false", "", "[otel]", 'exporter = "none"', ""]
     (home / "config.toml").write_text("\n".join(lines))
 
 
@@ -114,12 +128,13 @@ def model(dialect: str, task: str, steps: list[Callable[[list[str]], Call]],
 
 
 def run(command: str, task: str, work: Path, home: Path, stack: Stack, model: str,
-        catalog: bool) -> list[dict[str, Any]]:
-    """Codex headless on ``task``: the ``--json`` events it printed."""
+        catalog: bool, builtin: bool = False) -> list[dict[str, Any]]:
+    """Codex headless on ``task``: the ``--json`` events it printed. ``builtin``: the built-in
+    provider (over a WebSocket), which must not have reconnected nor fallen back to HTTP."""
     home.mkdir()
-    configure(home, stack, model, catalog)
+    configure(home, stack, model, catalog, builtin)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
-           "CODEX_HOME": str(home), "TOOLBRIDGE_KEY": KEY}
+           "CODEX_HOME": str(home), "TOOLBRIDGE_KEY": KEY, "OPENAI_API_KEY": KEY, "CODEX_API_KEY": KEY}
     argv = [command, "exec", "--skip-git-repo-check", "--json", "--sandbox", "workspace-write"]
     for feature in OFFLINE:
         argv += ["--disable", feature]
@@ -129,6 +144,9 @@ def run(command: str, task: str, work: Path, home: Path, stack: Stack, model: st
     failed = [e for e in events if e.get("type") in ("turn.failed", "error")]
     assert done.returncode == 0 and not failed, (done.returncode, failed, done.stderr[-2000:], done.stdout[-4000:])
     assert any(e.get("type") == "turn.completed" for e in events), events[-3:]
+    if builtin:
+        said = done.stdout + done.stderr
+        assert "Reconnecting" not in said and "Falling back" not in said, said[-4000:]
     return events
 
 
@@ -206,6 +224,42 @@ def test_codex_creates_a_file_with_apply_patch(dialect: str, name: str, tmp_path
     thought = [m.get("reasoning_content") for m in second["messages"] if m["role"] == "assistant"]
     assert THINKING in thought, ("Codex sent our reasoning back", second["messages"][-3:])
     assert second["stream"] is True
+
+
+def opened_in_prompt(script: Callable[[dict[str, Any]], Reply]) -> Callable[[dict[str, Any]], Reply]:
+    """The same model behind an upstream that runs no reasoning parser, its chat template opening
+    the reasoning in the prompt (Qwen3.5, GLM 4.7, MiniMax M2): each answer of the task writes its
+    reasoning first in the content, closed by ``</think>`` alone."""
+    def wrapped(body: dict[str, Any]) -> Reply:
+        reply = script(body)
+        if reply.content == "OK.":  # (not the task's conversation)
+            return reply
+        thought = reply.reasoning or "The patch went in."
+        return replace(reply, content=f"{thought}\n</think>\n\n{reply.content}", reasoning=None)
+    return wrapped
+
+
+@pytest.mark.parametrize("dialect", ["qwen3_coder", "hermes"])
+def test_codex_reads_reasoning_the_prompt_opened(dialect: str, tmp_path: Path) -> None:
+    """Codex asks for reasoning (``reasoning.effort`` for a model it knows): reasoning written in
+    the content before a bare ``</think>`` reaches it as reasoning items, never as its messages,
+    and comes back to the upstream as reasoning."""
+    command = codex()
+    work, home = repository(tmp_path / "work", {"README.md": "A project.\n"}), tmp_path / "home"
+    task = "Create notes/hello.txt with the greeting, the quotes line and the unicode line."
+
+    def answer(results: list[str]) -> str:
+        return "notes/hello.txt is created." if "Success" in results[0] else "The patch failed: " + results[0]
+
+    script = opened_in_prompt(model(dialect, task, [lambda r: ("apply_patch", {"input": ADD_PATCH})], answer))
+    with Stack(script, api_key=KEY) as stack:
+        events = run(command, task, work, home, stack, KNOWN, catalog=False)
+        requests = task_requests(stack.upstream.requests, task)
+    assert (work / "notes" / "hello.txt").read_bytes() == NEW_FILE.encode()
+    assert trail(events) == ["Step 1.", "file_change", "notes/hello.txt is created."], items(events)
+    assert requests[0]["reasoning_effort"] and len(requests) == 2
+    thought = [m.get("reasoning_content") for m in requests[1]["messages"] if m["role"] == "assistant"]
+    assert THINKING + "\n" in thought, ("Codex sent our reasoning back", requests[1]["messages"][-3:])
 
 
 @pytest.mark.parametrize("dialect", ["qwen3_coder", "hermes"])
@@ -297,3 +351,47 @@ def test_codex_runs_two_calls_of_one_answer(dialect: str, tmp_path: Path) -> Non
     ids = [c["id"] for c in assistants[0]["tool_calls"]]
     answered = [m["tool_call_id"] for m in requests[1]["messages"] if m["role"] == "tool"]
     assert answered == ids, (answered, ids)
+
+
+def test_codex_with_a_name_the_upstream_does_not_serve(tmp_path: Path) -> None:
+    """An upstream that serves one model and refuses any other name (404, as vLLM does), Codex
+    configured with a name of its own catalog (so it offers the freeform ``apply_patch``): the
+    gateway sends every request to the one served model."""
+    command = codex()
+    work, home = repository(tmp_path / "work", {"README.md": "A project.\n"}), tmp_path / "home"
+    task = "Create notes/hello.txt with the greeting, the quotes line and the unicode line."
+    script = model("qwen3_coder", task, [lambda r: ("apply_patch", {"input": ADD_PATCH})],
+                   lambda r: "notes/hello.txt is created." if "Success" in r[0] else "The patch failed.")
+    with Stack(script, api_key=KEY, models=("Qwen/Qwen3-Coder-30B-A3B-Instruct",), strict=True) as stack:
+        events = run(command, task, work, home, stack, KNOWN, catalog=False)
+        requests = stack.upstream.requests
+    assert (work / "notes" / "hello.txt").read_bytes() == NEW_FILE.encode()
+    assert final_message(events) == "notes/hello.txt is created."
+    assert requests and {r["model"] for r in requests} == {"Qwen/Qwen3-Coder-30B-A3B-Instruct"}
+    assert_freeform_offered(task_requests(requests, task)[0])
+
+
+@pytest.mark.parametrize("dialect", ["qwen3_coder", "hermes"])
+def test_codex_with_the_builtin_provider_works_over_a_websocket(dialect: str, tmp_path: Path) -> None:
+    """The setup most guides give (``openai_base_url``, no custom provider): one socket, a
+    prewarm and the task's turns on it, each after the first sending only its new items."""
+    command = codex()
+    work, home = repository(tmp_path / "work", {"config.ini": "[server]\nport = 8080\nhost = localhost\n"}), \
+        tmp_path / "home"
+    task = "In config.ini change the port to 9090."
+    edit = "sed -i 's/^port = 8080$/port = 9090/' config.ini && grep -n port config.ini"
+    script = model(dialect, task, [lambda r: ("exec_command", {"cmd": edit})],
+                   lambda r: "The port is now 9090." if "2:port = 9090" in r[0] else "The edit failed: " + r[0])
+    with Stack(script, api_key=KEY) as stack:
+        events = run(command, task, work, home, stack, CUSTOM, catalog=True, builtin=True)
+        requests = task_requests(stack.upstream.requests, task)
+        assert stack.gateway is not None
+        counted = {dict(labels).get("status"): n for (name, labels), n in stack.gateway.metrics.counters.items()
+                   if name == "toolbridge_requests_total" and dict(labels).get("endpoint") == "/v1/responses"}
+    assert (work / "config.ini").read_text() == "[server]\nport = 9090\nhost = localhost\n"
+    assert final_message(events) == "The port is now 9090."
+    assert trail(events) == ["Step 1.", "command_execution", "The port is now 9090."], items(events)
+    assert counted.get("101") == 1, counted  # one socket served the whole task
+    assert len(requests) == 2 and calls(requests[1])[0][0] == "exec_command"
+    result = [text(m.get("content")) for m in requests[1]["messages"] if m["role"] == "tool"]
+    assert len(result) == 1 and "2:port = 9090" in result[0], result

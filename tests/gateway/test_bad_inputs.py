@@ -196,7 +196,8 @@ def check_shape(case: Case, status: int, kind: str, error: Any) -> str:
     """The error body is the front's own shape; returns its message."""
     assert kind == "application/json", (case.id, kind)
     if case.front in ("messages", "count", "path"):
-        assert set(error) == {"type", "error"} and error["type"] == "error", (case.id, error)
+        assert set(error) == {"type", "error", "request_id"} and error["type"] == "error", (case.id, error)
+        assert error["request_id"].startswith("req_"), (case.id, error)  # (as the API's: the header's)
         assert set(error["error"]) == {"type", "message"}, (case.id, error)
         expected = "not_found_error" if status == 404 else "invalid_request_error"
         assert error["error"]["type"] == expected, (case.id, error)
@@ -225,6 +226,7 @@ def test_refused_in_the_fronts_shape_naming_the_field(stack: Stack, case: Case) 
 def test_count_tokens_refuses_the_same(stack: Stack, case: Case) -> None:
     messages = answer(stack, case)
     counted = answer(stack, Case(case.id, "count", case.body, case.field, case.status, case.raw), "count")
+    assert counted[2].pop("request_id") != messages[2].pop("request_id"), "one id per request"
     assert counted == messages
 
 

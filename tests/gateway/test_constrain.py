@@ -199,7 +199,7 @@ def test_off_sends_nothing_and_adds_no_header() -> None:
     assert got["tool_calls"] == WEATHER_CALL
     assert "x-toolbridge-constraint" not in response.headers
     assert body["tool_choice"] == "required" and not any(f in body for f in (*GRAMMAR_FIELDS, "response_format"))
-    assert probes == 0
+    assert probes == 1  # the model list at start (gateway/upstream/models.py), no probe of its own
 
 
 @pytest.mark.parametrize("mode, choice, strict, constrained", [
@@ -364,9 +364,10 @@ def test_a_4xx_that_is_not_the_grammars_does_not_switch_it_off() -> None:
 def test_the_upstream_kind_is_detected_once_from_v1_models(kind: str) -> None:
     listing, headers = LISTINGS[kind]
     call = LLAMA_JSON if kind == "ollama" else CALLS["hermes"]
-    with Stack(model(call), tool_call_parser="llama3_json" if kind == "ollama" else "hermes",
-               constrain="required") as s:
-        s.upstream.models, s.upstream.models_headers = listing, headers
+    s = Stack(model(call), tool_call_parser="llama3_json" if kind == "ollama" else "hermes",
+              constrain="required")
+    s.upstream.models, s.upstream.models_headers = listing, headers
+    with s:  # the model list fetched at start (gateway/upstream/models.py) tells the kind too
         _, got = raw(s)
         raw(s)
         probes = s.upstream.models_probes
@@ -376,8 +377,9 @@ def test_the_upstream_kind_is_detected_once_from_v1_models(kind: str) -> None:
 
 
 def test_llamacpp_is_detected_by_its_server_header() -> None:
-    with Stack(model(), tool_call_parser="hermes", constrain="required") as s:
-        s.upstream.models_headers = [(b"server", b"llama.cpp")]
+    s = Stack(model(), tool_call_parser="hermes", constrain="required")
+    s.upstream.models_headers = [(b"server", b"llama.cpp")]
+    with s:
         raw(s)
         body = s.upstream.requests[-1]
     assert s.gateway is not None and "grammar" in body

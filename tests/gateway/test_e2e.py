@@ -220,8 +220,9 @@ def test_default_parser_is_auto_and_says_what_it_found(dialect: str) -> None:
 
 def test_model_name_hint_reaches_auto() -> None:
     """The request's model names the family: its markers decide whether special tokens are kept."""
-    with Stack(lambda body: Reply(content=CALLS["hermes"])) as s:
-        for model, keep in (("Qwen/Qwen3-8B", None), ("deepseek-ai/DeepSeek-V3.1", False), ("my-model", False)):
+    cases = (("Qwen/Qwen3-8B", None), ("deepseek-ai/DeepSeek-V3.1", False), ("my-model", False))
+    with Stack(lambda body: Reply(content=CALLS["hermes"]), models=tuple(m for m, _ in cases)) as s:
+        for model, keep in cases:
             c = s.client().chat.completions.create(model=model, messages=[{"role": "user", "content": "?"}],
                                                     tools=TOOLS)
             assert c.choices[0].message.tool_calls[0].function.name == "get_weather"

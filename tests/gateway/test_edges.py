@@ -306,11 +306,12 @@ def test_limits_state_their_defaults() -> None:
     (b"GET /health HTTP/1.1\r\n\r\n", 400, "exactly one Host"),
     (b"GET /health HTTP/1.1\r\nhost: a\r\nhost: b\r\n\r\n", 400, "exactly one Host"),
     (b"GET /health HTTP/2.0\r\nhost: a\r\n\r\n", 505, "HTTP/1.1"),
+    # An upgrade anywhere but GET /v1/responses: 426, which clients (Codex) take as "use HTTP".
     (get("/health", b"connection: upgrade\r\nupgrade: websocket\r\nsec-websocket-version: 13\r\n"
-                    b"sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n"), 400, "upgrades are not supported"),
+                    b"sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n"), 426, "not served over an upgraded"),
     (get("/health", b"connection: upgrade, http2-settings\r\nupgrade: h2c\r\nhttp2-settings: AAMAAABkAAQAAP__\r\n"),
-     400, "upgrades are not supported"),
-    (b"CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n", 400, "upgrades are not supported"),
+     426, "not served over an upgraded"),
+    (b"CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n", 400, "CONNECT is not served"),
 ])
 def test_malformed_framing_gets_a_response_then_close(stack: Stack, data: bytes, status: int, words: str) -> None:
     refused(stack, data, status, words)
@@ -331,7 +332,7 @@ def test_a_refused_request_is_answered_after_the_ones_before_it(stack: Stack) ->
         first = conn.answer()
         assert first is not None and first.status == 200 and first.json()["object"] == "chat.completion"
         second = conn.answer()
-        assert second is not None and second.status == 400 and "upgrades" in second.error["message"]
+        assert second is not None and second.status == 426 and "upgraded" in second.error["message"]
         assert conn.closed()
     assert len(stack.upstream.requests) == before + 1
 

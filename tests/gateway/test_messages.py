@@ -300,7 +300,8 @@ def test_errors_come_in_the_apis_shape_with_their_status() -> None:
         with client(s, api_key="wrong") as c, pytest.raises(anthropic.AuthenticationError) as denied:
             c.messages.create(model="m", max_tokens=10, messages=USER)
         assert denied.value.body == {"type": "error", "error": {"type": "authentication_error",
-                                                                "message": "missing or wrong API key"}}
+                                                                "message": "missing or wrong API key"},
+                                     "request_id": denied.value.request_id}
         with client(s, api_key="secret") as c, pytest.raises(anthropic.RateLimitError) as limited:
             c.messages.create(model="m", max_tokens=10, messages=USER)
         assert limited.value.body["error"]["message"] == "slow down"

@@ -277,3 +277,49 @@ def test_stop_sequence_streamed_when_the_upstream_names_it(monkeypatch: pytest.M
         streamed, _ = stream(s, stop_sequences=["END"])
     assert (streamed.stop_reason, streamed.stop_sequence) == ("stop_sequence", "END")
     assert blocks(streamed) == [("text", "one two")]
+
+
+@pytest.mark.parametrize("kind", ["cut", "broken"])
+def test_a_call_opened_then_cut_is_not_repeated_as_text_after_its_block(kind: str) -> None:
+    """With --stream-arguments a call's block opens before the call ends. When the call is then
+    cut by the limit, the block stays (it cannot be taken back) and the message ends with
+    max_tokens; the call's markup never follows it as a text block. A call that broke instead
+    (malformed, the model going on after it) keeps its text after the block: what of it is
+    markup and what the model's next words is not known."""
+    opening = 'Reading.\n<tool_call>{"name": "read_file", "arguments": {"path": "' + "a" * 200
+    if kind == "cut":
+        reply = Reply(content=opening, finish_reason="length")
+    else:
+        reply = Reply(content=opening + '", </tool_call> Sorry.')
+    with Stack(lambda b: reply, tool_call_parser="hermes", stream_arguments=True) as s:
+        streamed, _ = stream(s)
+        events = sse(s, {"model": "m", "max_tokens": 100, "messages": USER, "tools": TOOLS, "stream": True})
+    check_sequence(events)
+    kinds = [t for t, _ in blocks(streamed)]
+    assert streamed.stop_reason == "max_tokens"
+    assert kinds == (["text", "tool_use", "text"] if kind == "broken" else ["text", "tool_use"]), blocks(streamed)
+    texts = [b.text for b in streamed.content if b.type == "text"]
+    assert texts[0] == "Reading."
+    if kind == "cut":
+        assert len(texts) == 1 and streamed.content[1].name == "read_file"
+    else:
+        assert texts[1].endswith("</tool_call> Sorry.")
+
+
+def test_message_start_carries_the_input_count_and_message_delta_the_upstreams() -> None:
+    """``message_start`` has the request's input tokens as count_tokens counts them (here the
+    estimate); the upstream's own count, when it reports one, comes in ``message_delta``; without
+    one, the first count stands."""
+    body = {"model": "m", "max_tokens": 100, "messages": USER, "tools": TOOLS, "system": "Be terse. " * 40}
+    with Stack(lambda b: Reply(content="Sunny.", usage={"prompt_tokens": 321, "completion_tokens": 2,
+                                                        "total_tokens": 323}), tool_call_parser="hermes") as s:
+        with client(s) as c:
+            counted = c.messages.count_tokens(**{k: v for k, v in body.items() if k != "max_tokens"}).input_tokens
+        events = sse(s, {**body, "stream": True})
+        streamed, _ = stream(s, system=body["system"])
+    start, delta = events[0][1]["message"]["usage"], events[-2][1]["usage"]
+    assert start["input_tokens"] == counted > 100 and start["output_tokens"] == 0
+    assert delta["input_tokens"] == 321 and streamed.usage.input_tokens == 321
+    with Stack(lambda b: Reply(content="Sunny.", usage={}), tool_call_parser="hermes") as s:  # no counts
+        events = sse(s, {**body, "stream": True})
+    assert events[0][1]["message"]["usage"]["input_tokens"] == events[-2][1]["usage"]["input_tokens"] == counted

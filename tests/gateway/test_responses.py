@@ -723,6 +723,30 @@ def test_namespaced_functions(stacks: Any, replay: str) -> None:
     assert [c["function"]["name"] for c in sent[1]["tool_calls"]] == ["spawn", "jobs__close"]
 
 
+def test_additional_tools_items_are_offered_with_the_tools(stacks: Any) -> None:
+    # Codex, asked for a model it has no metadata for, sends its tools in an additional_tools
+    # input item (a developer's), namespaced, and no ``tools``.
+    space = {"type": "namespace", "name": "functions", "description": "", "tools": [READ]}
+    extra = {"type": "additional_tools", "id": "at_1", "role": "developer", "tools": [space, WEATHER]}
+
+    def script(body: dict[str, Any]) -> Reply:
+        if body["messages"][-1]["role"] == "tool":
+            return Reply(content="Read.")
+        return Reply(content=written("hermes", "read_file", {"path": "a.txt"}))
+
+    s = stacks(script)
+    first = create(s, [extra, {"role": "user", "content": "Read a.txt"}], tools=openai.NOT_GIVEN)
+    assert items(first) == [("function_call", ("read_file", {"path": "a.txt"}, "functions"))]
+    sent = s.upstream.requests[-1]
+    assert [t["function"]["name"] for t in sent["tools"]] == ["read_file", "get_weather"]
+    assert [m["role"] for m in sent["messages"]] == ["user"]  # the item is no message
+    result = {"type": "function_call_output", "call_id": first.output[0].call_id, "output": "hello"}
+    create(s, [extra, {"role": "user", "content": "Read a.txt"}, *first.output, result], tools=[READ])
+    status, body = raw(s, "/v1/responses", {"model": "m", "input": [extra, {**extra, "id": "at_2"}]})
+    assert status == 400 and "offered twice" in body["error"]["message"]
+    assert body["error"]["param"] == "input[1].tools[0].tools[0].name"
+
+
 def unsealed(s: Any) -> int:
     """The gateway's count of reasoning items whose seal did not verify."""
     text = urllib.request.urlopen(s.url.removesuffix("/v1") + "/metrics").read().decode()

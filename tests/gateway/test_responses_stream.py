@@ -164,7 +164,13 @@ def same(whole: Any, streamed: Any, exact: bool = True) -> None:
     for item in streamed.output:
         assert item.id.startswith({"reasoning": "rs_", "message": "msg_", "function_call": "fc_",
                                    "custom_tool_call": "ctc_"}[item.type])
-        assert item.status == "completed"
+    for answer in (whole, streamed):  # the text the limit cut is incomplete, the rest complete
+        cut = [i.type for i in answer.output if i.status == "incomplete" and i.type in ("message", "reasoning")]
+        assert len(cut) == (answer.status == "incomplete" and bool(cut))
+        assert all(i.status in ("completed", "incomplete") for i in answer.output)
+        assert answer.status == "incomplete" or all(i.status == "completed" for i in answer.output)
+    if exact:
+        assert [i.status for i in whole.output] == [i.status for i in streamed.output]
 
 
 # ---------------------------------------------------------------- the tool loop

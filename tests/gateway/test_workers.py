@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +195,34 @@ def test_the_restart_delay_doubles_up_to_its_cap() -> None:
     assert delays[:3] == [0.0, FIRST_DELAY, 2 * FIRST_DELAY]
     assert all(b == min(2 * a, MAX_DELAY) for a, b in zip(delays[1:], delays[2:]))
     assert max(delays) == MAX_DELAY == restart_delay(1000)
+
+
+def test_sockets_continue_on_whichever_worker_took_them(upstream: Upstream) -> None:
+    """With two workers each socket's turns stay on the worker that accepted it: a response held
+    with ``store: false`` is continued on every socket (over HTTP, half of such continuations
+    would miss it on the other worker)."""
+    from websockets.sync.client import connect
+
+    upstream.up.script = lambda b: Reply(content="fine")
+    gateway = Gateway(upstream.up.url, free_port(), 2)
+    try:
+        started(gateway, 2)
+        url = f"ws://127.0.0.1:{gateway.port}/v1/responses"
+        with ExitStack() as opened:
+            sockets = [opened.enter_context(connect(url)) for _ in range(6)]
+            for ws in sockets:
+                rid = _socket_turn(ws, {"input": "one"})["response"]["id"]
+                last = _socket_turn(ws, {"input": "two", "previous_response_id": rid})
+                assert last["type"] == "response.completed", last
+    finally:
+        gateway.stop()
+
+
+def _socket_turn(ws: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    import json
+
+    ws.send(json.dumps({"type": "response.create", "model": "m", "store": False, **fields}))
+    while True:
+        event = json.loads(ws.recv(timeout=WAIT))
+        if event["type"] in ("response.completed", "response.failed", "error"):
+            return event  # type: ignore[no-any-return]

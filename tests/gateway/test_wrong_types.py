@@ -85,7 +85,7 @@ def check(front: str, status: int, kind: str, data: bytes, what: Any) -> None:
     assert kind == "application/json", (what, status, kind, data[:300])
     error = json.loads(data)
     if front in ("messages", "count"):
-        assert set(error) == {"type", "error"} and error["type"] == "error", (what, error)
+        assert set(error) == {"type", "error", "request_id"} and error["type"] == "error", (what, error)
         assert set(error["error"]) == {"type", "message"}, (what, error)
         inner = error["error"]
     else:

@@ -114,6 +114,10 @@ def _bench(argv: list[str]) -> int:
         from ..bench.grammar import main as grammar_main
 
         return grammar_main([a for a in argv if a != "--grammar"])
+    if "--socket" in argv:  # the Responses API over WebSocket against HTTP; idle sockets' memory
+        from ..bench.sockets import main as sockets_main
+
+        return sockets_main([a for a in argv if a != "--socket"])
     if "--speed" in argv:  # toolbridge against reference parsers (imports the parsers' bench)
         from ..bench.speed import main as speed_main
 

@@ -7,8 +7,8 @@ import sys
 from dataclasses import fields
 
 from ..errors import ConfigError
-from ..gateway.config import (CONSTRAIN, MAX_RETRIES, ON_INVALID, UPSTREAM_APIS, UPSTREAM_KINDS, GatewayConfig,
-                              env_defaults)
+from ..gateway.config import (CONSTRAIN, MAX_RETRIES, ON_INVALID, REASONING_IN_CONTENT, UPSTREAM_APIS,
+                              UPSTREAM_KINDS, GatewayConfig, env_defaults)
 from .exits import EXIT_USAGE, missing_extra
 
 
@@ -34,6 +34,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "kept, as reasoning_content, for templates that read it)")
     p.add_argument("--recover-from-reasoning", action="store_true", default=d.recover_from_reasoning,
                    help="also take calls from reasoning_content/reasoning (off by default)")
+    p.add_argument("--reasoning-in-content", choices=REASONING_IN_CONTENT, default=d.reasoning_in_content,
+                   help="reasoning the upstream wrote inside the content (<think>...</think>) becomes "
+                        "reasoning: auto (default) when the answer opens with it or the request asked "
+                        "for thinking, on: always, off: never")
     p.add_argument("--keep-special-tokens", choices=("auto", "always", "never"), default=d.keep_special_tokens,
                    help="ask the upstream for skip_special_tokens=false (auto: when the markers are special)")
     p.add_argument("--on-invalid", choices=ON_INVALID, default=d.on_invalid,
@@ -63,6 +67,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--log-level", default=d.log_level)
     _fallback_flags(p, d)
     _constrain_flags(p, d)
+    _model_flags(p, d)
     p.set_defaults(handler=run, **_env_or_exit(env_defaults))
 
 
@@ -75,6 +80,8 @@ def _env_or_exit(read: object) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.model_aliases:  # the flags, when given, replace TOOLBRIDGE_MODEL_ALIAS
+        args.model_alias = ",".join(args.model_aliases)
     config = GatewayConfig(**{f.name: getattr(args, f.name) for f in fields(GatewayConfig)})
     if config.api_key == "" and config.host not in ("127.0.0.1", "localhost", "::1"):
         print("toolbridge: warning: listening beyond loopback without --api-key", file=sys.stderr)
@@ -125,6 +132,13 @@ def _responses_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
                         "stored go first)")
     p.add_argument("--responses-ttl", type=float, default=d.responses_ttl,
                    help="seconds a stored response is kept")
+    p.add_argument("--websockets", action=argparse.BooleanOptionalAction, default=d.websockets,
+                   help="serve the Responses API over WebSocket on GET /v1/responses (on by default; "
+                        "off: an upgrade gets 426 and clients such as Codex use HTTP)")
+    p.add_argument("--websocket-idle-timeout", type=float, default=d.websocket_idle_timeout,
+                   help="seconds a socket may wait for its next response.create (then closed, 1001)")
+    p.add_argument("--websocket-lifetime", type=float, default=d.websocket_lifetime,
+                   help="seconds a socket lives, 60 minutes as OpenAI's (then closed after its turn, 1001)")
     p.add_argument("--responses-secret", default=d.responses_secret,
                    help="secret that seals reasoning into encrypted_content and keys the hashes of "
                         "callers' credentials that scope the store (default: one per start, shared by "
@@ -162,3 +176,16 @@ def _constrain_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
     p.add_argument("--upstream-kind", choices=UPSTREAM_KINDS, default=d.upstream_kind,
                    help="how the grammar is sent (default auto: detected once from the upstream's "
                         "/v1/models and its Server header)")
+
+
+def _model_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
+    """Model names (README: Model names)."""
+    p.add_argument("--model-alias", dest="model_aliases", action="append", metavar="PATTERN=NAME",
+                   help="send a request for a model the upstream does not serve whose name matches the "
+                        "glob PATTERN as NAME (repeatable, the first match wins; TOOLBRIDGE_MODEL_ALIAS: "
+                        "several separated by commas); without a match, a name the upstream does not "
+                        "serve goes to its only model")
+    p.set_defaults(model_alias=d.model_alias)
+    p.add_argument("--models-refresh", type=float, default=d.models_refresh,
+                   help="seconds between fetches of the upstream's /v1/models (default 60; 0: only at "
+                        "start and after the upstream answers 404)")

@@ -8,9 +8,12 @@ the tool-call work and the failures: adding an API is a front module and one lin
 ``/health`` and ``HEAD /`` answers 401 without it), 404/405 unknown route, each in the error
 shape of the front the path belongs to (every path under ``/v1/messages/`` is the Messages
 front's), as is a failure no route handled (500); from the server layer 400, 408, 413, 414, 431 and 505
-(see ``http.server.Limits``). ``/health`` tells anyone ``{"status":
-"ok"}`` and the store's backend and whether it answers, and the upstream, parser and the
-store's address only to a client with the configured key.
+(see ``http.server.Limits``). Every answer of a route carries the request's id, which its log
+line names (``requestid``). ``/health`` tells anyone ``{"status": "ok"}`` and the store's
+backend and whether it answers, and the upstream, parser and the store's address only to a
+client with the configured key. An upgrade request (after the key check) is a WebSocket on
+``GET /v1/responses`` (``fronts.responses.socket``, each turn through the same
+``pipeline.serve``), and 426 anywhere else or with ``--no-websockets``.
 """
 
 from __future__ import annotations
@@ -33,11 +36,14 @@ from .fronts.messages import MessagesFront
 from .fronts.messages.threads import Threads
 from .fronts.messages.tokens import TokenCounter
 from .fronts.responses import ResponsesFront
+from .fronts.responses.socket import ResponsesSocket
 from .http.client import UpstreamError, UpstreamPool
 from .http.server import ClientDisconnected, H1Server, Limits, Request, Response
+from .http.websocket import SocketLimits, WebSocket, accept
 from .metrics import Metrics
 from .pipeline import JSON, OFFLOOP_REQUEST_BYTES, Pipeline
 from .repair import Provenance
+from .requestid import CURRENT, client_request_id, new_request_id
 from .state import StoreUnavailable
 from .turn import RequestError
 
@@ -51,6 +57,7 @@ INPUT_ITEMS = "/input_items"  # GET /v1/responses/{id}/input_items
 SWEEP_SECONDS = 30.0  # at most this long between sweeps of the expired stored responses
 HEALTH_SECONDS = 2.0  # /health's wait for the store's answer
 MESSAGES_PATHS = "/v1/messages"  # and every path under it: the Messages error shape
+SOCKET = "/v1/responses"  # the one path served over WebSocket
 
 
 class Gateway:
@@ -63,8 +70,10 @@ class Gateway:
         self.pipeline = Pipeline(config, self.metrics)
         self.tokens = TokenCounter(config)
         self.responses = ResponsesFront(config, self.metrics)
-        # Message threads are kept in the gateway's one store, in scopes of their own.
-        self.messages = MessagesFront(threads=Threads(self.responses.store, self.responses.scopes))
+        # Message threads are kept in the gateway's one store, in scopes of their own. (The
+        # module's MESSAGES front gives the error shape of /v1/messages paths for any gateway.)
+        threads = Threads(self.responses.store, self.responses.scopes)
+        self.messages = MessagesFront(threads=threads, tokens=self.tokens)
         self._host, self._port, self._base = config.upstream_parts()
         self.pool: UpstreamPool | None = None
         self.server: H1Server | None = None
@@ -94,6 +103,9 @@ class Gateway:
         limits = Limits(max_body=c.max_body, max_target=c.max_url, max_head=c.max_header_bytes,
                         max_headers=c.max_headers, request_timeout=c.request_timeout,
                         keepalive_timeout=c.keepalive_timeout)
+        # The model list before the first request (a few seconds at most: then names pass on).
+        await self.pipeline.models.start(self.pool, self._base + "/models",
+                                         self.pipeline.upstream_headers(None, False))
         self.server = await H1Server.start(self.handle, c.host, c.port, limits, reuse_port=reuse_port)
         self._sweep()
         return self.server
@@ -124,6 +136,7 @@ class Gateway:
             await self.server.close(grace=grace)
         if self._sweeping is not None:
             await asyncio.gather(self._sweeping, return_exceptions=True)
+        await self.pipeline.models.close()
         if self.pool is not None:
             await self.pool.close()
         await self.pipeline.grammars.close()
@@ -134,12 +147,15 @@ class Gateway:
     async def handle(self, req: Request, resp: Response) -> None:
         started = time.perf_counter()
         method, path = req.method, req.path
-        route = self._routes.get((method, path))
+        route = self._routes.get((method, path)) if not req.upgrade else self._upgrade
         stored = route is None and path.startswith(STORED) and method in ("GET", "DELETE")
         if stored:
             route = self._stored
         status, provenance = 404, Provenance()
         front = self._front(path)
+        request_id = new_request_id()
+        CURRENT.set(request_id)  # (this request's own task: its context is its own)
+        resp.extra = ((b"request-id" if front is MESSAGES else b"x-request-id", request_id.encode()),)
         try:
             if path != "/health" and (method != "HEAD" or path != "/") and not self._authorised(req):
                 status = 401  # before the route: without the key, nothing is told about paths
@@ -158,10 +174,11 @@ class Gateway:
             status, provenance = self.pipeline.fail.failure(front, resp, exc)
         finally:
             endpoint = (STORED + "{id}" + (INPUT_ITEMS if path.endswith(INPUT_ITEMS) else "") if stored
-                        else path if route else "other")
+                        else path if route and (not req.upgrade or path == SOCKET) else "other")
             self.metrics.answered(endpoint, status, provenance, front.name)
-            log.info("%s %s %d calls[%s] %.1fms", method, path, status, provenance.header(),
-                     1000 * (time.perf_counter() - started))
+            client = client_request_id(req)
+            log.info("%s %s %d %s calls[%s] %.1fms%s", method, path, status, request_id, provenance.header(),
+                     1000 * (time.perf_counter() - started), f" client_request_id={client}" if client else "")
 
     def _front(self, path: str) -> Any:
         """The front whose error shape a path's answers take (refusals, failures): the Messages
@@ -181,6 +198,37 @@ class Gateway:
         bearer = token.strip() if scheme.lower() == b"bearer" else b""
         return (hmac.compare_digest(req.header(b"x-api-key") or b"", expected)
                 or hmac.compare_digest(bearer, expected))
+
+    # ---------------------------------------------------------------- WebSocket
+
+    async def _upgrade(self, req: Request, resp: Response) -> tuple[int, Provenance]:
+        """An upgrade request: the Responses API over WebSocket on ``GET /v1/responses``; 426
+        anywhere else or with ``--no-websockets`` (never 400: Codex takes a 426 as "use HTTP")."""
+        served = (self.config.websockets and req.method == "GET" and req.path == SOCKET
+                  and (req.header(b"upgrade") or b"").lower() == b"websocket")
+        if not served:
+            why = ("WebSockets are turned off here (--no-websockets): use HTTP" if self.config.websockets is False
+                   else f"{req.method} {req.path} is not served over an upgraded connection: use HTTP "
+                        f"(only GET {SOCKET} upgrades, to a WebSocket)")
+            resp.send(426, JSON, self._front(req.path).error(why, code="426"))
+            return 426, Provenance()
+        c = self.config
+        limits = SocketLimits(c.max_body, c.websocket_idle_timeout, c.websocket_lifetime)
+        socket = accept(req, resp, lambda ws: self._session(ws, req), limits)
+        if isinstance(socket, str):
+            resp.send(400, JSON, self.responses.error(socket, code="invalid_websocket_handshake"))
+            return 400, Provenance()
+        return 101, Provenance()
+
+    def _session(self, socket: WebSocket, req: Request) -> ResponsesSocket:
+        return ResponsesSocket(socket, self.responses, req, self.pipeline.serve, self.pipeline.check,
+                               self.pipeline.refuse, self._turn_answered)
+
+    def _turn_answered(self, status: int, provenance: Provenance, started: float) -> None:
+        """A turn on a socket: counted and logged as a request of the Responses front."""
+        self.metrics.answered(SOCKET, status, provenance, self.responses.name)
+        log.info("WS %s %d calls[%s] %.1fms", SOCKET, status, provenance.header(),
+                 1000 * (time.perf_counter() - started))
 
     # ---------------------------------------------------------------- endpoints
 

@@ -13,11 +13,13 @@ from .state import default_url, sqlite_path
 
 if TYPE_CHECKING:
     from ..render import ChatTemplate
+    from .upstream.models import Alias
 
 UPSTREAM_APIS = ("chat", "completions")
 ON_INVALID = ("pass", "reject", "retry")  # gateway/validation.py
 CONSTRAIN = ("off", "required", "strict", "always")  # gateway/upstream/constraint.py
 UPSTREAM_KINDS = ("auto", "vllm", "sglang", "llamacpp", "ollama", "openai")
+REASONING_IN_CONTENT = ("auto", "on", "off")  # gateway/thinking.py
 MAX_RETRIES = 5  # each retry is a whole generation: a small bound keeps a request's cost bounded
 
 
@@ -32,6 +34,7 @@ class GatewayConfig:
     recover_from_reasoning: bool = False
     drop_reasoning_history: bool = False  # earlier turns reach the upstream without their reasoning
     keep_special_tokens: str = "auto"
+    reasoning_in_content: str = "auto"  # reasoning an upstream wrote in the content: auto, on, off
     on_invalid: str = "pass"  # a call whose arguments fail the schema: pass, reject or retry
     no_coerce: bool = False  # leave recovered arguments untyped by the schema
     repair: bool = False  # read recovered JSON arguments leniently (each slip reported)
@@ -60,6 +63,10 @@ class GatewayConfig:
     # empty: memory with one worker, a SQLite file under the user's runtime folder with more
     state: str = ""
     log_level: str = "info"
+    # The Responses API over WebSocket (GET /v1/responses upgraded: gateway/http/websocket.py).
+    websockets: bool = True  # off: an upgrade is answered 426 (clients fall back to HTTP)
+    websocket_idle_timeout: float = 900.0  # seconds a socket may wait for its next turn
+    websocket_lifetime: float = 3600.0  # seconds a socket lives (OpenAI's limit: 60 minutes)
     # The prompt-injected tool protocol and the completions upstream mode (gateway/fallback.py).
     tool_fallback: bool = False
     fallback_dialect: str = "hermes"
@@ -71,6 +78,10 @@ class GatewayConfig:
     # Constrained decoding (gateway/upstream/constraint.py): which requests, and how it is sent.
     constrain: str = "off"
     upstream_kind: str = "auto"  # auto: detected from the upstream's /v1/models
+    # Model names (gateway/upstream/models.py): PATTERN=NAME entries separated by commas, and
+    # how often the upstream's /v1/models is asked again (0: only at start and after a 404).
+    model_alias: str = ""
+    models_refresh: float = 60.0
 
     def upstream_parts(self) -> tuple[str, int, str]:
         """Host, port and base path (``/v1`` when the URL has none) of the upstream."""
@@ -90,6 +101,8 @@ class GatewayConfig:
             get_dialect(self.tool_call_parser)
         if self.keep_special_tokens not in ("auto", "always", "never"):
             raise ConfigError("--keep-special-tokens must be auto, always or never")
+        if self.reasoning_in_content not in REASONING_IN_CONTENT:
+            raise ConfigError(f"--reasoning-in-content must be auto, on or off, not {self.reasoning_in_content!r}")
         if self.on_invalid not in ON_INVALID:
             raise ConfigError(f"--on-invalid must be pass, reject or retry, not {self.on_invalid!r}")
         if not 0 <= self.retries <= MAX_RETRIES:
@@ -110,7 +123,8 @@ class GatewayConfig:
         if self.graceful_timeout < 0:
             raise ConfigError("--graceful-timeout must not be negative")
         if min(self.max_url, self.max_header_bytes, self.max_headers, self.max_answer, self.max_event) < 1 \
-                or min(self.request_timeout, self.keepalive_timeout) <= 0:
+                or min(self.request_timeout, self.keepalive_timeout, self.websocket_idle_timeout,
+                       self.websocket_lifetime) <= 0:
             raise ConfigError("the --max-* limits and the --*-timeout flags must be positive")
         if self.upstream_api not in UPSTREAM_APIS:
             raise ConfigError(f"--upstream-api must be chat or completions, not {self.upstream_api!r}")
@@ -124,6 +138,9 @@ class GatewayConfig:
         if self.upstream_kind not in UPSTREAM_KINDS:
             raise ConfigError(f"--upstream-kind must be one of {', '.join(UPSTREAM_KINDS)}, "
                               f"not {self.upstream_kind!r}")
+        if self.models_refresh < 0:
+            raise ConfigError("--models-refresh must not be negative")
+        self.aliases()
         fallback_dialect(self.fallback_dialect)
         self.template()
 
@@ -137,6 +154,12 @@ class GatewayConfig:
         protocol, or a chat template whose capabilities decide), not only relayed."""
         return (self.upstream_api != "chat" or self.tool_fallback or bool(self.model_dir)
                 or bool(self.chat_template))
+
+    def aliases(self) -> tuple[Alias, ...]:
+        """The ``--model-alias`` entries in order; raises ConfigError for a malformed one."""
+        from .upstream.models import parse_aliases
+
+        return parse_aliases(self.model_alias)
 
     def template(self) -> ChatTemplate | None:
         """The chat template of ``--model-dir`` or ``--chat-template`` (None without either);

@@ -1,9 +1,13 @@
 """How the pipeline answers a failure, for any front: a refusal, an invalid call that had to be
 valid, an upstream failure or error, and anything no other handler took; each logged and counted.
 
-Before the response head: the front's error body with the status (``x-should-retry: false`` where
-the same request would fail the same way). After it: the front's stream error event, which ends
-the stream. See ``pipeline``'s docstring for the codes.
+Before the response head: the front's error body with the status; every 5xx the gateway makes
+itself carries ``x-should-retry: false`` (the SDKs otherwise ask again, two more times by
+default, and the upstream would generate again each time: the same request meets the same fault,
+or waits the same timeout), but for 503 ``store_unavailable`` (``store_down``: a store back in a
+moment serves the retry); an upstream's own error keeps its status and is left to the SDK's
+rule. After it: the front's stream error event, which ends the stream. See ``pipeline``'s
+docstring for the codes.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ class Failures:
     def refuse(self, front: Any, resp: Response, status: int, message: str,
                 type: str = "invalid_request_error", code: str | None = None,
                 param: str | None = None) -> Result:
-        resp.send(status, JSON, front.error(message, type, code, param))
+        resp.send(status, headers(status), front.error(message, type, code, param))
         return status, Provenance()
 
     def invalid(self, front: Any, resp: Response, exc: InvalidArguments,
@@ -103,8 +107,8 @@ class Failures:
         timeout = isinstance(exc, UpstreamTimeout)
         status = 504 if timeout else 502
         self.metrics.inc("toolbridge_upstream_errors_total", kind="timeout" if timeout else "unreachable")
-        resp.send(status, JSON, front.error(f"upstream {'timed out' if timeout else 'failed'}: {exc}",
-                                            "upstream_error"))
+        resp.send(status, headers(status), front.error(f"upstream {'timed out' if timeout else 'failed'}: {exc}",
+                                                       "upstream_error"))
         return status
 
     def pass_error(self, front: Any, resp: Response, status: int, raw: bytes) -> int:
@@ -119,8 +123,16 @@ class Failures:
                               "upstream_error")
         if not self.tool_fallback:
             raw = name_the_flag(raw)  # "tools not supported": say which flag works around it
-        resp.send(status if 400 <= status < 600 else 502, JSON, front.upstream_error(raw))
+        if 400 <= status < 600:
+            resp.send(status, JSON, front.upstream_error(raw))
+        else:  # a status no error has: the gateway's own 502
+            resp.send(502, headers(502), front.upstream_error(raw))
         return status
+
+
+def headers(status: int) -> list[tuple[bytes, bytes]]:
+    """The header fields of an error answer the gateway makes itself with ``status``."""
+    return [*JSON, NO_RETRY] if status >= 500 else JSON
 
 
 def error_message(error: Any) -> str:

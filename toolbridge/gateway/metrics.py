@@ -38,6 +38,9 @@ _HELP = {
                                     "skipped: none could be sent) and upstream kind."),
     "toolbridge_grammar_compiles_total": ("counter", "Freeform tools' grammars compiled, by outcome "
                                           "(ok, error, timeout, crashed: the compiling process died)."),
+    "toolbridge_models_mapped_total": ("counter", "Requests sent upstream under another model name than the "
+                                       "one asked for, by how (alias: --model-alias; only: the one "
+                                       "model served) and the model sent to."),
     "toolbridge_worker_restarts": ("gauge", "With --workers: workers the master had restarted when it "
                                    "started this one."),
     "toolbridge_streamed_chunks_total": ("counter", "Chunks sent to clients on streams."),

@@ -8,7 +8,10 @@ pipeline does the rest and never looks at which front asked.
 ``tool_call_id``), ``tools`` as OpenAI function tools, ``tool_choice`` (``none``, ``auto``,
 ``required``, a named function, ``allowed_tools``), ``parallel``, ``stream``,
 ``include_usage``, ``model``, and ``options``: every other field for the upstream as it is
-(sampling, ``max_tokens``, ``stop``, ``chat_template_kwargs`` ...). ``plan_turn`` checks it
+(sampling, ``max_tokens``, ``stop``, ``chat_template_kwargs`` ...). Its ``model`` is first made
+the name the upstream serves (``upstream.models``; the answer repeats the client's, ``Plan.asked``,
+and ``x-toolbridge-model`` names the one sent to), so that all that is keyed by model reads
+the served name. ``plan_turn`` checks it
 and plans the upstream request (``turn.Plan``); the router (``upstream/fallback``, when the
 completions mode or the injected protocol is configured) may rewrite the plan.
 
@@ -33,9 +36,10 @@ events into its wire bytes.
 **Errors:** a bad request raises ``RequestError`` (status, message, param, code) before anything
 is sent; the front writes it in its API's error shape (``front.error``). An upstream that cannot
 be reached is 502, silence beyond ``--timeout`` 504, the upstream's own errors keep their status
-(``front.upstream_error``), and a stream that fails after it began ends with
-``front.stream_error``, never a silent stop; a client that disconnects closes the upstream
-request. ``serve`` is the boundary where any other exception ends: logged with its traceback,
+(``front.upstream_error``; a 404 first fetches the upstream's model list again, and the
+request goes once more when its name then maps to another model), and a stream that fails
+after it began ends with ``front.stream_error``, never a silent stop; a client that
+disconnects closes the upstream request. ``serve`` is the boundary where any other exception ends: logged with its traceback,
 counted (``toolbridge_internal_errors_total``) and answered in the front's error shape, never as
 a bare 500 or a cut stream. An answer the gateway fails to read is 502 ``unreadable_answer``, any
 other failure before the response began is 500 ``internal_error``, both with
@@ -99,6 +103,7 @@ from .streaming import AnswerStream
 from .turn import Plan, RequestError, Settings, Turn, check_body, drop_reasoning, plan_turn, shallow_body
 from .failures import JSON, Failures, Result, error_message
 from .grammars import GrammarChecker
+from .upstream.models import Models, model_field
 from .upstream.refusal import is_refusal
 from .validation import InvalidArguments, Retries
 
@@ -118,6 +123,16 @@ T = TypeVar("T")
 
 class _Ended(Exception):
     """A stream's translation ended it (the error is noted); stops reading the upstream."""
+
+
+class _NotFound(Exception):
+    """The upstream answered 404 before the response began: perhaps a model it no longer
+    serves (``_serve`` asks for its model list again and, if the name now maps elsewhere, sends
+    the request once more)."""
+
+    def __init__(self, raw: bytes) -> None:
+        super().__init__("the upstream answered 404")
+        self.raw = raw
 
 
 class Front(Protocol):
@@ -145,12 +160,14 @@ class Pipeline:
         self.fail = Failures(metrics, config.tool_fallback)  # how failures are answered
         self.settings = Settings(config.tool_call_parser, config.recover_from_reasoning,
                                  config.keep_special_tokens, config.on_invalid, not config.no_coerce,
-                                 config.repair, config.stream_arguments, config.max_answer)
+                                 config.repair, config.stream_arguments, config.max_answer,
+                                 config.reasoning_in_content)
         self.base = config.upstream_parts()[2]
         self.pool: UpstreamPool | None = None
         self.router: Any = None
         self._workers: ThreadPoolExecutor | None = None  # made at the first large step
         self.grammars = GrammarChecker(metrics)  # freeform tools' grammars, compiled off the loop
+        self.models = Models(config.aliases(), config.models_refresh, metrics)  # names sent upstream
         if config.rewrites_requests:
             from .upstream.fallback import Router  # the renderer: only when configured
 
@@ -160,6 +177,7 @@ class Pipeline:
             from .upstream.constraint import Constrainer
 
             self.constrainer = Constrainer(config, metrics, self.router.template if self.router else None)
+            self.models.listener = self.constrainer.learn  # one GET /v1/models for both
 
     async def serve(self, front: Front, req: Request, resp: Response) -> Result:
         """Answer one request of ``front``'s API. Nothing but cancellation and a client gone
@@ -176,13 +194,8 @@ class Pipeline:
             assert self.pool is not None
             await self.constrainer.detect(self.pool, self.base + "/models", self.upstream_headers(req, False))
         try:
-            load = getattr(front, "load", None)  # a front that keeps state reads the store first
-            loaded = await load(req) if load is not None else None
-            body = req.body
-            if len(body) > OFFLOOP_REQUEST_BYTES:
-                turn, plan, path, retry = await self.cpu(True, "request", self._plan, front, req, loaded)
-            else:  # inline, without the coroutine ``cpu`` would make
-                turn, plan, path, retry = self._plan(front, req, loaded)
+            loaded = await self.load(front, req)  # a front that keeps state reads the store first
+            turn, plan, path, retry = await self._planned(front, req, loaded)
         except (orjson.JSONDecodeError, RequestError, ConfigError) as exc:
             return self.refuse(front, resp, exc)
         except StoreUnavailable as exc:
@@ -194,25 +207,19 @@ class Pipeline:
                 return self.fail.refuse(front, resp, 400, fmt.compile_failure(error), param=fmt.where)
         if plan.constraint is not None:
             self.constrainer.report(plan)
-            resp.extra = (plan.constraint.header(),)
+            set_header(resp, plan.constraint.header())
+        if plan.model:
+            set_header(resp, model_field(plan.model))
         headers = self.upstream_headers(req, plan.stream)
-        model = turn.model
         # The turn is kept only to be asked again: not for the life of every stream.
         retrying = plan.enforcing and plan.on_invalid == "retry"
         tries = Retries(turn, self.config.retries) if retrying else None
         del turn
         try:
-            result = await self._send(front, plan, path, headers, resp, retry, tries)
-            if result is None:  # the upstream refused tools: once more, with the protocol
-                if self.constrainer is not None:
-                    self.constrainer.withdraw(plan, "the upstream refused tools: the injected protocol")
-                self.router.remember(model)
-                log.info("upstream refused tools for model %r; retrying with the injected "
-                         "protocol", model)
-                result = await self._send(front, self.router.injected(plan), path, headers, resp,
-                                          False, tries)
-            assert result is not None
-            return result
+            try:
+                return await self._exchange(front, plan, path, headers, resp, retry, tries)
+            except _NotFound as missing:
+                return await self._not_found(front, req, resp, plan, missing.raw, loaded)
         except RequestError as exc:  # the history cannot be written as the protocol
             return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
         except StoreUnavailable as exc:  # a stream's response could not be registered or kept
@@ -223,8 +230,59 @@ class Pipeline:
                 return 200, Provenance()
             return self.fail.upstream_failure(front, resp, exc), Provenance()
 
+    async def _planned(self, front: Front, req: Request, loaded: Any) -> tuple[Turn, Plan, str, bool]:
+        """``_plan``, on a worker thread for a large request (``loaded``: what ``load`` read)."""
+        if len(req.body) > OFFLOOP_REQUEST_BYTES:
+            return await self.cpu(True, "request", self._plan, front, req, loaded)
+        return self._plan(front, req, loaded)  # inline, without the coroutine ``cpu`` would make
+
+    async def _exchange(self, front: Front, plan: Plan, path: str, headers: list[tuple[bytes, bytes]],
+                        resp: Response, retry: bool, tries: Retries | None) -> Result:
+        """``plan`` sent and answered; a refusal of tools sends it again with the protocol."""
+        result = await self._send(front, plan, path, headers, resp, retry, tries)
+        if result is None:  # the upstream refused tools: once more, with the protocol
+            if self.constrainer is not None:
+                self.constrainer.withdraw(plan, "the upstream refused tools: the injected protocol")
+            self.router.remember(plan.model)
+            log.info("upstream refused tools for model %r; retrying with the injected "
+                     "protocol", plan.model)
+            result = await self._send(front, self.router.injected(plan), path, headers, resp,
+                                      False, tries)
+        assert result is not None
+        return result
+
+    async def _not_found(self, front: Front, req: Request, resp: Response, plan: Plan,
+                         raw: bytes, loaded: Any) -> Result:
+        """The upstream answered 404 to ``plan``: its model list is asked for again; when the
+        request's name then maps to another model it is planned and sent once more (from what
+        ``load`` read of the store for the first plan: the store is not asked twice), when it
+        maps to none the answer is the 404 naming the served models (``Models.resolve``), else
+        the upstream's own answer."""
+        assert self.pool is not None
+        await self.models.refresh(self.pool, self.base + "/models", self.upstream_headers(req, False))
+        try:
+            turn, again, path, retry = await self._planned(front, req, loaded)
+        except (orjson.JSONDecodeError, RequestError, ConfigError) as exc:
+            return self.refuse(front, resp, exc)
+        if again.model == plan.model:
+            return self.fail.pass_error(front, resp, 404, raw), Provenance()
+        log.info("the upstream does not serve %r: the request goes again as %r", plan.model, again.model)
+        if again.model:
+            set_header(resp, model_field(again.model))
+        retrying = again.enforcing and again.on_invalid == "retry"
+        tries = Retries(turn, self.config.retries) if retrying else None
+        del turn
+        try:
+            return await self._exchange(front, again, path, self.upstream_headers(req, again.stream),
+                                        resp, retry, tries)
+        except _NotFound as missing:
+            return self.fail.pass_error(front, resp, 404, missing.raw), Provenance()
+
     def refuse(self, front: Front, resp: Response, exc: Exception) -> Result:
-        """The 400 (or the error's own status) for a request ``check`` refused."""
+        """The 400 (or the error's own status) for a request ``check`` refused; the 503 of a
+        store that did not answer (``StoreUnavailable``, from a front's ``load``)."""
+        if isinstance(exc, StoreUnavailable):
+            return self.fail.store_down(front, resp, exc)
         if isinstance(exc, orjson.JSONDecodeError):
             return self.fail.refuse(front, resp, 400, f"the request body is not valid JSON: {exc}")
         if isinstance(exc, RequestError):
@@ -267,7 +325,12 @@ class Pipeline:
         """The request checked and planned: its turn, plan, upstream path and whether a refusal
         of tools is retried."""
         turn, shallow, checked = self._turn(front, req.body, req, loaded)
-        return turn, *self._route(turn, shallow, checked)
+        asked = turn.model
+        turn.serve_as(self.models.resolve(asked))
+        plan, path, retry = self._route(turn, shallow, checked)
+        if asked is not None and asked != turn.model:
+            plan.asked = asked
+        return turn, plan, path, retry
 
     def _route(self, turn: Turn, shallow: bool = False, checked: bool = False) -> tuple[Plan, str, bool]:
         """``turn`` planned: its plan, upstream path and whether a refusal of tools is retried
@@ -294,11 +357,13 @@ class Pipeline:
         self.metrics.inc("toolbridge_offloaded_total", kind=kind)
         return await asyncio.get_running_loop().run_in_executor(self._workers, step, *args)
 
-    def upstream_headers(self, req: Request, stream: bool) -> list[tuple[bytes, bytes]]:
+    def upstream_headers(self, req: Request | None, stream: bool) -> list[tuple[bytes, bytes]]:
+        """The header fields of an upstream request; ``req``: the client's request (its
+        Authorization passes on when the gateway neither checks keys nor has its own)."""
         headers = [*JSON, (b"accept", b"text/event-stream" if stream else b"application/json")]
         if self.config.upstream_api_key:
             headers.append((b"authorization", b"Bearer " + self.config.upstream_api_key.encode()))
-        elif not self.config.api_key and req.header(b"authorization"):
+        elif not self.config.api_key and req is not None and req.header(b"authorization"):
             headers.append((b"authorization", req.header(b"authorization") or b""))
         return headers
 
@@ -360,6 +425,8 @@ class Pipeline:
         if resp.started:  # a retry's: the client's stream already began
             self.fail.stream_error(front, resp, f"the upstream answered {status} to a retry", "upstream_error")
             return 200, Provenance()
+        if status == 404:
+            raise _NotFound(raw)
         return self.fail.pass_error(front, resp, status, raw), Provenance()
 
     async def _unconstrained(self, front: Front, plan: Plan, path: str, headers: list[tuple[bytes, bytes]],
@@ -367,7 +434,7 @@ class Pipeline:
         """The upstream refused ``plan``'s grammar (its body is restored): the same request
         again without it, read by recovery as any other."""
         if not resp.started:
-            resp.extra = (plan.constraint.header(),)
+            set_header(resp, plan.constraint.header())
         result = await self._send(front, plan, path, headers, resp, retry, tries)
         self.constrainer.settled(plan, 400 if result is None else result[0])
         return result
@@ -379,6 +446,8 @@ class Pipeline:
         except orjson.JSONDecodeError as exc:
             raise RequestError("the upstream answered with invalid JSON", status=502,
                                type="upstream_error") from exc
+        if plan.asked is not None and isinstance(answer, dict):
+            answer["model"] = plan.asked
         whole = self.router.whole if self.router is not None else repair_completion
         answer, provenance = whole(answer, plan)
         return front.whole(answer, plan), provenance
@@ -423,7 +492,7 @@ class Pipeline:
         self.metrics.open_streams += 1
         ticker = keepalive(encoder, resp)
         try:
-            invalid = await self._relay(front, up, encoder, resp)
+            invalid = await self._relay(front, up, encoder, resp, plan)
         except ClientDisconnected:
             log.info("client disconnected mid-stream; upstream request closed")
             gone = getattr(encoder, "disconnected", None)  # an encoder that keeps state for its stream
@@ -436,14 +505,15 @@ class Pipeline:
                 ticker.cancel()
         return invalid or (200, encoder.provenance)
 
-    async def _relay(self, front: Front, up: Any, encoder: Any,
-                     resp: Response) -> InvalidArguments | None:
+    async def _relay(self, front: Front, up: Any, encoder: Any, resp: Response,
+                     plan: Plan) -> InvalidArguments | None:
         """Relay a stream: each upstream event is translated and written from the upstream
         connection's read callback (``SSEStream.each``); an event over ``OFFLOOP_BYTES`` is
         translated on a worker thread instead, while reading waits (``drain``). What ends the
         stream early is settled here, but for a call that had to be valid and is not: returned,
         the stream left open. Any other exception reaches ``serve``."""
         feed, write, loads = encoder.feed_sse, resp.write, orjson.loads
+        asked = plan.asked
         content = getattr(encoder, "content_sse", None)  # a plain-content chunk, undecoded
         plain = PlainBytes()
         chunks = 0
@@ -462,6 +532,8 @@ class Pipeline:
                 except orjson.JSONDecodeError:
                     ended.append(("the upstream sent an invalid chunk", "upstream_error", None))
                     return None
+                if asked is not None and isinstance(chunk, dict):
+                    chunk["model"] = asked  # (a plain-content chunk's model is not read)
                 if isinstance(chunk, dict) and "error" in chunk and not chunk.get("choices"):
                     ended.append((error_message(chunk["error"]), "upstream_error", None))
                     return None
@@ -543,6 +615,12 @@ def upstream_body(plan: Plan, discard: bool) -> bytes:
                 if body.get(key) is value:
                     body[key] = orjson.Fragment(text)
     return orjson.dumps(body)
+
+
+def set_header(resp: Response, field: tuple[bytes, bytes]) -> None:
+    """``field`` in every head of ``resp``, in place of a field of the same name set before (the
+    request id set by the routes stays)."""
+    resp.extra = (*(f for f in resp.extra if f[0] != field[0]), field)
 
 
 def keepalive(encoder: Any, resp: Response) -> asyncio.Task[None] | None:

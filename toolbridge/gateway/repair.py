@@ -15,11 +15,14 @@ from typing import Any
 
 from ..events import ToolCallBegin
 from ..parsing.parser import parse
+from ..tools import Toolset
+from .thinking import Lead
 from .upstream.native import check_calls, new_id
 from .turn import Plan, RequestError
 from .validation import enforce, native_verdicts
 
 REASONING_KEYS = ("reasoning_content", "reasoning")
+NO_TOOLS = Toolset([])  # a parser that only splits reasoning: every call-like block stays text
 
 
 @dataclass
@@ -89,6 +92,10 @@ def repair_completion(answer: dict[str, Any], plan: Plan) -> tuple[dict[str, Any
     InvalidArguments (a RequestError) when a call that must be valid is not."""
     provenance = Provenance()
     if plan.tools is None:
+        if Lead.of(plan) is not None:  # only reasoning written in the content is read
+            for choice in answer.get("choices") or ():
+                if isinstance(choice, dict) and isinstance(choice.get("message"), dict):
+                    _reasoning_only(choice, plan, provenance)
         return answer, provenance
     seen_ids: set[str] = set()
     for choice in answer.get("choices") or ():
@@ -109,12 +116,14 @@ def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, s
         provenance.invalid += checked.invalid
         if checked.invalid and plan.enforcing:
             verdicts = native_verdicts(plan, calls)
+        _reasoning_only(choice, plan, provenance)  # the upstream read the calls, not the reasoning
     else:
         cut = choice.get("finish_reason") == "length"  # a call the end would close is truncated
+        own = [key for key in REASONING_KEYS if message.get(key)]  # not what the content's parser splits
         calls, truncated = _from_text(message, "content", plan, provenance, verdicts, cut)
         provenance.content += len(calls)
         if plan.recover_from_reasoning:
-            for key in REASONING_KEYS:
+            for key in own:
                 found, broke = _from_text(message, key, plan, provenance, verdicts, cut)
                 provenance.reasoning += len(found)
                 calls, truncated = calls + found, truncated or broke
@@ -122,18 +131,41 @@ def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, s
     if not plan.parallel and len(calls) > 1:
         provenance.rejected += len(calls) - 1
         calls = calls[:1]
-    if plan.required and not calls:
-        raise tool_choice_unmet(plan.required)
+    if plan.required and not calls and choice.get("finish_reason") != "length":
+        raise tool_choice_unmet(plan.required)  # (cut by the limit: the answer is length, as the APIs say)
     enforce(plan, calls, verdicts)
     _settle(choice, message, calls, leftovers, truncated)
 
 
+def _reasoning_only(choice: dict[str, Any], plan: Plan, provenance: Provenance) -> None:
+    """Split reasoning written in the content out of an answer whose content holds no call to
+    read (no tools offered, or native calls), as a stream's content parser does."""
+    cut = choice.get("finish_reason") == "length"
+    _from_text(choice["message"], "content", plan, provenance, {}, cut, NO_TOOLS)
+
+
 def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Provenance,
-               verdicts: dict[str, tuple[str, ...]], cut: bool = False) -> tuple[list[Any], bool]:
+               verdicts: dict[str, tuple[str, ...]], cut: bool = False,
+               tools: Toolset | None = None) -> tuple[list[Any], bool]:
     text = message.get(key)
     if not isinstance(text, str) or not text:
         return [], False
-    result = parse(text, plan.dialect, plan.tools, cut, **parser_options(plan))
+    options = parser_options(plan)
+    lead = Lead.of(plan) if key == "content" else None
+    if lead is not None and answer_reasoning(message):  # the upstream reads reasoning itself
+        lead.opening_only()
+    split, inside = lead.whole(text) if lead is not None else (False, False)
+    if split:  # reasoning written in the content (thinking.py)
+        options.update(reasoning=True, in_reasoning=inside)
+    elif tools is not None:
+        return [], False  # nothing to split, nothing to read
+    result = parse(text, plan.dialect, plan.tools if tools is None else tools, cut, **options)
+    if split:  # the answer without the white space that led it (thinking.py, as a stream has it)
+        thought = (result.message.get("reasoning_content") or "").lstrip()
+        if thought and not answer_reasoning(message):
+            message["reasoning_content"] = thought
+        if isinstance(result.message["content"], str):
+            result.message["content"] = result.message["content"].lstrip()
     provenance.dialect = provenance.dialect or result.report.detected
     provenance.rejected += len(result.report.rejected)
     provenance.aborted += len(result.report.aborted)

@@ -36,7 +36,8 @@ from ..events import (
 from ..openai import ChunkEncoder
 from ..syntax.dialect import TRUNCATED
 from ..parsing.parser import StreamParser
-from .repair import REASONING_KEYS, Provenance, parser_options, tool_choice_unmet
+from .repair import NO_TOOLS, REASONING_KEYS, Provenance, parser_options, tool_choice_unmet
+from .thinking import Lead
 from .turn import Plan, RequestError
 from .upstream.native import NativeStream
 from .validation import Gate
@@ -76,7 +77,15 @@ class _Choice:
         self._next = itertools.count().__next__
         self._any_call = False
         parse, options = plan.tools is not None, parser_options(plan)
-        self._content = StreamParser(plan.dialect, plan.tools, **options) if parse else None
+        # Reasoning written in the content: its parser is made once the answer's start tells
+        # how to read it (thinking.Lead); until then the start is held.
+        self._lead = Lead.of(plan)
+        self._content = (StreamParser(plan.dialect, plan.tools, **options)
+                         if parse and self._lead is None else None)
+        self._reasoned = False  # the upstream gave reasoning in its own field: none split from content
+        # Reasoning is split out of the content (thinking.py) and the answer, or the reasoning,
+        # has not begun: its leading white space is dropped.
+        self._trim = self._unthought = False
         self._reasoning = (StreamParser(plan.dialect, plan.tools, **options)
                            if parse and plan.recover_from_reasoning else None)
         self._held_ws = ChunkEncoder()  # holds the content's trailing whitespace
@@ -98,6 +107,8 @@ class _Choice:
         if len(delta) == 1 and type(delta.get("content")) is str:  # nearly every chunk
             return self.content(delta["content"])
         out: list[Event] = []
+        if not self._reasoned:  # (before the content beside it, whatever the order of the keys)
+            self._reasoned = any(type(delta.get(key)) is str and delta[key] for key in REASONING_KEYS)
         for key, value in delta.items():
             if key == "content" and isinstance(value, str):
                 out += self._content_out(value)
@@ -114,6 +125,8 @@ class _Choice:
     def finish(self) -> list[Event]:
         out: list[Event] = []
         cut = self.upstream_finish == "length"  # a call the end would close is truncated
+        if self._lead is not None:  # the answer ended while its start was held
+            out += self._content_out(self._read(self._lead.end()))
         if self._content is not None:
             out += self._content_events(self._content.close(cut))
             self._prov.noted(self._content)
@@ -139,8 +152,8 @@ class _Choice:
         if self._aborted:
             out = self._unsent(out)
         calls = self._calls + len(good)
-        if self._plan.required and not calls:
-            raise tool_choice_unmet(self._plan.required)
+        if self._plan.required and not calls and self.upstream_finish != "length":
+            raise tool_choice_unmet(self._plan.required)  # (cut by the limit: length, as the APIs say)
         reason = "length" if self._truncated else ("tool_calls" if calls else self.upstream_finish or "stop")
         out.append(Finish(reason))
         return out
@@ -155,12 +168,20 @@ class _Choice:
         return out
 
     def _content_out(self, text: str) -> list[Event]:
+        if self._lead is not None:
+            if self._reasoned:  # the upstream reads reasoning itself (thinking.Lead.opening_only)
+                self._lead.opening_only()
+            verdict = self._lead.feed(text)
+            if verdict is None:
+                return []
+            text = self._read(verdict)
         if self._content is None:
             return [Text(text)] if text else []
         out: list[Event] = []
         for ev in self._content.feed(text):
             if type(ev) is Text:
-                sent = self._held_ws.content(ev.text)
+                text = self._trimmed(ev.text) if self._trim else ev.text
+                sent = self._held_ws.content(text) if text else None
                 if sent is not None:
                     out.append(ev if sent is ev.text else Text(sent))
             elif type(ev) is ArgumentsDelta:
@@ -171,12 +192,35 @@ class _Choice:
                 out += self._content_events([ev])
         return self._gate.feed(out) if self._gate.active else out
 
+    def _read(self, verdict: tuple[bool, bool]) -> str:
+        """Make the content's parser as the held start's ``verdict`` says (reasoning split out,
+        from inside it); returns the text held, for it to read."""
+        lead, self._lead = self._lead, None
+        split, inside = verdict
+        plan = self._plan
+        if plan.tools is not None or split:  # (no tools: the parser only splits, it reads no call)
+            tools = plan.tools if plan.tools is not None else NO_TOOLS
+            options = {**parser_options(plan), "reasoning": split, "in_reasoning": inside} if split \
+                else parser_options(plan)
+            self._content = StreamParser(plan.dialect, tools, **options)
+        self._trim = self._unthought = split
+        return lead.text  # type: ignore[union-attr]
+
+    def _trimmed(self, text: str) -> str:
+        """Text of the answer while it has not begun, after reasoning split out of the content:
+        without its leading white space (what follows ``</think>``, as a reasoning parser
+        upstream would give it; so is the reasoning's, and one of white space alone, as Qwen3
+        writes with thinking off, is none)."""
+        text = text.lstrip()
+        self._trim = not text
+        return text
+
     def plain(self, text: str) -> str | None:
         """``content(text)`` when the parser reads ``text`` as plain content
         (``StreamParser.feed_plain``) and no gate holds events: the content to send now ("" while
         it is only whitespace, held), without making events; None otherwise, nothing read."""
         parser = self._content
-        if parser is None or self._gate.active or self._deferred or not parser.feed_plain(text):
+        if parser is None or self._gate.active or self._deferred or self._trim or not parser.feed_plain(text):
             return None
         sent = self._held_ws.content(text)
         return "" if sent is None else sent
@@ -186,11 +230,15 @@ class _Choice:
         out: list[Event] = []
         for ev in events:
             if type(ev) is Text:
-                sent = self._held_ws.content(ev.text)
+                text = self._trimmed(ev.text) if self._trim else ev.text
+                sent = self._held_ws.content(text) if text else None
                 if sent is not None:
                     out.append(Text(sent))
-            elif type(ev) is Reasoning:  # the parser splits reasoning (completions mode)
-                out.append(ev)
+            elif type(ev) is Reasoning:  # the parser splits reasoning (completions mode, thinking.py)
+                thought = ev.text.lstrip() if self._unthought else ev.text
+                if thought and not self._reasoned:
+                    self._unthought = False
+                    out.append(ev if thought is ev.text else Reasoning(thought))
             else:
                 out += self._remap("content", ev)
         return out

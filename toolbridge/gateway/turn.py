@@ -30,6 +30,7 @@ from ..syntax.dialect import Dialect
 from ..tools import SharedCache, Toolset, schema_error
 from .nesting import MAX_NESTING, SHOWN, deep_path, deep_where, spelled, too_deep
 from .nesting import encoded_within as _encoded_within
+from .thinking import mode as thinking_mode
 
 KEEP_SPECIAL = ("auto", "always", "never")
 
@@ -58,6 +59,7 @@ class Settings:
     repair: bool = False  # read JSON arguments leniently (trailing commas, single quotes ...)
     stream_arguments: bool = False  # stream a call's arguments as written (default: each call whole)
     max_held: int = 64 << 20  # characters of calls a stream may hold (--max-answer)
+    reasoning_in_content: str = "auto"  # reasoning written inside the content: auto, on, off (thinking.py)
 
 
 @dataclass
@@ -75,6 +77,10 @@ class Plan:
     drop_tokens: tuple[str, ...] = ()
     offered: list[str] = field(default_factory=list)
     model: str | None = None  # the request's model: auto's hint
+    # The name the client asked for when it was sent under another (upstream/models.py): the
+    # answer names it, so that a client comparing names (Claude Code keeps a turn's thinking
+    # only for the model it asked for) sees its own.
+    asked: str | None = None
     on_invalid: str = "pass"  # "pass", "reject" or "retry" (gateway/validation.py)
     coerce: bool = True
     repair: bool = False
@@ -88,6 +94,9 @@ class Plan:
     # key; every field the nesting check encoded), each with the value it is the text of, by
     # key: spliced into the upstream body's encoding instead of encoding them again.
     texts: dict[str, tuple[Any, bytes]] = field(default_factory=dict)
+    # How reasoning written inside the content is read (thinking.mode): None as written, "opens"
+    # or "asked".
+    think: str | None = None
 
     def enforced(self, name: str) -> bool:
         """Whether a call to ``name`` must have valid arguments: under ``reject`` and ``retry``
@@ -143,6 +152,12 @@ class Turn:
     # Where each tool's schema is in the client's request, in the front's spelling, for the
     # errors that name it (None: the chat front's ``tools[i].function.parameters``).
     schema_paths: list[str] | None = None
+
+    def serve_as(self, model: str | None) -> None:
+        """Send the turn upstream under ``model``, the name the upstream serves
+        (``upstream.models``): everything keyed by model then reads it."""
+        if model is not None and (model != self.model or self.options.get("model") != model):
+            self.model = self.options["model"] = model
 
     def body(self) -> dict[str, Any]:
         """The Chat Completions request body this turn is (what a chat upstream is sent)."""
@@ -200,6 +215,7 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bo
         freeforms=turn.freeforms,
         context=turn.context,
         texts=texts,
+        think=thinking_mode(settings.reasoning_in_content, upstream),
     )
 
 

@@ -433,10 +433,12 @@ class AutoParser:
             self._emit(buf[pos:end])
             self._buf = buf[end:]
             return None
-        self._emit(buf[pos : m.start()])
-        if not final and scan.could_grow(buf, m.start()):
-            self._buf = buf[m.start():]
+        held = None if final else scan.held_from(buf, pos, m.start())
+        if held is not None:  # "```" may still become "```json", or be inside "Action: ```json"
+            self._emit(buf[pos:held])
+            self._buf = buf[held:]
             return None
+        self._emit(buf[pos : m.start()])
         marker = m.group()
         if marker in self._drop:
             if self._phase is REASONING and marker in self._answers:

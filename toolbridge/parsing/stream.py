@@ -432,9 +432,11 @@ class DialectParser:
             end = len(buf) if final else len(buf) - scan.holdback(buf, pos)
             self._emit_text(buf[pos:end])
             return end, False
+        held = None if final else scan.held_from(buf, pos, m.start())
+        if held is not None:  # "```" may still become "```json": wait for more text
+            self._emit_text(buf[pos:held])
+            return held, False
         self._emit_text(buf[pos : m.start()])
-        if not final and scan.could_grow(buf, m.start()):
-            return m.start(), False  # "```" may still become "```json": wait for more text
         marker = m.group()
         if marker in self._drop:
             if self._phase is REASONING and marker in self._answer_opens:

@@ -112,6 +112,17 @@ class MarkerSet:
         marker begins with it, so that more text could change which marker this is."""
         return len(buf) - start < self._longest and buf[start:] in self._prefixes
 
+    def held_from(self, buf: str, pos: int, start: int) -> int | None:
+        """Where an unfinished ``buf`` must be held from when a marker was found at ``start``
+        (None: the marker stands). A longer marker may be beginning before it, still being
+        written, with this one inside it (``Action: ```json`` whose ``Action: ``` `` is read
+        so far holds a complete ``` ``` ``` ``); or this marker may grow into a longer one
+        (``could_grow``)."""
+        tail = len(buf) - self.holdback(buf, pos)
+        if tail < start:
+            return tail
+        return start if self.could_grow(buf, start) else None
+
     def waits(self, text: str) -> bool:
         """True when ``text`` is all held back, as the start of a marker that may still come
         (a proper prefix of one, holding no other marker after its first character)."""

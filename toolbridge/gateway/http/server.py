@@ -19,8 +19,7 @@ What it handles:
 - ``Expect: 100-continue`` (answered before the body is read, unless the body is too large);
 - pipelined requests: answered in order, one at a time (reading pauses while some are queued);
 - malformed requests (a request line without an HTTP version, an HTTP/1.1 request without
-  exactly one ``Host``), upgrade attempts (WebSocket, h2c, ``CONNECT``): 400; HTTP versions
-  other than 1.0 and 1.1: 505. Every refusal is answered after the requests pipelined before
+  exactly one ``Host``), ``CONNECT``: 400; HTTP versions other than 1.0 and 1.1: 505. Every refusal is answered after the requests pipelined before
   it, and the connection is then closed; nothing pipelined after it is run;
 - client disconnect detection: when the connection is lost (EOF, reset, write error), the task
   running the handler is cancelled, so whatever it awaits (e.g. the upstream read) raises
@@ -32,9 +31,16 @@ What it handles:
   ``ClientDisconnected``);
 - ``Response.abort()`` cuts a started response (the client sees it incomplete, not ended);
 - streamed responses to HTTP/1.0 clients (no chunked encoding: body delimited by close);
-- HEAD (headers only), a cached ``Date`` header, graceful shutdown (``H1Server.close``).
+- HEAD (headers only), a cached ``Date`` header, graceful shutdown (``H1Server.close``);
+- upgrades (``Connection: upgrade`` with ``Upgrade``): the request reaches the handler with
+  ``Request.upgrade`` set (its body, if any, unread) and is the connection's last; the handler
+  answers it as any request (the connection then closes), or takes the connection over with
+  ``Response.upgrade(receiver)``, which gives it a ``Tunnel`` to write to and hands it every byte
+  read after the request head (a ``Receiver``: ``data_received``, ``connection_lost``,
+  ``shutdown`` when the server closes). The protocol spoken over it is the handler's
+  (``http.websocket``): no timer of this server applies to it any more.
 
-What it does not do: TLS (terminate it in front), HTTP/2, upgrades/WebSocket, request trailers,
+What it does not do: TLS (terminate it in front), HTTP/2, request trailers,
 streaming request bodies to the handler (bodies are buffered up to ``max_body``), a limit on the
 number of connections, lingering close after an error response (a client still sending a too
 large body may see a reset instead of the 413), access logging. Disconnects are noticed by
@@ -56,7 +62,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 from dataclasses import dataclass
 from email.utils import formatdate
 from http import HTTPStatus
@@ -97,18 +103,27 @@ class ClientDisconnected(ConnectionError):
     """The client's connection is gone; the response cannot be written."""
 
 
+class Receiver(Protocol):
+    """What takes over an upgraded connection (``Response.upgrade``)."""
+
+    def data_received(self, data: bytes) -> None: ...
+    def connection_lost(self) -> None: ...
+    def shutdown(self) -> None: ...  # the server is closing: end the connection soon
+
+
 class Request:
-    __slots__ = ("body", "headers", "keep_alive", "method", "path", "target", "version")
+    __slots__ = ("body", "headers", "keep_alive", "method", "path", "target", "upgrade", "version")
 
     def __init__(self, method: str, target: str, version: str, headers: Headers, body: bytes,
-                 keep_alive: bool) -> None:
+                 keep_alive: bool, upgrade: bool = False) -> None:
         self.method = method
         self.target = target  # raw request target, e.g. "/v1/chat/completions?x=1"
         self.path = target.partition("?")[0]  # read several times per request: split once
         self.version = version  # "1.1" or "1.0"
         self.headers = headers  # [(lower-case name, value)] in arrival order
         self.body = body
-        self.keep_alive = keep_alive
+        self.keep_alive = keep_alive and not upgrade  # (after an upgrade head, no more HTTP)
+        self.upgrade = upgrade  # Connection: upgrade with Upgrade: the handler may take it over
 
     def header(self, name: bytes, default: bytes | None = None) -> bytes | None:
         """First value of header ``name`` (lower-case bytes)."""
@@ -145,7 +160,7 @@ class Response:
     """Writes the response to one request. ``send`` or ``start``/``write``/``end``."""
 
     __slots__ = ("_chunked", "_head_only", "_keep_alive", "_proto", "encoder", "extra", "finished", "started",
-                 "writes")
+                 "upgraded", "writes")
 
     def __init__(self, proto: _H1Protocol, req: Request) -> None:
         self._proto = proto
@@ -157,6 +172,7 @@ class Response:
         self.encoder: Any = None  # a stream's encoder (the pipeline's): for a failure's last event
         self.extra: tuple[tuple[bytes, bytes], ...] = ()  # header fields every head of this response gets
         self.writes = 0  # pieces of a streamed response written (what tells a stream is idle)
+        self.upgraded = False  # the connection was taken over (``upgrade``)
 
     def _head(self, status: int, headers: Iterable[tuple[bytes, bytes]]) -> list[bytes]:
         if self.started:
@@ -232,6 +248,17 @@ class Response:
         if not self._proto.closed:
             self._proto.transport.abort()
 
+    def upgrade(self, receiver: Receiver) -> Tunnel:
+        """Take the connection over, for an upgrade request (``Request.upgrade``), writing
+        nothing: the caller writes its own answer (``101 Switching Protocols``) to the tunnel.
+        From now on every byte read goes to ``receiver``; bytes that came after the request head
+        are given to it soon after this returns."""
+        if self.started or self._proto.closed:
+            raise ClientDisconnected() if self._proto.closed else RuntimeError("response already started")
+        self.started = self.finished = self.upgraded = True
+        self._proto.take_over(receiver)
+        return Tunnel(self._proto)
+
     @property
     def paused(self) -> bool:
         """True while the client is not reading fast enough; ``await drain()`` then."""
@@ -244,6 +271,39 @@ class Response:
     @property
     def disconnected(self) -> bool:
         return self._proto.closed
+
+
+class Tunnel:
+    """The writing side of an upgraded connection (``Response.upgrade``)."""
+
+    __slots__ = ("_proto",)
+
+    def __init__(self, proto: _H1Protocol) -> None:
+        self._proto = proto
+
+    def write(self, data: bytes) -> None:
+        if not self._proto.closed:
+            self._proto.transport.write(data)
+
+    def close(self) -> None:
+        """Close after what is written is sent."""
+        if not self._proto.closed:
+            self._proto.transport.close()
+
+    def abort(self) -> None:
+        if not self._proto.closed:
+            self._proto.transport.abort()
+
+    @property
+    def closed(self) -> bool:
+        return self._proto.closed
+
+    @property
+    def paused(self) -> bool:
+        return self._proto.write_paused
+
+    async def drain(self) -> None:
+        await self._proto.drain()
 
 
 class _H1Protocol(asyncio.Protocol):
@@ -260,6 +320,8 @@ class _H1Protocol(asyncio.Protocol):
         self._task: asyncio.Task | None = None
         self._queue: deque[Request] = deque()  # pipelined requests waiting their turn
         self._reading_paused = False
+        self._upgrade: bytes | None = None  # after an upgrade head: what came after it, kept
+        self.receiver: Receiver | None = None  # the upgraded connection's (``take_over``)
         self._timer: asyncio.TimerHandle | None = None
         self._deadline: float | None = None  # see _arm
         # state of the request being received
@@ -297,6 +359,9 @@ class _H1Protocol(asyncio.Protocol):
         if w is not None and not w.done():
             w.set_exception(ClientDisconnected())
         self._drain_waiter = None
+        receiver, self.receiver = self.receiver, None
+        if receiver is not None:
+            receiver.connection_lost()
 
     def pause_writing(self) -> None:
         self.write_paused = True
@@ -317,10 +382,22 @@ class _H1Protocol(asyncio.Protocol):
         await self._drain_waiter
 
     def data_received(self, data: bytes) -> None:
+        if self.receiver is not None:
+            self.receiver.data_received(data)
+            return
+        if self._upgrade is not None:  # (read before reading paused, after an upgrade head)
+            self._upgrade += data
+            return
         try:
             self._parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            self._fail(400, b"upgrades are not supported")
+        except httptools.HttpParserUpgrade as exc:
+            if self._reject is not None:
+                self._fail(*self._reject)
+            else:  # the upgrade request went to its handler: what follows is not HTTP
+                self._upgrade = data[exc.args[0]:]
+                if not self._reading_paused:
+                    self._reading_paused = True
+                    self.transport.pause_reading()
             return
         except httptools.HttpParserError:
             self._fail(400, b"malformed request")
@@ -437,8 +514,8 @@ class _H1Protocol(asyncio.Protocol):
             return 400, b"the request line has no HTTP version"
         if version not in ("1.0", "1.1"):
             return 505, b"only HTTP/1.0 and HTTP/1.1 are served"
-        if self._parser.should_upgrade():  # Connection: upgrade with Upgrade, or CONNECT
-            return 400, b"upgrades are not supported"
+        if self._parser.should_upgrade() and self._parser.get_method() == b"CONNECT":
+            return 400, b"CONNECT is not served"
         hosts = sum(1 for name, _ in self._headers if name == b"host")
         if hosts > 1 or (hosts == 0 and version == "1.1"):
             return 400, b"an HTTP/1.1 request needs exactly one Host header"
@@ -488,6 +565,7 @@ class _H1Protocol(asyncio.Protocol):
             self._headers,
             body,
             p.should_keep_alive(),
+            p.should_upgrade(),
         )
         if self._task is not None or self._queue:
             self._queue.append(req)
@@ -498,6 +576,21 @@ class _H1Protocol(asyncio.Protocol):
             self._run(req)
 
     # --- handler tasks ---
+
+    def take_over(self, receiver: Receiver) -> None:
+        """The connection is ``receiver``'s from now on (``Response.upgrade``)."""
+        self._stop_timer()
+        self.receiver = receiver
+        early, self._upgrade = self._upgrade or b"", None
+        if early:
+            self._loop.call_soon(self._early, early)
+        if self._reading_paused:
+            self._reading_paused = False
+            self.transport.resume_reading()
+
+    def _early(self, data: bytes) -> None:
+        if self.receiver is not None:
+            self.receiver.data_received(data)
 
     def _run(self, req: Request) -> None:
         self._task = self._loop.create_task(self._handle(req, Response(self, req)))
@@ -521,13 +614,13 @@ class _H1Protocol(asyncio.Protocol):
                 else:
                     resp.send(500, ((b"content-type", b"text/plain"),), b"internal error")
         self._task = None
-        if self.closed:
+        if self.closed or resp.upgraded:
             return
         if not resp._keep_alive:
             self.transport.close()
         elif self._queue:
             self._run(self._queue.popleft())
-            if not self._queue and self._reading_paused and self._reject is None:
+            if not self._queue and self._reading_paused and self._reject is None and self._upgrade is None:
                 self._reading_paused = False
                 self.transport.resume_reading()
         elif self._reject is not None:
@@ -566,7 +659,9 @@ class H1Server:
         deadline = self.loop.time() + grace
         while self.connections and self.loop.time() < deadline:
             for c in list(self.connections):
-                if c._task is None and not c._in_message and not c._queue:
+                if c.receiver is not None:
+                    c.receiver.shutdown()  # (it closes once idle)
+                elif c._task is None and not c._in_message and not c._queue:
                     c.transport.close()
             await asyncio.sleep(0.05)
         for c in list(self.connections):

@@ -20,8 +20,8 @@ class Stack:
     """``with Stack(script, tool_call_parser="hermes") as s: s.client().chat...``"""
 
     def __init__(self, script: Script, detokenize: Detokenize | None = None, upstream: str | None = None,
-                 **config: Any) -> None:
-        self.upstream = ReplayUpstream(script, detokenize=detokenize)
+                 models: tuple[str, ...] | None = ("replay",), strict: bool = False, **config: Any) -> None:
+        self.upstream = ReplayUpstream(script, detokenize=detokenize, models=models, strict=strict)
         self._upstream_url = upstream
         self._config = GatewayConfig(upstream="http://127.0.0.1:1/v1", port=0, **config)
         self.loop = asyncio.new_event_loop()

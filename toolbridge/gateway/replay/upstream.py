@@ -57,15 +57,22 @@ class ReplayUpstream:
     """``async with ReplayUpstream(script) as up: ... up.port ... up.requests``."""
 
     def __init__(self, script: Script, host: str = "127.0.0.1", port: int = 0,
-                 detokenize: Detokenize | None = None) -> None:
+                 detokenize: Detokenize | None = None, models: tuple[str, ...] | None = ("replay",),
+                 strict: bool = False) -> None:
         self.script = script
+        # Strict: a request for a model its listing does not name is answered 404, as vLLM does
+        # (else any name is taken, as llama.cpp does).
+        self.strict = strict
         self.detokenize = detokenize
         self.host, self._port = host, port
         self.requests: list[dict[str, Any]] = []
         self.authorizations: list[bytes | None] = []
-        # What GET /v1/models answers (a server's listing says which server it is) and with which
-        # extra header fields (``server: llama.cpp`` ...).
-        self.models: dict[str, Any] = {"object": "list", "data": [{"id": "replay", "object": "model"}]}
+        # What GET /v1/models answers (a server's listing says which server it is; ``models``:
+        # the names it lists, though it answers any) and with which extra header fields
+        # (``server: llama.cpp`` ...).
+        # None: no such endpoint (404).
+        self.models: dict[str, Any] | None = None if models is None else {
+            "object": "list", "data": [{"id": m, "object": "model"} for m in models]}
         self.models_headers: list[tuple[bytes, bytes]] = []
         self.models_probes = 0
         self.disconnects = 0  # streams whose client went away before the end
@@ -80,6 +87,11 @@ class ReplayUpstream:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
 
+    @property
+    def served(self) -> list[str]:
+        """The model names its listing gives now."""
+        return [m["id"] for m in (self.models or {}).get("data", ())]
+
     async def __aenter__(self) -> ReplayUpstream:
         self.server = await H1Server.start(self._handle, self.host, self._port)
         return self
@@ -91,11 +103,19 @@ class ReplayUpstream:
     async def _handle(self, req: Request, resp: Response) -> None:
         if req.path.endswith("/models"):
             self.models_probes += 1
-            resp.send(200, [*JSON, *self.models_headers], json.dumps(self.models).encode())
+            if self.models is None:
+                resp.send(404, JSON, b'{"detail": "Not Found"}')
+            else:
+                resp.send(200, [*JSON, *self.models_headers], json.dumps(self.models).encode())
             return
         body = json.loads(req.body)
         self.requests.append(body)
         self.authorizations.append(req.header(b"authorization"))
+        if self.strict and body.get("model") not in self.served:
+            error = {"object": "error", "message": f"The model `{body.get('model')}` does not exist.",
+                     "type": "NotFoundError", "param": "model", "code": 404}
+            resp.send(404, JSON, json.dumps({"error": error}).encode())
+            return
         reply = self.script(body)
         pieces = None
         if self.detokenize is not None and reply.content:

@@ -84,6 +84,7 @@ def render_request(body: dict[str, Any], plan: Plan, template: ChatTemplate, *,
     )
     stops = stop_markers(template)
     text_plan = TextPlan(**{f.name: getattr(plan, f.name) for f in fields(Plan)})
+    text_plan.think = None  # the prompt tells where reasoning starts (_reasoning), not the answer
     if prompt.injected:
         text_plan.dialect = get_dialect(fallback_dialect)
     else:

@@ -118,13 +118,20 @@ class Constrainer:
             except UpstreamError as exc:
                 self._say(f"the upstream kind could not be probed ({exc}); trying again with the next request")
                 return
-            self.detected = True
-            self.kind = kind_of(body, answer_headers) if status == 200 else None
-            if self.kind is None:
-                self._say(f"the upstream kind is not recognised from {target} ({status}, "
-                          f"{describe(body)}); no grammar is sent: set --upstream-kind")
-            else:
-                log.info("constrained decoding: upstream kind %s (from %s)", self.kind, target)
+            self.learn(target, status, body, answer_headers)
+
+    def learn(self, target: str, status: int, body: bytes, answer_headers: list[tuple[bytes, bytes]]) -> None:
+        """Learn the upstream's kind from its answer to ``GET target`` (once: the model list's
+        fetch at start brings it, else ``detect``'s at the first request)."""
+        if self.detected:
+            return
+        self.detected = True
+        self.kind = kind_of(body, answer_headers) if status == 200 else None
+        if self.kind is None:
+            self._say(f"the upstream kind is not recognised from {target} ({status}, "
+                      f"{describe(body)}); no grammar is sent: set --upstream-kind")
+        else:
+            log.info("constrained decoding: upstream kind %s (from %s)", self.kind, target)
 
     # ------------------------------------------------------------ per request
 

@@ -4,8 +4,9 @@ In: ``request.messages_turn`` (the request, field by field, as a ``Turn``). Out:
 is one ``message`` object (``whole_message``), blocks in the order ``thinking``, ``text``,
 ``tool_use``; a stream is ``stream.MessagesStream``. Ids: ``ids``. Errors are ``{"type":
 "error", "error": {"type", "message"}}``, the gateway's own error types named as this API names
-them, with ``details: {"error_code"}`` for the thread codes. ``POST /v1/messages/count_tokens``:
-``tokens``. Message threads (``thread``): ``threads``, each threaded answer kept as it is made.
+them, with ``details: {"error_code"}`` for the thread codes and the request's ``request_id``
+(``requestid``). ``POST /v1/messages/count_tokens``: ``tokens``. Message threads (``thread``):
+``threads``, each threaded answer kept as it is made.
 
 Thinking signatures cannot be real (they are Anthropic's proof over its own reasoning):
 toolbridge signs every thinking block with ``SIGNATURE``, a fixed marker, and accepts any
@@ -19,12 +20,14 @@ from typing import Any
 import orjson
 
 from ...repair import answer_reasoning, answer_text, first_choice
+from ...requestid import CURRENT
 from ...streaming import AnswerStream
 from ...turn import Plan, Turn
 from .ids import message_id, tool_use_id
 from .request import messages_turn
-from .stream import MessagesStream, stop_reason, usage_of
+from .stream import Context, MessagesStream, stop_reason, usage_of
 from .threads import CODES, Reply, Thread, Threads, assistant
+from .tokens import TokenCounter
 
 SIGNATURE = "dG9vbGJyaWRnZQ"  # base64url of "toolbridge": a marker, not a proof
 
@@ -77,7 +80,11 @@ def error_body(message: str, type: str = "invalid_request_error", param: str | N
     error: dict[str, Any] = {"type": _KINDS.get(type, "api_error"), "message": message}
     if code in CODES:
         error["details"] = {"error_code": code}
-    return orjson.dumps({"type": "error", "error": error})
+    body: dict[str, Any] = {"type": "error", "error": error}
+    request_id = CURRENT.get()
+    if request_id is not None:  # (as the API's error bodies: the request-id header's value)
+        body["request_id"] = request_id
+    return orjson.dumps(body)
 
 
 def upstream_error_body(raw: bytes) -> bytes:
@@ -106,9 +113,11 @@ class MessagesFront:
     paths = "dotted"  # messages.1.content.0.input
     rebuilds = True
 
-    def __init__(self, count: bool = False, threads: Threads | None = None) -> None:
+    def __init__(self, count: bool = False, threads: Threads | None = None,
+                 tokens: TokenCounter | None = None) -> None:
         self.count = count  # the front of count_tokens: its requests have no max_tokens or stream
         self.threads = threads  # None: a ``thread`` is answered thread_unsupported_request
+        self.tokens = tokens  # counts a stream's input tokens for message_start (None: 0)
 
     async def load(self, req: Any) -> Any:
         """The kept turn a ``thread`` continue names (``Threads.load``), before the turn is built."""
@@ -116,16 +125,21 @@ class MessagesFront:
         return await threads.load(req) if threads is not None and not self.count else None
 
     def turn(self, body: Any, req: Any = None, loaded: Any = None) -> Turn:
-        """The request as a Turn; a ``thread`` continue is looked up in ``req``'s caller's scope
-        (``loaded``: as ``load`` read it) and the turn will be kept there."""
+        """The request as a Turn, its context a ``stream.Context``: a stream's input tokens, and
+        a ``thread`` (a continue is looked up in ``req``'s caller's scope, as ``load`` read it
+        into ``loaded``, and the turn will be kept there)."""
         threads = self.threads if self.threads is not None and self.threads.enabled else None
         if threads is None:
-            return messages_turn(body, self.count)
-        scope = threads.scope(req)
-        turn = messages_turn(body, self.count, lambda message_id: threads.prior(scope, message_id, loaded))
-        if isinstance(turn.context, Thread):
-            turn.context.scope = scope
-            turn.context.size += len(req.body) if req is not None else 0
+            turn = messages_turn(body, self.count)
+        else:
+            scope = threads.scope(req)
+            turn = messages_turn(body, self.count, lambda message_id: threads.prior(scope, message_id, loaded))
+            if isinstance(turn.context, Thread):
+                turn.context.scope = scope
+                turn.context.size += len(req.body) if req is not None else 0
+        thread = turn.context if isinstance(turn.context, Thread) else None
+        counted = self.tokens.count(turn)[0] if turn.stream and self.tokens is not None else 0
+        turn.context = Context(counted, thread)
         return turn
 
     def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,
@@ -140,21 +154,22 @@ class MessagesFront:
     def whole(self, answer: dict[str, Any], plan: Plan | None = None) -> bytes:
         message = whole_message(answer)
         body = orjson.dumps(message)
-        thread = plan.context if plan is not None else None
-        if isinstance(thread, Thread) and self.threads is not None:  # kept by ``keep``
+        thread = plan.context.thread if plan is not None and isinstance(plan.context, Context) else None
+        if thread is not None and self.threads is not None:  # kept by ``keep``
             thread.kept = (message["id"], reply_of(answer), len(body))
         return body
 
     async def keep(self, plan: Plan) -> None:
         """Keep the threaded turn ``whole`` answered, before its answer is sent."""
-        thread = plan.context
-        if isinstance(thread, Thread) and thread.kept is not None and self.threads is not None:
+        thread = plan.context.thread if isinstance(plan.context, Context) else None
+        if thread is not None and thread.kept is not None and self.threads is not None:
             await self.threads.keep(thread, *thread.kept)
 
     def stream(self, answer: AnswerStream) -> MessagesStream:
-        thread, threads = answer.plan.context, self.threads
+        context, threads = answer.plan.context, self.threads
+        thread = context.thread if isinstance(context, Context) else None
         keep = None
-        if isinstance(thread, Thread) and threads is not None:
+        if thread is not None and threads is not None:
             async def keep(message_id: str, reply: Reply, size: int) -> None:
                 await threads.keep(thread, message_id, reply.message(), size)
         return MessagesStream(answer, message_id(), tool_use_id, SIGNATURE, keep)

@@ -65,10 +65,10 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
             raise RequestError(f"{key}: not supported: {why}", param=key)
     for key in body.keys() - _TURN_FIELDS:
         _drop(key, _DROPPED.get(key, "toolbridge does not know it"))
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise RequestError("model: a model name (string) is required", param="model")
-    options: dict[str, Any] = {"model": model}
+    model = body.get("model")  # optional: the upstream's model (gateway/upstream/models.py)
+    if model is not None and (not isinstance(model, str) or not model):
+        raise RequestError("model: must be a model name (string)", param="model")
+    options: dict[str, Any] = {} if model is None else {"model": model}
     if not count:
         options.update(_limits(body))
     options.update(_thinking(body.get("thinking"), body.get("max_tokens")))

@@ -14,9 +14,13 @@ index. Then ``message_delta`` (stop reason, stop sequence, usage) and ``message_
 nothing is written (a call held until it ends, an upstream reading a long prompt) a ``ping``
 goes out every ``IDLE_SECONDS``.
 
+``message_start`` carries the request's ``input_tokens`` as count_tokens counts them (``Context``);
+``message_delta`` the upstream's own count when it reports one.
+
 Stop reasons: ``tool_calls`` is ``tool_use``, ``length`` is ``max_tokens`` (a call cut by the
 limit is never sent whole; with ``--stream-arguments`` a block already opened stays open-ended
-in what it holds and the client is told the output was cut, never that the call finished),
+in what it holds, its markup is not repeated as text after it, and the client is told the output
+was cut, never that the call finished),
 ``stop`` is ``stop_sequence`` when the upstream says which stop
 string matched (vLLM's ``stop_reason``, SGLang's ``matched_stop``) and ``end_turn`` otherwise.
 
@@ -31,15 +35,17 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
-from ....events import ArgumentsDelta, Event, Reasoning, Text, ToolCallBegin
+from ....events import ArgumentsDelta, CallAborted, Event, Reasoning, Text, ToolCallBegin
+from ....syntax.dialect import TRUNCATED
 from ...plain import plain_content
 from ...streaming import IDLE_SECONDS, AnswerStream, Field, Finish
 from ...validation import WholeCall
-from .threads import Reply
+from .threads import Reply, Thread
 
 _dumps = orjson.dumps
 PING = b'event: ping\ndata: {"type":"ping"}\n\n'
@@ -59,9 +65,9 @@ def stop_reason(finish: Any, choice: dict[str, Any] | None) -> tuple[str, str | 
     return "end_turn", None
 
 
-def usage_of(usage: Any, estimate: int | None) -> dict[str, int]:
+def usage_of(usage: Any, estimate: int | None, prompt_estimate: int = 0) -> dict[str, int]:
     """Messages usage from a chat ``usage`` (cached prompt tokens become cache reads); without
-    one, ``estimate`` output tokens (or 0)."""
+    one, ``estimate`` output tokens (or 0); without its prompt count, ``prompt_estimate``."""
     prompt = completion = cached = 0
     if isinstance(usage, dict):
         prompt = _int(usage.get("prompt_tokens"))
@@ -70,6 +76,7 @@ def usage_of(usage: Any, estimate: int | None) -> dict[str, int]:
         cached = min(_int(details.get("cached_tokens")), prompt) if isinstance(details, dict) else 0
     elif estimate is not None:
         completion = estimate
+    prompt = prompt or prompt_estimate
     return {"input_tokens": prompt - cached, "output_tokens": completion,
             "cache_creation_input_tokens": 0, "cache_read_input_tokens": cached}
 
@@ -80,6 +87,16 @@ def _int(value: Any) -> int:
 
 def _event(name: bytes, data: dict[str, Any]) -> bytes:
     return b"event: %b\ndata: %b\n\n" % (name, _dumps(data))
+
+
+@dataclass
+class Context:
+    """What an answer needs of its request: its input tokens, counted as count_tokens counts
+    them (``tokens.TokenCounter``), for a stream's ``message_start`` (the upstream's count comes
+    last); the ``threads.Thread`` the answer is kept in, if any."""
+
+    input_tokens: int = 0
+    thread: Thread | None = None
 
 
 class MessagesStream:
@@ -102,6 +119,9 @@ class MessagesStream:
         self._finish: str | None = None
         self._matched: dict[str, Any] | None = None  # the upstream choice that named its stop
         self._chars = 0  # what was sent, for an estimate when the upstream gives no usage
+        context = answer.plan.context
+        self._input = context.input_tokens if isinstance(context, Context) else 0
+        self._cut = False  # a call whose block was sent was cut by the limit: its markup is not text
         self.idle_seconds = IDLE_SECONDS
 
     @property
@@ -155,7 +175,7 @@ class MessagesStream:
         out = [b"" if self._started else self._start(None), self._events(self._answer.finish_first())]
         out.append(self._close())
         reason, sequence = stop_reason(self._finish, self._matched)
-        usage = usage_of(self._answer.usage, -(-self._chars // 4))
+        usage = usage_of(self._answer.usage, -(-self._chars // 4), self._input)
         out.append(_event(b"message_delta", {"type": "message_delta", "usage": usage,
                                              "delta": {"stop_reason": reason, "stop_sequence": sequence}}))
         out.append(b'event: message_stop\ndata: {"type":"message_stop"}\n\n')
@@ -182,14 +202,15 @@ class MessagesStream:
             self._started = True
         message: dict[str, Any] = {"id": self._id, "type": "message", "role": "assistant",
                    "model": model if isinstance(model, str) else self._answer.plan.model or "",
-                   "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage_of(None, 0)}
+                   "content": [], "stop_reason": None, "stop_sequence": None,
+                   "usage": usage_of(None, 0, self._input)}
         return _event(b"message_start", {"type": "message_start", "message": message})
 
     def _events(self, events: Sequence[Event | Field | Finish]) -> bytes:
         out = []
         for ev in events:
             if isinstance(ev, Text):
-                if ev.text:
+                if ev.text and not self._cut:
                     if self._kind != "text":
                         out.append(self._begin("text", {"type": "text", "text": ""}))
                     out.append(self._text_delta(ev.text))
@@ -211,6 +232,10 @@ class MessagesStream:
                 out.append(self._begin("tool_use", block))
                 self._calls[ev.index] = self._blocks - 1
                 self._record_call(ev.index, ev.id, ev.name)
+            elif isinstance(ev, CallAborted):
+                # Cut by the limit after its block went out: the block says it (max_tokens), and
+                # the text the parser gives back is its markup, the last of the output: not sent.
+                self._cut = self._cut or (ev.index in self._calls and ev.reason.startswith(TRUNCATED))
             elif isinstance(ev, Finish):
                 self._finish = ev.reason
         return b"".join(out)

@@ -18,7 +18,7 @@ shape ``{"error": {"message", "type", "param", "code"}}``.
 from __future__ import annotations
 
 import os
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,8 +34,9 @@ from ...state.memory import MemoryStore
 from ...streaming import AnswerStream
 from ...turn import Plan, RequestError, Turn
 from ..chat import error_body
-from .items import answer_items, assistant_message, new_response_id, response_object, status_of, usage_of
 from .inputs import page
+from .items import (answer_items, assistant_message, cut_item, new_response_id, response_object, status_of,
+                    usage_of)
 from .request import Context, responses_turn
 from .sealed import Sealer
 from .stream import ResponsesStream
@@ -90,10 +91,11 @@ class ResponsesFront:
         unsealed = (lambda: metrics.inc("toolbridge_reasoning_unsealed_total")) if metrics is not None else None
         self.sealer = Sealer(secret, unsealed)
 
-    async def load(self, req: Request) -> Loaded | None:
+    async def load(self, req: Request, held: Callable[[str], Record | None] | None = None) -> Loaded | None:
         """What the store holds of the response and items ``req`` names (None: it names none;
         a body that is not JSON is left to the turn to refuse); StoreUnavailable when the store
-        does not answer."""
+        does not answer. ``held``: a WebSocket's own responses (``socket``), looked up before
+        the store (a response held there is not asked of the store)."""
         body = req.body
         if b"previous_response_id" not in body and b"item_reference" not in body:
             return None  # (nearly every request: a scan of the bytes, no decoding)
@@ -103,7 +105,8 @@ class ResponsesFront:
             return None
         scope, loaded = self.scopes.of(req), Loaded()
         if previous is not None:
-            loaded.previous[previous] = await self.store.get(scope, previous)
+            found = held(previous) if held is not None else None
+            loaded.previous[previous] = found if found is not None else await self.store.get(scope, previous)
         for item_id in items:
             if item_id not in loaded.items:
                 loaded.items[item_id] = await self.store.item(scope, item_id)
@@ -155,8 +158,11 @@ class ResponsesFront:
         choice, message = first_choice(answer)
         output = answer_items(context, message, self.sealer)
         status, incomplete = status_of(choice.get("finish_reason"))
+        cut = cut_item(output) if incomplete else None
+        if cut is not None:
+            cut["status"] = "incomplete"
         model = answer.get("model")
-        response = response_object(context, new_response_id(), answer.get("created") or time.time(), status,
+        response = response_object(context, new_response_id(), context.created, status,
                                    output, usage_of(answer.get("usage")), incomplete,
                                    model=model if isinstance(model, str) and model else None)
         body = orjson.dumps(response)

@@ -44,6 +44,8 @@ def referenced(item: dict[str, Any], where: str, lookup: Lookup | None) -> dict[
 def kept(item: dict[str, Any]) -> dict[str, Any]:
     """An input item as it is kept and listed: with an id, a message's content as parts."""
     kind = item.get("type", "message")
+    if not isinstance(kind, str):  # (kept before the item is checked: the check refuses it next)
+        kind = ""
     out = {"type": kind, **item}
     if not isinstance(out.get("id"), str) or not out["id"]:
         out["id"] = new_id(_PREFIXES.get(kind, "item_"))

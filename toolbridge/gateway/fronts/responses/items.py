@@ -73,7 +73,18 @@ def reasoning_item(text: str, sealer: Any, context: Context, item_id: str | None
 
 def message_item(text: str, item_id: str | None = None, status: str = "completed") -> dict[str, Any]:
     return {"type": "message", "id": item_id or new_id("msg_"), "role": "assistant", "status": status,
-            "content": [output_text(text)] if status == "completed" else []}
+            "content": [] if status == "in_progress" else [output_text(text)]}
+
+
+def cut_item(output: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The item the limit cut in an incomplete answer: the message (where the text of a call
+    cut before it ended stays), else the reasoning (the limit fell while the model reasoned);
+    None when the output ends with whole calls only."""
+    for kind in ("message", "reasoning"):
+        found = [item for item in output if item["type"] == kind]
+        if found:
+            return found[-1]
+    return None
 
 
 def output_text(text: str) -> dict[str, Any]:

@@ -17,6 +17,7 @@ can do are dropped, each logged once per process (README: the Responses front).
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,7 +51,8 @@ BUILT_IN: dict[str, str | None] = {
 _EFFORTS = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high"}
 _TURN_FIELDS = frozenset({
     "model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls",
-    "max_output_tokens", "temperature", "top_p", "reasoning", "text", "metadata", "stream",
+    "max_output_tokens", "temperature", "top_p", "presence_penalty", "frequency_penalty", "reasoning",
+    "text", "metadata", "stream",
     "store", "previous_response_id", "include", "prompt_cache_key", "user", "safety_identifier"})
 _REFUSED = {
     "background": "background responses need OpenAI's job queue",
@@ -88,6 +90,7 @@ class Context:
     size: int = 0  # bytes the stored conversation is accounted before the output (``ResponsesFront.size``)
     inputs: list[dict[str, Any]] = field(default_factory=list)  # the input items with ids (``inputs``)
     kept: Any = None  # the ``state.Record`` a whole answer made, for the front's ``keep``
+    created: float = field(default_factory=time.time)  # the response's created_at, on the gateway's clock
 
     def client_name(self, name: str) -> tuple[str, str | None]:
         """(name, namespace) of a call as the client knows the tool."""
@@ -106,16 +109,16 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
             raise RequestError(f"{key}: not supported: {why}", param=key)
     for key in body.keys() - _TURN_FIELDS - _REFUSED.keys():
         _drop(key, _DROPPED.get(key, "toolbridge does not know it"))
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise RequestError("model: a model name (string) is required", param="model")
+    model = body.get("model")  # optional: the upstream's model (gateway/upstream/models.py)
+    if model is not None and (not isinstance(model, str) or not model):
+        raise RequestError("model: must be a model name (string)", param="model")
     stream, store = _flag(body, "stream", False), _flag(body, "store", True)
-    options: dict[str, Any] = {"model": model, **_sampling(body), **_reasoning(body.get("reasoning")),
-                               **_text(body.get("text"))}
+    options: dict[str, Any] = {**({} if model is None else {"model": model}), **_sampling(body),
+                               **_reasoning(body.get("reasoning")), **_text(body.get("text"))}
     if stream:
         options["stream"] = True
         options["stream_options"] = {"include_usage": True}
-    tools, freeforms, namespaces, schema_paths = _tools(body.get("tools"))
+    tools, freeforms, namespaces, schema_paths = _tools(body.get("tools"), _additional(body.get("input")))
     choice = _tool_choice(body.get("tool_choice"), namespaces)
     parallel = body.get("parallel_tool_calls")
     if parallel is not None and not isinstance(parallel, bool):
@@ -132,7 +135,7 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise RequestError("instructions: must be a string", param="instructions")
-    context = Context(model=model, echo=_echo(body, parallel), stream=stream, store=store,
+    context = Context(model=model or "", echo=_echo(body, parallel), stream=stream, store=store,
                       sealed="reasoning.encrypted_content" in _include(body.get("include")),
                       summary=_summary(body.get("reasoning")),
                       namespaces=namespaces, freeforms=freeforms, history=history, inputs=inputs)
@@ -170,21 +173,37 @@ def _echo(body: dict[str, Any], parallel: Any) -> dict[str, Any]:
         raise RequestError("metadata: at most 16 string keys (64 characters) with string values "
                            "(512 characters)", param="metadata")
     echo = {k: body.get(k) for k in ("instructions", "max_output_tokens", "previous_response_id",
-                                     "temperature", "top_p", "prompt_cache_key", "user",
-                                     "safety_identifier")}
+                                     "prompt_cache_key", "user", "safety_identifier")}
     tools = [_strict_shown(t) for t in body.get("tools") or ()] if isinstance(body.get("tools"), list) else []
+    reasoning, text = body.get("reasoning"), body.get("text")
     echo.update(metadata=metadata or {}, tools=tools,
                 tool_choice=body.get("tool_choice") or "auto",
                 parallel_tool_calls=True if parallel is None else parallel,
-                reasoning=body.get("reasoning") or {"effort": None, "summary": None},
-                text=body.get("text") or {"format": {"type": "text"}})
+                reasoning={"effort": None, "summary": None, **(reasoning if isinstance(reasoning, dict) else {})},
+                text={"format": {"type": "text"}, **(text if isinstance(text, dict) else {})},
+                **_used(body))
     return echo
 
 
+def _used(body: dict[str, Any]) -> dict[str, Any]:
+    """The settings the response reports as used: the request's sampling (else the defaults the
+    API reports: what an upstream applies when none is sent), and the ones this front has one
+    value of (one tier, the input sent whole, no log probabilities, no cap on the calls)."""
+    used = {key: body.get(key) if body.get(key) is not None else default
+            for key, default in _DEFAULTS.items()}
+    return {**used, "top_logprobs": 0, "max_tool_calls": None, "truncation": "disabled",
+            "service_tier": "default"}
+
+
+_DEFAULTS = {"temperature": 1.0, "top_p": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0}
+
+
 def _strict_shown(tool: Any) -> Any:
-    """A function tool as the response repeats it: ``strict`` as applied (true unless given)."""
-    if isinstance(tool, dict) and tool.get("type") == "function" and tool.get("strict") is None:
-        return {**tool, "strict": True}
+    """A function tool as the response repeats it: ``strict`` as applied (true unless given),
+    ``description`` and ``parameters`` null when not given (the API's shape has every field)."""
+    if isinstance(tool, dict) and tool.get("type") == "function":
+        strict = True if tool.get("strict") is None else tool["strict"]
+        return {"description": None, "parameters": None, **tool, "strict": strict}
     return tool
 
 
@@ -198,7 +217,7 @@ def _sampling(body: dict[str, Any]) -> dict[str, Any]:
         if type(limit) is not int or limit < 1:
             raise RequestError("max_output_tokens: must be a positive integer", param="max_output_tokens")
         out["max_tokens"] = limit
-    for key in ("temperature", "top_p"):
+    for key in ("temperature", "top_p", "presence_penalty", "frequency_penalty"):
         value = body.get(key)
         if value is not None:
             if type(value) is bool or not isinstance(value, (int, float)):
@@ -270,16 +289,30 @@ def _text(text: Any) -> dict[str, Any]:
 _Offered = tuple[list[dict[str, Any]] | None, dict[str, Format], dict[str, tuple[str, str]], list[str]]
 
 
-def _tools(tools: Any) -> _Offered:
+def _additional(value: Any) -> list[tuple[str, Any]]:
+    """The tools of the input's ``additional_tools`` items, each with where it is: Codex sends its
+    tools so when it knows no metadata of the model asked for. The template has one tool list, so
+    they are offered from the start of the conversation, beside ``tools``."""
+    out: list[tuple[str, Any]] = []
+    for i, item in enumerate(value if isinstance(value, list) else ()):
+        if isinstance(item, dict) and item.get("type") == "additional_tools":
+            tools = item.get("tools")
+            if not isinstance(tools, list):
+                raise RequestError(f"input[{i}].tools: must be an array", param=f"input[{i}].tools")
+            out += [(f"input[{i}].tools[{j}]", tool) for j, tool in enumerate(tools)]
+    return out
+
+
+def _tools(tools: Any, additional: list[tuple[str, Any]]) -> _Offered:
     """The chat function tools, the freeform ones by name, the namespaced functions by the name
-    the model sees them under, and where each tool's schema is in the request."""
-    if tools is None:
+    the model sees them under, and where each tool's schema is in the request; ``additional``:
+    the tools of ``additional_tools`` input items."""
+    if tools is None and not additional:
         return None, {}, {}, []
-    if not isinstance(tools, list):
+    if tools is not None and not isinstance(tools, list):
         raise RequestError("tools: must be an array", param="tools")
     entries: list[tuple[str | None, str, dict[str, Any]]] = []  # (namespace, where, tool)
-    for i, tool in enumerate(tools):
-        where = f"tools[{i}]"
+    for where, tool in [(f"tools[{i}]", tool) for i, tool in enumerate(tools or ())] + additional:
         kind = tool.get("type") if isinstance(tool, dict) else None
         if not isinstance(kind, str):
             raise RequestError(f"{where}.type: a tool type (a string) is required", param=f"{where}.type")
@@ -433,6 +466,8 @@ def _items(value: Any, names: dict[tuple[str, str], str], sealer: Sealer, calls:
             _assistant(out, reasoning).setdefault("tool_calls", []).append(call)
         elif kind in ("function_call_output", "custom_tool_call_output"):
             out.append(_output(item, where, calls))
+        elif kind == "additional_tools":
+            continue  # offered with the request's tools (``_additional``)
         else:
             raise RequestError(f"{where}.type: {kind!r} items are not supported here (they belong to "
                                "built-in tools toolbridge does not run)", param=f"{where}.type")

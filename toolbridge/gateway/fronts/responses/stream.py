@@ -29,7 +29,6 @@ deleted meanwhile: both are awaited by the pipeline.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,7 +77,7 @@ class ResponsesStream:
         self._context = answer.plan.context
         self._front = front
         self._id = response_id
-        self._created = time.time()
+        self._created = self._context.created  # (one clock: completed_at is the gateway's too)
         self._seq = 0
         self._started = False
         self._items: list[_Item] = []
@@ -127,7 +126,7 @@ class ResponsesStream:
         """What the parsers still held, every item's end, and the response's last event."""
         out = [b"" if self._started else self._start(None), self._events(self._answer.finish_first())]
         status, incomplete = status_of(self._finish)
-        out.append(self._close_open())
+        out.append(self._close_open("incomplete" if incomplete else "completed"))  # (the limit cut it)
         for item in self._items:
             if not item.closed:
                 out.append(self._close_call(item, "incomplete" if incomplete else "completed"))
@@ -255,7 +254,7 @@ class ResponsesStream:
         self._open = item
         return closing + self._event("response.output_item.added", {"output_index": item.index, "item": item.item})
 
-    def _close_open(self) -> bytes:
+    def _close_open(self, status: str = "completed") -> bytes:
         item, self._open = self._open, None
         if item is None:
             return b""
@@ -263,12 +262,12 @@ class ResponsesStream:
         text = item.pieces.text()
         ids = {"item_id": item.item["id"], "output_index": item.index, "content_index": 0}
         if item.kind == "message":
-            item.item = message_item(text, item.item["id"])
+            item.item = message_item(text, item.item["id"], status)
             out = (self._event("response.output_text.done", {**ids, "text": text, "logprobs": []})
                    + self._event("response.content_part.done", {**ids, "part": output_text(text)}))
         else:
             summary = self._context.summary
-            item.item = reasoning_item(text, self._front.sealer, self._context, item.item["id"])
+            item.item = reasoning_item(text, self._front.sealer, self._context, item.item["id"], status)
             if summary:
                 done = {"item_id": item.item["id"], "output_index": item.index, "summary_index": 0, "text": text}
                 out = self._event("response.reasoning_summary_text.done", done)

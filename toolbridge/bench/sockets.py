@@ -1,0 +1,284 @@
+"""``toolbridge bench --socket``: the Responses API over WebSocket against HTTP, and what an idle
+socket costs.
+
+Method: the gateway is ``python -m toolbridge serve`` (the real command, its defaults, the
+``hermes`` parser) in its own process; a scripted upstream (``replay``) and the clients run here,
+on one event loop.
+
+- A 20-turn tool loop, the benchmark's agent request (instructions, tools) and a model that calls
+  ``read_file`` 19 times (each result 1,500 characters) then answers, streamed, in three ways:
+  ``socket``: one WebSocket, each turn only its new items (the tool's output) and
+  ``previous_response_id`` (``store: false``: the socket holds the previous response);
+  ``http full``: ``POST /v1/responses`` (keep-alive) with the whole history each turn; ``http
+  prev``: POST with ``previous_response_id`` and the new items (``store: true``). Per turn: the
+  time from sending the request to its last event at the client, which is the gateway's
+  overhead plus the scripted upstream's (the same in every mode: the modes' differences are
+  the gateway's and its transport's), and the bytes the client sends (the body, or the message
+  before compression; HTTP adds its request head, about 150 bytes). Medians over ``--repeat``
+  loops, the modes interleaved.
+- 1,000 idle sockets (each offering ``permessage-deflate`` as Codex does) on a fresh gateway
+  process: its RSS after they are open minus before, per socket.
+
+Goals (PASS/FAIL): the socket at or below both HTTP modes on every turn (within 10%, the noise
+of a shared machine), the socket's bytes flat in the turn number (the last turn's within 20% of
+the second's), and an idle socket <= 64 KiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from typing import Any
+
+import orjson
+
+from ..gateway.http.client import UpstreamPool
+from ..gateway.replay.upstream import Reply, ReplayUpstream
+from .fronts import responses_request
+from .gateway import Procs, free_port
+
+TURNS = 20
+RESULT = "x = 1  # a line of the file that was read\n" * 36  # ~1,500 characters
+IDLE_GOAL = 64 << 10
+MODES = ("socket", "http full", "http prev")
+
+
+def model(body: dict[str, Any]) -> Reply:
+    """Calls read_file until 19 results are in, then answers."""
+    done = sum(1 for m in body["messages"] if m["role"] == "tool")
+    if done < TURNS - 1:
+        call = '<tool_call>\n{"name": "read_file", "arguments": {"path": "src/part%d.py"}}\n</tool_call>' % done
+        return Reply(content=f"Reading part {done}.\n{call}", chunk=64)
+    return Reply(content="All parts are read; nothing to change.", chunk=64)
+
+
+def first_body() -> dict[str, Any]:
+    body = responses_request(True)  # (its tools include read_file)
+    body["input"] = [{"type": "message", "role": "user", "content": body["input"]}]
+    return body
+
+
+def outputs(response: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"type": "function_call_output", "call_id": o["call_id"], "output": RESULT}
+            for o in response["output"] if o["type"] == "function_call"]
+
+
+def last_event(data: bytes) -> dict[str, Any]:
+    at = data.rfind(b"data: ")
+    if at < 0:
+        raise RuntimeError(f"the turn was answered {data[:300]!r}")
+    event = orjson.loads(data[at + 6:])
+    if event["type"] != "response.completed":
+        raise RuntimeError(f"the turn ended with {event['type']}: {str(event)[:300]}")
+    return event["response"]  # type: ignore[no-any-return]
+
+
+async def http_loop(pool: UpstreamPool, previous: bool) -> list[tuple[float, int]]:
+    base = {**first_body(), "store": previous}  # (previous_response_id needs the first one stored)
+    history = list(base["input"])
+    body, out = base, []
+    for _ in range(TURNS):
+        data = orjson.dumps(body)
+        started = time.perf_counter()
+        async with pool.request("POST", "/v1/responses", [(b"content-type", b"application/json")], data) as up:
+            answer = await up.read(64 << 20)
+        out.append((time.perf_counter() - started, len(data)))
+        response = last_event(answer)
+        new = outputs(response)
+        history += [*response["output"], *new]
+        body = ({**base, "previous_response_id": response["id"], "input": new} if previous
+                else {**base, "input": history})
+    return out
+
+
+class LeanSocket:
+    """A WebSocket client that costs little per message (websockets' sans-I/O client on asyncio
+    streams, offering permessage-deflate as Codex does), so that a turn's time is the gateway's
+    and not a client library's."""
+
+    async def open(self, port: int) -> None:
+        from websockets.client import ClientProtocol
+        from websockets.extensions.permessage_deflate import ClientPerMessageDeflateFactory
+        from websockets.uri import parse_uri
+
+        self.proto = ClientProtocol(parse_uri(f"ws://127.0.0.1:{port}/v1/responses"), max_size=None,
+                                    extensions=[ClientPerMessageDeflateFactory()])
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", port)
+        self.proto.send_request(self.proto.connect())
+        self.writer.write(b"".join(self.proto.data_to_send()))
+        while not self.proto.events_received():
+            self.proto.receive_data(await self.reader.read(65536))
+        if self.proto.handshake_exc is not None:
+            raise RuntimeError(f"the handshake failed: {self.proto.handshake_exc}")
+
+    async def turn(self, data: bytes) -> bytes:
+        """Send one message; the turn's last message."""
+        self.proto.send_text(data)
+        self.writer.write(b"".join(self.proto.data_to_send()))
+        while True:
+            self.proto.receive_data(await self.reader.read(65536))
+            for frame in self.proto.events_received():
+                if frame.data.startswith(LAST):
+                    return bytes(frame.data)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+LAST = (b'{"type":"response.completed"', b'{"type":"error"', b'{"type":"response.failed"',
+        b'{"type":"response.incomplete"')
+
+
+async def socket_loop(port: int) -> list[tuple[float, int]]:
+    base = first_body()
+    body: dict[str, Any] = {"type": "response.create", **base}
+    out = []
+    ws = LeanSocket()
+    await ws.open(port)
+    try:
+        for _ in range(TURNS):
+            data = orjson.dumps(body)
+            started = time.perf_counter()
+            message = await ws.turn(data)
+            out.append((time.perf_counter() - started, len(data)))
+            response = last_event(b"data: " + message)
+            body = {"type": "response.create", **base, "previous_response_id": response["id"],
+                    "input": outputs(response)}
+    finally:
+        ws.close()
+    return out
+
+
+def cpu(pid: int) -> float:
+    """Seconds of CPU ``pid`` has used (user and system)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def loops(port: int, pid: int, repeat: int) -> tuple[dict[str, list[list[tuple[float, int]]]], dict[str, float]]:
+    """Each mode's loops (per turn: seconds, bytes sent) and the gateway's CPU per turn."""
+    pool = UpstreamPool("127.0.0.1", port, read_timeout=60)
+    runs: dict[str, list[list[tuple[float, int]]]] = {m: [] for m in MODES}
+    used = dict.fromkeys(MODES, 0.0)
+    try:
+        for n in range(repeat + 1):  # the first round warms up (not counted)
+            for mode in MODES[n % 3:] + MODES[:n % 3]:  # (the order rotates)
+                before = cpu(pid)
+                if mode == "socket":
+                    got = await socket_loop(port)
+                else:
+                    got = await http_loop(pool, mode == "http prev")
+                if n:
+                    runs[mode].append(got)
+                    used[mode] += cpu(pid) - before
+    finally:
+        await pool.close()
+    return runs, {m: 1000 * used[m] / (repeat * TURNS) for m in MODES}
+
+
+def rss(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+
+
+async def open_idle(port: int, count: int) -> list[asyncio.StreamWriter]:
+    """``count`` sockets through their handshake (offering permessage-deflate), left open."""
+    head = (b"GET /v1/responses HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: Upgrade\r\nupgrade: websocket\r\n"
+            b"sec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            b"sec-websocket-extensions: permessage-deflate; client_max_window_bits\r\n\r\n")
+    writers = []
+    for _ in range(count):
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(head)
+        answer = await reader.readuntil(b"\r\n\r\n")
+        if not answer.startswith(b"HTTP/1.1 101"):
+            raise RuntimeError(f"the handshake was answered {answer[:40]!r}")
+        writers.append(writer)
+    return writers
+
+
+async def idle(procs: Procs, upstream: str, count: int) -> dict[str, float]:
+    port = free_port()
+    argv = ["-m", "toolbridge", "serve", "--port", str(port), "--upstream", upstream, "--log-level", "warning"]
+    proc = await asyncio.to_thread(procs.start, argv, os.sched_getaffinity(0), port)
+    try:
+        for w in await open_idle(port, 20):  # (what a first socket makes once)
+            w.close()
+        await asyncio.sleep(0.5)
+        before = rss(proc.pid)
+        writers = await open_idle(port, count)
+        await asyncio.sleep(0.5)
+        after = rss(proc.pid)
+        for w in writers:
+            w.close()
+    finally:
+        procs.stop(proc)
+    return {"sockets": count, "rss_before_mb": before / 2**20, "rss_after_mb": after / 2**20,
+            "bytes_per_socket": (after - before) / count}
+
+
+async def bench(a: argparse.Namespace) -> dict[str, Any]:
+    procs = Procs(0)
+    async with ReplayUpstream(model) as upstream:
+        port = free_port()
+        argv = ["-m", "toolbridge", "serve", "--port", str(port), "--upstream", upstream.url,
+                "--tool-call-parser", "hermes", "--log-level", "warning"]
+        proc = await asyncio.to_thread(procs.start, argv, os.sched_getaffinity(0), port)
+        try:
+            runs, gateway_cpu = await loops(port, proc.pid, a.repeat)
+        finally:
+            procs.stop(proc)
+        idle_figures = await idle(procs, upstream.url, a.sockets)
+    turns = {mode: [{"ms": 1000 * statistics.median(r[k][0] for r in runs[mode]), "bytes": runs[mode][0][k][1]}
+                    for k in range(TURNS)] for mode in MODES}
+    return {"turns": turns, "gateway_cpu_ms_per_turn": gateway_cpu, "idle": idle_figures, "repeat": a.repeat}
+
+
+def verdicts(figures: dict[str, Any]) -> dict[str, bool]:
+    t = figures["turns"]
+    sock, full, prev = t["socket"], t["http full"], t["http prev"]
+    return {
+        "time": all(s["ms"] <= 1.1 * min(f["ms"], p["ms"]) for s, f, p in zip(sock, full, prev)),
+        "bytes": sock[-1]["bytes"] <= 1.2 * sock[1]["bytes"],
+        "idle": figures["idle"]["bytes_per_socket"] <= IDLE_GOAL,
+    }
+
+
+def report(figures: dict[str, Any]) -> str:
+    t, v = figures["turns"], verdicts(figures)
+    word = {True: "PASS", False: "FAIL"}
+    lines = [f"Responses over WebSocket: a {TURNS}-turn tool loop (median of {figures['repeat']} loops; "
+             "turn time in ms / bytes the client sends)",
+             f"  {'turn':>4}  " + "  ".join(f"{m:>18}" for m in MODES)]
+    for k in range(TURNS):
+        lines.append(f"  {k + 1:>4}  " + "  ".join(f"{t[m][k]['ms']:>8.2f} / {t[m][k]['bytes']:>7}" for m in MODES))
+    total = {m: sum(r["ms"] for r in t[m]) for m in MODES}
+    sent = {m: sum(r["bytes"] for r in t[m]) for m in MODES}
+    lines.append("   all  " + "  ".join(f"{total[m]:>8.1f} / {sent[m]:>7}" for m in MODES))
+    used = figures["gateway_cpu_ms_per_turn"]
+    lines.append("  gateway CPU per turn (ms, /proc ticks over all loops): "
+                 + ", ".join(f"{m} {used[m]:.2f}" for m in MODES))
+    lines.append(f"  socket at or below HTTP on every turn (within 10%): {word[v['time']]}")
+    lines.append(f"  socket bytes flat in the turn number (turn {TURNS} {t['socket'][-1]['bytes']} B, "
+                 f"turn 2 {t['socket'][1]['bytes']} B): {word[v['bytes']]}")
+    i = figures["idle"]
+    lines.append(f"  {i['sockets']} idle sockets: {i['bytes_per_socket'] / 1024:.1f} KiB each (RSS "
+                 f"{i['rss_before_mb']:.1f} -> {i['rss_after_mb']:.1f} MB; goal <= 64 KiB): {word[v['idle']]}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="toolbridge bench --socket", description=(__doc__ or "").split("\n")[0])
+    p.add_argument("--repeat", type=int, default=10, help="loops per mode (default 10)")
+    p.add_argument("--sockets", type=int, default=1000, help="idle sockets (default 1000)")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    a = p.parse_args(sys.argv[1:] if argv is None else argv)
+    figures = asyncio.run(bench(a))
+    print(json.dumps({**figures, "verdicts": verdicts(figures)}, indent=1) if a.json else report(figures))
+    return 0 if all(verdicts(figures).values()) else 1
