@@ -8,7 +8,8 @@ Messages thread of six turns); every request on a new
 connection (so the kernel spreads them over the workers), the turns alternating between the
 gateways. Then the store goes down mid-run (the Redis server killed, the SQLite file made
 read-only): what needs it is a 503 ``store_unavailable`` naming the store, in each front's shape,
-stateless requests go on, ``/health`` says it, and service resumes when the store is back.
+stateless requests go on, ``/health`` says it, and service resumes when the store is back;
+on a WebSocket, the same as error messages, the socket's own ``store: false`` response going on.
 The gateways' log lines are the synchronisation."""
 
 from __future__ import annotations
@@ -305,3 +306,55 @@ def test_the_sqlite_file_made_read_only_mid_run_then_writable(upstream: Upstream
         assert gateway.get("/health")["store"]["up"] is True
     finally:
         gateway.stop()
+
+
+# ---------------------------------------------------------------- the Responses API over WebSocket
+
+
+def socket_turn(ws: Any, **body: Any) -> dict[str, Any]:
+    """One ``response.create`` on a socket: its last message (the terminal event or an error)."""
+    ws.send(json.dumps({"type": "response.create", "model": "m", **body}))
+    while True:
+        event = json.loads(ws.recv(timeout=WAIT))
+        if event["type"] in ("response.completed", "response.failed") or event["type"] == "error":
+            return event
+
+
+def socket_down(event: dict[str, Any], name: str) -> None:
+    """The socket's error message for a store that does not answer, naming it."""
+    assert event["type"] == "error" and event["status"] == 503, event
+    assert (event["error"]["code"], event["error"]["type"]) == ("store_unavailable", "server_error")
+    assert name in event["error"]["message"]
+
+
+def test_sockets_use_the_shared_store_and_hold_their_own(upstream: Upstream, redis_server: Server) -> None:
+    """``store: true`` on a socket of one gateway is continued over HTTP on another; with the
+    store down a socket's stored turns and prewarms are error messages, while the socket goes on
+    serving, and its ``store: false`` response (held by the socket, never asked of the store)
+    goes on continuing; the store back, the same socket stores again."""
+    from websockets.sync.client import connect
+
+    a, b = two_gateways(upstream, redis_server)
+    name = f"redis://127.0.0.1:{redis_server.port}/0"
+    try:
+        cb = b.client()
+        with connect(f"ws://127.0.0.1:{a.port}/v1/responses", additional_headers={"authorization": "Bearer k"}) as ws:
+            stored = socket_turn(ws, input="one")["response"]
+            assert cb.responses.create(model="m", input="two", previous_response_id=stored["id"]).output_text \
+                == "seen 3: two"
+            held = socket_turn(ws, input="three", store=False)["response"]
+            redis_server.kill()
+            socket_down(socket_turn(ws, input="x"), name)
+            socket_down(socket_turn(ws, input="x", previous_response_id=stored["id"], store=False), name)
+            socket_down(socket_turn(ws, input="x", generate=False), name)
+            follow = socket_turn(ws, input="four", previous_response_id=held["id"], store=False)
+            assert follow["type"] == "response.completed", follow
+            assert follow["response"]["output"][0]["content"][0]["text"] == "seen 3: four"
+            redis_server.start()
+            again = socket_turn(ws, input="five")["response"]
+        assert cb.responses.retrieve(again["id"]).output_text == "seen 1: five"
+        with pytest.raises(openai.NotFoundError):  # held by the socket alone, never stored
+            cb.responses.retrieve(held["id"])
+    finally:
+        a.stop()
+        b.stop()

@@ -263,16 +263,16 @@ class ResponsesSocket:
         assert context is not None
         created = response_object(context, new_response_id(), time.time(), "in_progress", [])
         done = {**created, "status": "completed"}
-        resp.start(200)
-        resp.write(b"data: " + orjson.dumps({"type": "response.created", "response": created,
-                                             "sequence_number": 0}) + b"\n\n")
         last = orjson.dumps({"type": "response.completed", "response": done, "sequence_number": 1})
-        if context.store:  # stored before its last event, as a stream's response is
+        if context.store:  # stored before anything is sent: a store that is down is one error message
             record = Record(done, list(context.history), self._shared.size(context, last), context.inputs)
             try:
                 await self._shared.store.put(context.scope, record)
             except StoreUnavailable as exc:
                 return self._store_down(resp, exc)
+        resp.start(200)
+        resp.write(b"data: " + orjson.dumps({"type": "response.created", "response": created,
+                                             "sequence_number": 0}) + b"\n\n")
         resp.end(b"data: " + last + b"\n\n")
         return 200, Provenance()
 
