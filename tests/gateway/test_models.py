@@ -154,6 +154,40 @@ def test_an_upstream_404_fetches_the_listing_and_the_request_goes_again(front: s
         assert s.upstream.models_probes == probes + 1
 
 
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_request_that_goes_again_continues_what_the_store_held(tmp_path: Path, stream: bool) -> None:
+    """After an upstream 404, the request planned again still continues the stored response and
+    Messages thread it named (what the store was read for the first plan: on SQLite the turn
+    cannot read the store itself), and its answer is kept."""
+    with Stack(hello, models=ONE, strict=True, models_refresh=0, state=f"sqlite:///{tmp_path}/s.db") as s:
+        r = s.client().responses
+        first = r.create(model="qwen3-coder", input="one")
+        post = s.url + "/messages"
+        thread = {"model": "qwen3-coder", "max_tokens": 9, "thread": {"type": "create"},
+                  "messages": [{"role": "user", "content": "t0"}]}
+        kept = json.loads(urllib.request.urlopen(urllib.request.Request(
+            post, json.dumps(thread).encode(), {"content-type": "application/json"}), timeout=20).read())
+        s.upstream.models = {"object": "list", "data": [{"id": "qwen3-next"}]}
+        if stream:
+            with r.create(model="qwen3-coder", input="two", previous_response_id=first.id,
+                          stream=True) as events:
+                second = [e.response for e in events if e.type == "response.completed"][0]
+        else:
+            second = r.create(model="qwen3-coder", input="two", previous_response_id=first.id)
+        assert [m["content"] for m in s.upstream.requests[-1]["messages"]] == ["one", "Hello.", "two"]
+        assert s.upstream.requests[-1]["model"] == "qwen3-next"
+        assert r.retrieve(second.id).output_text == "Hello."
+        s.upstream.models = {"object": "list", "data": [{"id": "qwen3-third"}]}  # a 404 again
+        more = {"model": "qwen3-coder", "max_tokens": 9, "stream": stream,
+                "messages": [{"role": "user", "content": "t1"}],
+                "thread": {"type": "continue", "previous_message_id": kept["id"]}}
+        request = urllib.request.Request(post, json.dumps(more).encode(), {"content-type": "application/json"})
+        with urllib.request.urlopen(request, timeout=20) as answer:
+            assert answer.status == 200
+        assert [m["content"] for m in s.upstream.requests[-1]["messages"]] == ["t0", "Hello.", "t1"]
+        assert [q["model"] for q in s.upstream.requests[-2:]] == ["qwen3-next", "qwen3-third"]
+
+
 @pytest.mark.parametrize("front", FRONTS)
 def test_without_a_listing_names_pass_through(stacks: Callable[..., Stack], front: str) -> None:
     s = stacks(None, strict=False)

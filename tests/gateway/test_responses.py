@@ -21,7 +21,7 @@ from toolbridge.gateway.fronts.dropped import Dropped
 from toolbridge.gateway.fronts.responses import request as responses_request
 from toolbridge.gateway.fronts.responses.request import responses_turn
 from toolbridge.gateway.fronts.responses.sealed import Sealer
-from toolbridge.gateway.fronts.responses.store import ResponseStore
+from toolbridge.gateway.state.memory import ResponseStore
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
 from toolbridge.gateway.turn import RequestError

@@ -17,7 +17,7 @@ from tests.gateway.test_responses import (PARIS, THOUGHT, TOOLS, USER, agent, ra
 from toolbridge.gateway.fronts.messages.tokens import estimate
 from toolbridge.gateway.fronts.responses.request import responses_turn
 from toolbridge.gateway.fronts.responses.sealed import Sealer
-from toolbridge.gateway.fronts.responses.store import ResponseStore
+from toolbridge.gateway.state.memory import ResponseStore
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
 from toolbridge.render import ChatTemplate
@@ -167,7 +167,7 @@ def test_input_tokens_is_the_estimate_count_tokens_makes(stacks: Any) -> None:
         body = {"input": [{"type": "function_call_output", "call_id": first.output[-1].call_id,
                            "output": RESULT}], "tools": TOOLS, "instructions": "Be brief."}
         tokens, how = counted(c, previous_response_id=first.id, **body)
-        store, scope = s.gateway.responses.store, _scope(s, c)
+        store, scope = s.gateway.responses.store.core, _scope(s, c)
         turn = responses_turn({"model": "m", "previous_response_id": first.id, **body},
                               lambda rid: store.conversation(scope, rid).conversation, Sealer(b"k"))
         assert (tokens, how) == (estimate(turn), "estimate")

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.gateway.test_responses import raw, stacks  # noqa: F401  (stacks: the module's gateways, a fixture)
-from toolbridge.gateway.fronts.responses.store import ResponseStore
+from toolbridge.gateway.state.memory import ResponseStore
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
 

@@ -17,24 +17,37 @@ Figures: microseconds per response (the median of the batches), what storing add
 ``unstored``), and the bytes one stored response is accounted beside its JSON. The last stored
 response is read back and compared, and the store's count checked: a store that lost them
 cannot pass for a fast one.
+
+Then each backend (``--state``), in one event loop, one after the other (``backends``): the same
+turn answered unstored and stored (the turn, the answer, and the awaited ``keep``), and ``GET``,
+through a front on ``memory``, on a SQLite file in a temporary folder, and on a real Valkey/Redis
+server on loopback (``valkey``; the row says why when none can be run): what a stored response
+costs on each beside its unstored twin. SQLite and Redis pay a thread hop or a round trip per
+operation; their figures are latency per response, one request at a time, not throughput.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import statistics
+import tempfile
 import time
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 import orjson
 
 from ..gateway.config import GatewayConfig
 from ..gateway.fronts.responses import ResponsesFront
-from ..gateway.fronts.responses.store import ResponseStore
+from ..gateway.state.memory import ResponseStore
 from ..gateway.http.server import Request
 from ..gateway.turn import Settings, plan_turn
 from .fronts import responses_request
 from .script import CALL_ARGS, CALL_NAME, LEAD, MODEL
+from .valkey import Server, missing, server_binary
+
+T = TypeVar("T")
 
 
 def _answer() -> dict[str, Any]:
@@ -64,6 +77,16 @@ def _puts(store: ResponseStore, response: dict[str, Any], size: int, batch: int)
     return (time.perf_counter() - started) / batch
 
 
+def _run(step: Coroutine[Any, Any, T]) -> T:
+    """A coroutine of the memory store, which never waits, run to its end without a loop."""
+    try:
+        step.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    step.close()
+    raise RuntimeError("the memory store's operation waited")
+
+
 def measure(quick: bool = False) -> dict[str, Any]:
     """``{"us": {"unstored", "stored", "put", "get", "added"}, "bytes_accounted", "json_bytes",
     "request_bytes", "stored", "problems"}``."""
@@ -78,8 +101,13 @@ def measure(quick: bool = False) -> dict[str, Any]:
     def respond(store: bool) -> bytes:
         req = requests[store]
         turn = front.turn(orjson.loads(req.body), req)
-        return front.whole(answer, plan_turn(turn, settings))
+        plan = plan_turn(turn, settings)
+        body = front.whole(answer, plan)
+        if store:  # (the memory store's put: awaited without a wait)
+            _run(front.keep(plan))
+        return body
 
+    core = front.store.core  # type: ignore[attr-defined]  # (the memory store's)
     puts = ResponseStore(front.store.size, front.store.ttl, front.store.max_bytes)  # (beside the front's)
     for _ in range(rounds):
         for store in (False, True):
@@ -87,27 +115,94 @@ def measure(quick: bool = False) -> dict[str, Any]:
             bodies = [respond(store) for _ in range(batch)]
             times["stored" if store else "unstored"].append((time.perf_counter() - started) / batch)
         made = [(orjson.loads(body)["id"], body) for body in bodies]
-        accounted = front.store.bytes // len(front.store)
+        accounted = front.store.bytes // front.store.count
         times["put"].append(_puts(puts, orjson.loads(bodies[-1]), accounted, batch))
         started = time.perf_counter()
         for rid, _ in made:
-            front.stored(requests[True], rid)
+            _run(front.stored(requests[True], rid))
         times["get"].append((time.perf_counter() - started) / batch)
     problems = [f"the stored response {rid} is not read back whole" for rid, sent in made
-                if orjson.dumps(front.stored(requests[True], rid)) != sent][:1]
-    if len(front.store) != min(front.store.size, batch * rounds):
-        problems.append(f"the store holds {len(front.store)} responses")
+                if orjson.dumps(_run(front.stored(requests[True], rid))) != sent][:1]
+    if len(core) != min(front.store.size, batch * rounds):
+        problems.append(f"the store holds {len(core)} responses")
     us = {kind: round(1e6 * statistics.median(values), 1) for kind, values in times.items()}
     us["added"] = round(us["stored"] - us["unstored"], 1)
     store = front.store
-    return {"us": us, "bytes_accounted": store.bytes // max(len(store), 1), "json_bytes": len(bodies[-1]),
-            "request_bytes": len(requests[True].body), "stored": len(store), "problems": problems}
+    backends = asyncio.run(_backends(quick))
+    problems += [f"{name}: {problem}" for name, row in backends.items() for problem in row.get("problems", [])]
+    return {"us": us, "bytes_accounted": store.bytes // max(store.count, 1), "json_bytes": len(bodies[-1]),
+            "request_bytes": len(requests[True].body), "stored": store.count, "backends": backends,
+            "problems": problems}
+
+
+async def _backends(quick: bool) -> dict[str, Any]:
+    """``{backend: {"us": {"unstored", "stored", "added", "get"}, "problems"} or {"skipped": why}}``."""
+    rows: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        rows["memory"] = await _backend("memory", quick)
+        rows["sqlite"] = await _backend(f"sqlite:///{folder}/state.sqlite3", quick)
+    why = missing()
+    if why is not None:
+        rows["redis"] = {"skipped": why}
+        return rows
+    server = Server(server_binary() or "").start()
+    try:
+        rows["redis"] = await _backend(server.url, quick)
+    finally:
+        server.kill()
+    return rows
+
+
+async def _backend(url: str, quick: bool) -> dict[str, Any]:
+    """One backend's row (see the module docstring)."""
+    front = ResponsesFront(GatewayConfig(upstream="http://127.0.0.1:1/v1", state=url))
+    answer, settings = _answer(), Settings("hermes")
+    requests = {False: _request(False), True: _request(True)}
+    batch, rounds = (30, 3) if quick else (200, 7)
+    times: dict[str, list[float]] = {"unstored": [], "stored": [], "get": []}
+    made: list[tuple[str, bytes]] = []
+
+    async def respond(store: bool) -> bytes:
+        req = requests[store]
+        turn = front.turn(orjson.loads(req.body), req, await front.load(req))
+        plan = plan_turn(turn, settings)
+        body = front.whole(answer, plan)
+        await front.keep(plan)
+        return body
+
+    try:
+        for _ in range(rounds):
+            for store in (False, True):
+                started = time.perf_counter()
+                bodies = [await respond(store) for _ in range(batch)]
+                times["stored" if store else "unstored"].append((time.perf_counter() - started) / batch)
+            made = [(orjson.loads(body)["id"], body) for body in bodies]
+            started = time.perf_counter()
+            for rid, _ in made:
+                await front.stored(requests[True], rid)
+            times["get"].append((time.perf_counter() - started) / batch)
+        problems = [f"the stored response {rid} is not read back whole" for rid, sent in made
+                    if orjson.dumps(await front.stored(requests[True], rid)) != sent][:1]
+    finally:
+        await front.store.close()
+    us = {kind: round(1e6 * statistics.median(values), 1) for kind, values in times.items()}
+    us["added"] = round(us["stored"] - us["unstored"], 1)
+    return {"us": us, "problems": problems}
 
 
 def report(figures: dict[str, Any]) -> str:
     us = figures["us"]
+    rows = []
+    for name, row in figures.get("backends", {}).items():
+        if "skipped" in row:
+            rows.append(f"{name}: not measured ({row['skipped']})")
+        else:
+            b = row["us"]
+            rows.append(f"{name}: unstored {b['unstored']:.1f} us, stored {b['stored']:.1f} us "
+                        f"(+{b['added']:.1f} us), GET {b['get']:.1f} us")
+    backends = ("\nStores (--state), per response, one at a time, in one loop: " + "; ".join(rows)) if rows else ""
     return (f"Responses store (per response, scoped and byte-accounted; {figures['stored']} kept, "
             f"the store full): unstored {us['unstored']:.1f} us, stored {us['stored']:.1f} us "
             f"(+{us['added']:.1f} us, of which the put {us['put']:.1f} us), GET {us['get']:.1f} us; "
             f"{figures['bytes_accounted']} bytes accounted each (request {figures['request_bytes']} x 2 "
-            f"+ response JSON {figures['json_bytes']} x 2)")
+            f"+ response JSON {figures['json_bytes']} x 2)" + backends)

@@ -8,7 +8,7 @@ EXIT_INTERRUPTED = 130
 
 
 EXTRAS = {"serve": ("httptools", "orjson", "websockets"), "render": ("jinja2",),
-          "demo": ("openai", "httptools", "jinja2", "websockets")}
+          "demo": ("openai", "httptools", "jinja2", "websockets"), "redis": ("redis",)}
 
 
 def missing_extra(extra: str) -> str | None:

@@ -91,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
     if config.api_key == "" and config.host not in ("127.0.0.1", "localhost", "::1"):
         print("toolbridge: warning: listening beyond loopback without --api-key", file=sys.stderr)
     lacking = missing_extra("serve") or (missing_extra("render") if config.model_dir or config.chat_template
-                                         or config.tool_fallback or config.upstream_api != "chat" else None)
+                                         or config.tool_fallback or config.upstream_api != "chat" else None) \
+        or (missing_extra("redis") if config.state.startswith(("redis:", "rediss:")) else None)
     if lacking:
         print(lacking, file=sys.stderr)
         return EXIT_USAGE
@@ -122,12 +123,18 @@ def _limit_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
 
 def _responses_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
     """The Responses front's store and reasoning seal (README: the Responses front)."""
+    p.add_argument("--state", default=d.state,
+                   help="where stored responses, their items and Messages thread turns are kept: memory, "
+                        "sqlite:///path (a file the workers of one machine share), redis://host:port/db or "
+                        "rediss://... (a Redis or Valkey server several gateways share; the redis extra) "
+                        "(default: memory with one worker, a SQLite file under the user's runtime folder "
+                        "with --workers above 1)")
     p.add_argument("--responses-store", type=int, default=d.responses_store,
-                   help="responses kept in memory for previous_response_id and GET, and Messages "
-                        "thread turns (0: none; per process)")
+                   help="responses kept for previous_response_id and GET, and Messages thread turns, "
+                        "in the store (--state) (0: none)")
     p.add_argument("--responses-store-bytes", type=int, default=d.responses_store_bytes,
                    help="bytes the stored responses may account for, their JSON (the least recently "
-                        "stored go first; per process)")
+                        "stored go first)")
     p.add_argument("--responses-ttl", type=float, default=d.responses_ttl,
                    help="seconds a stored response is kept")
     p.add_argument("--websockets", action=argparse.BooleanOptionalAction, default=d.websockets,

@@ -9,9 +9,10 @@ the tool-call work and the failures: adding an API is a front module and one lin
 shape of the front the path belongs to (every path under ``/v1/messages/`` is the Messages
 front's), as is a failure no route handled (500); from the server layer 400, 408, 413, 414, 431 and 505
 (see ``http.server.Limits``). Every answer of a route carries the request's id, which its log
-line names (``requestid``). ``/health`` tells anyone ``{"status": "ok"}``, and the upstream and
-parser only to a client with the configured key. An upgrade request (after the key check) is a
-WebSocket on ``GET /v1/responses`` (``fronts.responses.socket``, each turn through the same
+line names (``requestid``). ``/health`` tells anyone ``{"status": "ok"}`` and the store's
+backend and whether it answers, and the upstream, parser and the store's address only to a
+client with the configured key. An upgrade request (after the key check) is a WebSocket on
+``GET /v1/responses`` (``fronts.responses.socket``, each turn through the same
 ``pipeline.serve``), and 426 anywhere else or with ``--no-websockets``.
 """
 
@@ -44,6 +45,7 @@ from .metrics import Metrics
 from .pipeline import JSON, OFFLOOP_REQUEST_BYTES, Pipeline
 from .repair import Provenance
 from .requestid import CURRENT, client_request_id
+from .state import StoreUnavailable
 from .turn import RequestError
 from .upstream.catalog import catalog, context_of_dir
 from .upstream.models import ABSENT
@@ -56,6 +58,7 @@ COUNT = MessagesFront(count=True)  # count_tokens: a Messages request without ma
 STORED = "/v1/responses/"
 INPUT_ITEMS = "/input_items"  # GET /v1/responses/{id}/input_items
 SWEEP_SECONDS = 30.0  # at most this long between sweeps of the expired stored responses
+HEALTH_SECONDS = 2.0  # /health's wait for the store's answer
 MESSAGES_PATHS = "/v1/messages"  # and every path under it: the Messages error shape
 SOCKET = "/v1/responses"  # the one path served over WebSocket
 
@@ -71,7 +74,7 @@ class Gateway:
         self.tokens = TokenCounter(config)
         self.responses = ResponsesFront(config, self.metrics)
         self.compact = CompactFront(self.responses)
-        # Message threads are kept in the Responses front's store, in scopes of their own. (The
+        # Message threads are kept in the gateway's one store, in scopes of their own. (The
         # module's MESSAGES front gives the error shape of /v1/messages paths for any gateway.)
         threads = Threads(self.responses.store, self.responses.scopes)
         self.messages = MessagesFront(threads=threads, tokens=self.tokens)
@@ -80,9 +83,12 @@ class Gateway:
         self.pool: UpstreamPool | None = None
         self.server: H1Server | None = None
         self._sweeper: asyncio.TimerHandle | None = None
+        self._sweeping: asyncio.Task[None] | None = None
         store = self.responses.store
-        self.metrics.gauges.update(toolbridge_responses_stored=lambda: len(store),
-                                   toolbridge_responses_stored_bytes=lambda: store.bytes)
+        self._store_up = True  # what the last look at the store found (``/health``, the sweep)
+        self.metrics.gauges.update(toolbridge_responses_stored=lambda: store.count,
+                                   toolbridge_responses_stored_bytes=lambda: store.bytes,
+                                   toolbridge_store_up=lambda: int(self._store_up))
         self._routes: dict[tuple[str, str], Any] = {
             ("POST", "/v1/chat/completions"): lambda req, resp: self.pipeline.serve(CHAT, req, resp),
             ("POST", "/v1/messages"): lambda req, resp: self.pipeline.serve(self.messages, req, resp),
@@ -111,11 +117,22 @@ class Gateway:
         return self.server
 
     def _sweep(self) -> None:
-        """Drop the expired stored responses, and again in a while: their memory goes even
-        while no request comes (each store operation sweeps too)."""
-        self.responses.store.sweep()
+        """Drop the expired stored records, and again in a while: their memory goes even
+        while no request comes (the memory store's operations sweep too). The sweep runs as a
+        task (a shared store's is I/O, off the loop); one at a time."""
+        loop = asyncio.get_running_loop()
+        if self._sweeping is None or self._sweeping.done():
+            self._sweeping = loop.create_task(self._swept())
         delay = min(SWEEP_SECONDS, self.config.responses_ttl)
-        self._sweeper = asyncio.get_running_loop().call_later(delay, self._sweep)
+        self._sweeper = loop.call_later(delay, self._sweep)
+
+    async def _swept(self) -> None:
+        try:
+            await self.responses.store.sweep()
+            self._store_up = True
+        except StoreUnavailable as exc:
+            self._store_up = False
+            log.warning("the store's sweep failed: %s", exc)
 
     async def close(self, grace: float = 1.0) -> None:
         """Stop accepting; requests in flight have ``grace`` seconds to finish."""
@@ -123,10 +140,13 @@ class Gateway:
             self._sweeper.cancel()
         if self.server is not None:
             await self.server.close(grace=grace)
+        if self._sweeping is not None:
+            await asyncio.gather(self._sweeping, return_exceptions=True)
         await self.pipeline.models.close()
         if self.pool is not None:
             await self.pool.close()
         await self.pipeline.grammars.close()
+        await self.responses.store.close()
 
     # ---------------------------------------------------------------- routing
 
@@ -219,10 +239,19 @@ class Gateway:
     # ---------------------------------------------------------------- endpoints
 
     async def _health(self, req: Request, resp: Response) -> tuple[int, Provenance]:
-        """Up or not, for anyone; what it serves (upstream, parser) only with the configured key."""
-        health: dict[str, Any] = {"status": "ok"}
+        """Up or not, and whether its store answers, for anyone (200 either way: stateless
+        requests are served while the store is down); what it serves (upstream, parser, the
+        store's address) only with the configured key."""
+        store = self.responses.store
+        try:
+            self._store_up = await asyncio.wait_for(store.ping(), HEALTH_SECONDS)
+        except (StoreUnavailable, asyncio.TimeoutError):
+            self._store_up = False
+        kind = store.name.partition(":")[0]
+        health: dict[str, Any] = {"status": "ok", "store": {"backend": kind, "up": self._store_up}}
         if self.config.api_key and self._authorised(req):
             health.update(upstream=self.config.upstream, tool_call_parser=self.config.tool_call_parser)
+            health["store"]["name"] = store.name
         resp.send(200, JSON, orjson.dumps(health))
         return 200, Provenance()
 
@@ -253,15 +282,18 @@ class Gateway:
         it, in the caller's scope (``previous_response_id``, item references)."""
         large = self.tokens.renders or len(req.body) > OFFLOOP_REQUEST_BYTES
         try:
-            count, how = await self.pipeline.cpu(large, "count", self._input_counted, req)
+            loaded = await self.pipeline.load(self.responses, req)
+            count, how = await self.pipeline.cpu(large, "count", self._input_counted, req, loaded)
         except (orjson.JSONDecodeError, RequestError, ConfigError) as exc:
             return self.pipeline.refuse(self.responses, resp, exc)
+        except StoreUnavailable as exc:
+            return self.pipeline.fail.store_down(self.responses, resp, exc)
         resp.send(200, [*JSON, (b"x-toolbridge-token-count", how.encode())],
                   orjson.dumps({"object": "response.input_tokens", "input_tokens": count}))
         return 200, Provenance()
 
-    def _input_counted(self, req: Request) -> tuple[int, str]:
-        turn, _ = self.pipeline.check(self.responses, req.body, req)
+    def _input_counted(self, req: Request, loaded: Any) -> tuple[int, str]:
+        turn, _ = self.pipeline.check(self.responses, req.body, req, loaded)
         return self.tokens.count(turn)
 
     async def _stored(self, req: Request, resp: Response) -> tuple[int, Provenance]:
@@ -270,30 +302,33 @@ class Gateway:
         another caller's, or kept by another worker; the same answer for each); ``GET
         /v1/responses/{id}/input_items``: a page of its input items."""
         response_id = req.path[len(STORED):]
-        if response_id.endswith(INPUT_ITEMS):
-            return self._input_items(req, resp, response_id.removesuffix(INPUT_ITEMS))
-        if req.method == "GET":
-            found = self.responses.stored(req, response_id)
-            if found is not None:
-                resp.send(200, JSON, orjson.dumps(found))
+        try:
+            if response_id.endswith(INPUT_ITEMS):
+                return await self._input_items(req, resp, response_id.removesuffix(INPUT_ITEMS))
+            if req.method == "GET":
+                found = await self.responses.stored(req, response_id)
+                if found is not None:
+                    resp.send(200, JSON, orjson.dumps(found))
+                    return 200, Provenance()
+            elif await self.responses.delete(req, response_id):
+                resp.send(200, JSON, orjson.dumps({"id": response_id, "object": "response", "deleted": True}))
                 return 200, Provenance()
-        elif self.responses.delete(req, response_id):
-            resp.send(200, JSON, orjson.dumps({"id": response_id, "object": "response", "deleted": True}))
-            return 200, Provenance()
+        except StoreUnavailable as exc:
+            return self.pipeline.fail.store_down(CHAT, resp, exc)
         return self._not_stored(resp, response_id)
 
     @staticmethod
     def _not_stored(resp: Response, response_id: str) -> tuple[int, Provenance]:
         resp.send(404, JSON, CHAT.error(f"no response {response_id!r:.80} is stored here (unknown, expired, "
-                                        "deleted, or kept by another gateway process)", code="not_found"))
+                                        "or deleted)", code="not_found"))
         return 404, Provenance()
 
-    def _input_items(self, req: Request, resp: Response, response_id: str) -> tuple[int, Provenance]:
+    async def _input_items(self, req: Request, resp: Response, response_id: str) -> tuple[int, Provenance]:
         if req.method != "GET":
             resp.send(405, JSON, CHAT.error(f"{req.method} {req.path} is not served here", code="405"))
             return 405, Provenance()
         try:
-            found = self.responses.input_items(req, response_id)
+            found = await self.responses.input_items(req, response_id)
         except RequestError as exc:
             return self.pipeline.refuse(CHAT, resp, exc)
         if found is None:

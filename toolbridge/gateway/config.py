@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from ..dialects import fallback_dialect, get_dialect
 from ..errors import ConfigError, RenderError
+from .state import default_url, sqlite_path
 
 if TYPE_CHECKING:
     from ..render import ChatTemplate
@@ -63,6 +64,9 @@ class GatewayConfig:
     # summary and the reasoning a model writes before it).
     compact_max_tokens: int = 4096
     compact_timeout: float = 600.0  # seconds the whole summary may take (4096 tokens at 10 a second, and more)
+    # Where the store is (gateway/state): memory, sqlite:///path, redis://host:port/db, rediss://...;
+    # empty: memory with one worker, a SQLite file under the user's runtime folder with more
+    state: str = ""
     log_level: str = "info"
     # The Responses API over WebSocket (GET /v1/responses upgraded: gateway/http/websocket.py).
     websockets: bool = True  # off: an upgrade is answered 426 (clients fall back to HTTP)
@@ -113,6 +117,14 @@ class GatewayConfig:
                               "--responses-ttl positive")
         if self.compact_max_tokens < 1 or self.compact_timeout <= 0:
             raise ConfigError("--compact-max-tokens and --compact-timeout must be positive")
+        if self.state and self.state.partition(":")[0] not in ("memory", "sqlite", "redis", "rediss"):
+            raise ConfigError(f"--state must be memory, sqlite:///path, redis://host:port/db or "
+                              f"rediss://..., not {self.state!r}")
+        if self.state.startswith("sqlite:"):
+            sqlite_path(self.state)  # (a URL that names no file: ConfigError, before any worker starts)
+        if self.workers > 1 and self.state == "memory":
+            raise ConfigError("--state memory keeps each worker's records to itself: with --workers above 1, "
+                              "leave --state out (a SQLite file the workers share) or name a shared store")
         if self.workers < 1 or self.max_body < 1 or self.timeout <= 0:
             raise ConfigError("--workers, --max-body and --timeout must be positive")
         if self.graceful_timeout < 0:
@@ -138,6 +150,10 @@ class GatewayConfig:
         self.aliases()
         fallback_dialect(self.fallback_dialect)
         self.template()
+
+    def state_url(self) -> str:
+        """The store's URL: ``--state``, else the default for the number of workers."""
+        return self.state or default_url(self.workers, self.port)
 
     @property
     def rewrites_requests(self) -> bool:

@@ -4,7 +4,8 @@ valid, an upstream failure or error, and anything no other handler took; each lo
 Before the response head: the front's error body with the status; every 5xx the gateway makes
 itself carries ``x-should-retry: false`` (the SDKs otherwise ask again, two more times by
 default, and the upstream would generate again each time: the same request meets the same fault,
-or waits the same timeout); an upstream's own error keeps its status and is left to the SDK's
+or waits the same timeout), but for 503 ``store_unavailable`` (``store_down``: a store back in a
+moment serves the retry); an upstream's own error keeps its status and is left to the SDK's
 rule. After it: the front's stream error event, which ends the stream. See ``pipeline``'s
 docstring for the codes.
 """
@@ -58,6 +59,19 @@ class Failures:
             return 200, Provenance()
         resp.send(exc.status, [*JSON, NO_RETRY], front.error(message, exc.type, exc.code))
         return exc.status, Provenance()
+
+    def store_down(self, front: Any, resp: Response, exc: Exception) -> Result:
+        """The store did not answer or could not write (``state.StoreUnavailable``, its message
+        naming the store): 503 ``store_unavailable`` in the front's shape, or the stream's error
+        event once it began. Counted; the openai SDK's retries may find it back."""
+        self.metrics.inc("toolbridge_store_errors_total")
+        log.warning("store unavailable: %s", exc)
+        message, kind, code = f"the gateway's store is unavailable: {exc}", "server_error", "store_unavailable"
+        if resp.started:
+            resp.end(stream_error(front, resp, message, kind, code))
+            return 200, Provenance()
+        resp.send(503, JSON, front.error(message, kind, code))
+        return 503, Provenance()
 
     def stream_error(self, front: Any, resp: Response, message: str, type: str,
                      code: str | None = None) -> None:

@@ -50,11 +50,19 @@ _HELP = {
                                    "started this one."),
     "toolbridge_streamed_chunks_total": ("counter", "Chunks sent to clients on streams."),
     "toolbridge_open_streams": ("gauge", "Streams in progress."),
-    "toolbridge_responses_stored": ("gauge", "Responses (and Messages thread turns) in the Responses front's store."),
+    "toolbridge_responses_stored": ("gauge", "Responses (and Messages thread turns) in the store (a shared "
+                                    "store's: as this process last saw it)."),
     "toolbridge_responses_stored_bytes": ("gauge", "Bytes the stored responses account for (their JSON)."),
     "toolbridge_responses_dropped_total": ("counter",
                                            "Stored responses that went before a DELETE, by reason (expired; "
-                                           "count, bytes: evicted by a bound; too_large: never stored)."),
+                                           "count, bytes: evicted by a bound, the oldest first; too_large: "
+                                           "never stored). A shared store's, as this process saw them."),
+    "toolbridge_store_stored_total": ("counter", "Responses and thread turns this process stored (--state)."),
+    "toolbridge_store_misses_total": ("counter", "Lookups of a response, item or thread turn the store did "
+                                      "not hold for the caller (unknown, expired, evicted, deleted)."),
+    "toolbridge_store_errors_total": ("counter", "Requests answered 503 store_unavailable: the store did not "
+                                      "answer or could not write."),
+    "toolbridge_store_up": ("gauge", "1 when the store answered at its last look (/health, the sweep), else 0."),
 }
 
 

@@ -71,6 +71,15 @@ and one route in ``app.py``. An encoder may also have ``idle_sse() -> bytes`` an
 ``idle_seconds``: its keep-alive events, written while the client is sent nothing
 (``keepalive``);
 and ``disconnected()``, called when the client goes away mid-stream.
+
+**A front that keeps state** (``gateway/state``: the Responses front, Messages threads) may also
+have ``async load(request)``: what the store holds of the records the request names, read before
+the turn and passed to ``turn(body, request, loaded)`` (planning never waits on the store; a
+request planned again after an upstream 404 is built from the same ``loaded``), and
+``async keep(plan)``: a whole answer kept (``whole`` made the record) before it is sent; its
+encoder ``async begin()`` (before the response head) and ``async keep()`` (after ``finish_sse``,
+before the last bytes go). A store that fails in any of them (``StoreUnavailable``) is 503
+``store_unavailable`` in the front's shape, or the stream's error event once it began.
 """
 
 from __future__ import annotations
@@ -90,6 +99,7 @@ from .http.server import ClientDisconnected, Request, Response
 from .http.sse import SSEError
 from .metrics import Metrics
 from .order import in_call_order
+from .state import StoreUnavailable
 from .repair import Provenance, repair_completion
 from .plain import PlainBytes
 from .stable import stable_prompt
@@ -188,9 +198,12 @@ class Pipeline:
             assert self.pool is not None
             await self.constrainer.detect(self.pool, self.base + "/models", self.upstream_headers(req, False))
         try:
-            turn, plan, path, retry = await self._planned(front, req)
+            loaded = await self.load(front, req)  # a front that keeps state reads the store first
+            turn, plan, path, retry = await self._planned(front, req, loaded)
         except (orjson.JSONDecodeError, RequestError, ConfigError) as exc:
             return self.refuse(front, resp, exc)
+        except StoreUnavailable as exc:
+            return self.fail.store_down(front, resp, exc)
         if turn.freeforms:
             failed = await self.grammars.first_failure(turn.freeforms.values())
             if failed is not None:
@@ -210,20 +223,22 @@ class Pipeline:
             try:
                 return await _bounded(plan, self._exchange(front, plan, path, headers, resp, retry, tries))
             except _NotFound as missing:
-                return await self._not_found(front, req, resp, plan, missing.raw)
+                return await self._not_found(front, req, resp, plan, missing.raw, loaded)
         except RequestError as exc:  # the history cannot be written as the protocol
             return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
+        except StoreUnavailable as exc:  # a stream's response could not be registered or kept
+            return self.fail.store_down(front, resp, exc)
         except (UpstreamError, SSEError) as exc:
             if resp.started:
                 self.fail.stream_error(front, resp, str(exc), "upstream_error")
                 return 200, Provenance()
             return self.fail.upstream_failure(front, resp, exc), Provenance()
 
-    async def _planned(self, front: Front, req: Request) -> tuple[Turn, Plan, str, bool]:
-        """``_plan``, on a worker thread for a large request."""
+    async def _planned(self, front: Front, req: Request, loaded: Any) -> tuple[Turn, Plan, str, bool]:
+        """``_plan``, on a worker thread for a large request (``loaded``: what ``load`` read)."""
         if len(req.body) > OFFLOOP_REQUEST_BYTES:
-            return await self.cpu(True, "request", self._plan, front, req)
-        return self._plan(front, req)  # inline, without the coroutine ``cpu`` would make
+            return await self.cpu(True, "request", self._plan, front, req, loaded)
+        return self._plan(front, req, loaded)  # inline, without the coroutine ``cpu`` would make
 
     async def _exchange(self, front: Front, plan: Plan, path: str, headers: list[tuple[bytes, bytes]],
                         resp: Response, retry: bool, tries: Retries | None) -> Result:
@@ -241,15 +256,16 @@ class Pipeline:
         return result
 
     async def _not_found(self, front: Front, req: Request, resp: Response, plan: Plan,
-                         raw: bytes) -> Result:
+                         raw: bytes, loaded: Any) -> Result:
         """The upstream answered 404 to ``plan``: its model list is asked for again; when the
-        request's name then maps to another model it is planned and sent once more, when it maps
-        to none the answer is the 404 naming the served models (``Models.resolve``), else the
-        upstream's own answer."""
+        request's name then maps to another model it is planned and sent once more (from what
+        ``load`` read of the store for the first plan: the store is not asked twice), when it
+        maps to none the answer is the 404 naming the served models (``Models.resolve``), else
+        the upstream's own answer."""
         assert self.pool is not None
         await self.models.refresh(self.pool, self.base + "/models", self.upstream_headers(req, False))
         try:
-            turn, again, path, retry = await self._planned(front, req)
+            turn, again, path, retry = await self._planned(front, req, loaded)
         except (orjson.JSONDecodeError, RequestError, ConfigError) as exc:
             return self.refuse(front, resp, exc)
         if again.model == plan.model:
@@ -268,21 +284,35 @@ class Pipeline:
             return self.fail.pass_error(front, resp, 404, missing.raw), Provenance()
 
     def refuse(self, front: Front, resp: Response, exc: Exception) -> Result:
-        """The 400 (or the error's own status) for a request ``check`` refused."""
+        """The 400 (or the error's own status) for a request ``check`` refused; the 503 of a
+        store that did not answer (``StoreUnavailable``, from a front's ``load``)."""
+        if isinstance(exc, StoreUnavailable):
+            return self.fail.store_down(front, resp, exc)
         if isinstance(exc, orjson.JSONDecodeError):
             return self.fail.refuse(front, resp, 400, f"the request body is not valid JSON: {exc}")
         if isinstance(exc, RequestError):
             return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
         return self.fail.refuse(front, resp, 400, str(exc))
 
-    def check(self, front: Front, body: bytes, req: Request | None = None) -> tuple[Turn, Plan]:
+    def check(self, front: Front, body: bytes, req: Request | None = None,
+              loaded: Any = None) -> tuple[Turn, Plan]:
         """A request checked and planned as every request of ``front`` is, without the upstream
-        route (what ``count_tokens`` validates with; ``req`` gives the caller's scope); raises
-        orjson.JSONDecodeError, RequestError or ConfigError (``refuse`` answers them)."""
-        turn, shallow, checked = self._turn(front, body, req)
+        route (what ``count_tokens`` validates with; ``req`` gives the caller's scope,
+        ``loaded`` what ``load`` read for it); raises orjson.JSONDecodeError, RequestError or
+        ConfigError (``refuse`` answers them)."""
+        turn, shallow, checked = self._turn(front, body, req, loaded)
         return turn, plan_turn(turn, self.settings, shallow, checked)
 
-    def _turn(self, front: Front, body: bytes, req: Request | None = None) -> tuple[Turn, bool, bool]:
+    @staticmethod
+    async def load(front: Front, req: Request) -> Any:
+        """What a front that keeps state reads of the store for ``req`` before its turn is
+        built (``front.load``; None for the others); StoreUnavailable when the store does not
+        answer."""
+        load = getattr(front, "load", None)
+        return await load(req) if load is not None else None
+
+    def _turn(self, front: Front, body: bytes, req: Request | None = None,
+              loaded: Any = None) -> tuple[Turn, bool, bool]:
         """The request decoded, its nesting bounded (``turn.check_body``, for a front that builds
         its turn out of the body) and translated: the turn, whether the body is ``shallow``
         and whether it was ``checked`` (see ``plan_turn``)."""
@@ -291,7 +321,7 @@ class Pipeline:
         checked = front.rebuilds and not shallow
         if checked:
             check_body(value, front.paths)
-        turn = front.turn(value, req)
+        turn = front.turn(value, req) if loaded is None else front.turn(value, req, loaded)  # type: ignore[call-arg]
         if self.config.drop_reasoning_history:
             drop_reasoning(turn.messages)
         if self.config.stable_prompt:
@@ -300,10 +330,10 @@ class Pipeline:
             self.metrics.inc("toolbridge_results_reordered_total", front=front.name)
         return turn, shallow, checked
 
-    def _plan(self, front: Front, req: Request) -> tuple[Turn, Plan, str, bool]:
+    def _plan(self, front: Front, req: Request, loaded: Any = None) -> tuple[Turn, Plan, str, bool]:
         """The request checked and planned: its turn, plan, upstream path and whether a refusal
         of tools is retried."""
-        turn, shallow, checked = self._turn(front, req.body, req)
+        turn, shallow, checked = self._turn(front, req.body, req, loaded)
         asked = turn.model
         turn.serve_as(self.models.resolve(asked))
         plan, path, retry = self._route(turn, shallow, checked)
@@ -391,6 +421,9 @@ class Pipeline:
             return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
         except Exception as exc:  # noqa: BLE001  # the boundary for a whole answer (502)
             return self.fail.failure(front, resp, exc, answer=True)
+        keep = getattr(front, "keep", None)  # a front that keeps the answer: before it is sent
+        if keep is not None:
+            await keep(plan)
         resp.send(200, [*JSON, (b"x-toolbridge-calls", provenance.header().encode())], body)
         return 200, provenance
 
@@ -456,7 +489,11 @@ class Pipeline:
             answer.restart(plan)
         else:
             answer = self.router.answer_stream(plan) if self.router is not None else AnswerStream(plan)
-            encoder = resp.encoder = front.stream(answer)
+            encoder = front.stream(answer)
+            begin = getattr(encoder, "begin", None)  # an encoder that registers its response first
+            if begin is not None:
+                await begin()
+            resp.encoder = encoder
             resp.start(200, [(b"content-type", front.content_type), (b"cache-control", b"no-cache"),
                              (b"x-toolbridge-calls", b"streamed; see metrics and the log")])
             if tries is not None:
@@ -560,10 +597,16 @@ class Pipeline:
                                      "upstream_error")
         try:
             closing = encoder.finish_sse()
+            keep = getattr(encoder, "keep", None)  # an encoder that keeps its answer: before the end
+            if keep is not None:
+                await keep()
         except InvalidArguments as exc:
             return exc
         except RequestError as exc:
             return self.fail.stream_error(front, resp, str(exc), exc.type, exc.code)
+        except StoreUnavailable as exc:
+            self.fail.store_down(front, resp, exc)
+            return None
         resp.end(closing + front.stream_end())
         return None
 

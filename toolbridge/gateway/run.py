@@ -18,9 +18,11 @@ import signal
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from .config import GatewayConfig
+from .state import sqlite_path
 from .app import serve
 from .supervisor import Supervisor
 
@@ -35,11 +37,19 @@ def run(config: GatewayConfig) -> int:
     if config.workers == 1:
         _run_one(config, reuse_port=False)
         return 0
+    # The default store's file outlives this start only if its records can be read again: with
+    # a secret of this start alone (no --responses-secret), nothing in it can, so it goes at exit.
+    scratch = sqlite_path(config.state_url()) if not config.state and not config.responses_secret else None
     if not config.responses_secret:  # one sealing key for every worker of this start
         config = replace(config, responses_secret=secrets.token_urlsafe(32))
     _configure_logging(config)
     worker = functools.partial(_run_one, config, True)
-    return Supervisor(worker, config.workers, config.graceful_timeout).run()
+    try:
+        return Supervisor(worker, config.workers, config.graceful_timeout).run()
+    finally:
+        if scratch is not None:
+            for suffix in ("", "-wal", "-shm"):
+                Path(scratch + suffix).unlink(missing_ok=True)
 
 
 class _Formatter(logging.Formatter):

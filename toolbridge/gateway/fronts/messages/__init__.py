@@ -119,16 +119,21 @@ class MessagesFront:
         self.threads = threads  # None: a ``thread`` is answered thread_unsupported_request
         self.tokens = tokens  # counts a stream's input tokens for message_start (None: 0)
 
-    def turn(self, body: Any, req: Any = None) -> Turn:
+    async def load(self, req: Any) -> Any:
+        """The kept turn a ``thread`` continue names (``Threads.load``), before the turn is built."""
+        threads = self.threads if self.threads is not None and self.threads.enabled else None
+        return await threads.load(req) if threads is not None and not self.count else None
+
+    def turn(self, body: Any, req: Any = None, loaded: Any = None) -> Turn:
         """The request as a Turn, its context a ``stream.Context``: a stream's input tokens, and
-        a ``thread`` (a continue is looked up in ``req``'s caller's scope, and the turn will be
-        kept there)."""
+        a ``thread`` (a continue is looked up in ``req``'s caller's scope, as ``load`` read it
+        into ``loaded``, and the turn will be kept there)."""
         threads = self.threads if self.threads is not None and self.threads.enabled else None
         if threads is None:
             turn = messages_turn(body, self.count)
         else:
             scope = threads.scope(req)
-            turn = messages_turn(body, self.count, lambda message_id: threads.prior(scope, message_id))
+            turn = messages_turn(body, self.count, lambda message_id: threads.prior(scope, message_id, loaded))
             if isinstance(turn.context, Thread):
                 turn.context.scope = scope
                 turn.context.size += len(req.body) if req is not None else 0
@@ -150,17 +155,23 @@ class MessagesFront:
         message = whole_message(answer)
         body = orjson.dumps(message)
         thread = plan.context.thread if plan is not None and isinstance(plan.context, Context) else None
-        if thread is not None and self.threads is not None:
-            self.threads.keep(thread, message["id"], reply_of(answer), len(body))
+        if thread is not None and self.threads is not None:  # kept by ``keep``
+            thread.kept = (message["id"], reply_of(answer), len(body))
         return body
+
+    async def keep(self, plan: Plan) -> None:
+        """Keep the threaded turn ``whole`` answered, before its answer is sent."""
+        thread = plan.context.thread if isinstance(plan.context, Context) else None
+        if thread is not None and thread.kept is not None and self.threads is not None:
+            await self.threads.keep(thread, *thread.kept)
 
     def stream(self, answer: AnswerStream) -> MessagesStream:
         context, threads = answer.plan.context, self.threads
         thread = context.thread if isinstance(context, Context) else None
         keep = None
         if thread is not None and threads is not None:
-            def keep(message_id: str, reply: Reply, size: int) -> None:
-                threads.keep(thread, message_id, reply.message(), size)
+            async def keep(message_id: str, reply: Reply, size: int) -> None:
+                await threads.keep(thread, message_id, reply.message(), size)
         return MessagesStream(answer, message_id(), tool_use_id, SIGNATURE, keep)
 
     def stream_error(self, message: str, type: str, code: str | None = None) -> bytes:

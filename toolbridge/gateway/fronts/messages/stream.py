@@ -34,7 +34,7 @@ bytes made once per block, as the chat front does; the rest go through orjson.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,10 +103,11 @@ class MessagesStream:
     """Upstream chunks in, Messages SSE events out; see the module docstring."""
 
     def __init__(self, answer: AnswerStream, message_id: str, call_id: Callable[[str], str],
-                 signature: str, keep: Callable[[str, Reply, int], None] | None = None) -> None:
+                 signature: str, keep: Callable[[str, Reply, int], Awaitable[None]] | None = None) -> None:
         self._answer = answer
         self._keep = keep  # a threaded request's: told the answer at its end
         self._reply = Reply() if keep is not None else None
+        self._kept: tuple[str, Reply, int] | None = None  # what ``keep`` keeps, once finished
         self._id, self._call_id, self._signature = message_id, call_id, signature
         self._started = False
         self._start_lock = threading.Lock()  # idle_sse runs on the loop, a large chunk on a worker
@@ -179,8 +180,15 @@ class MessagesStream:
                                              "delta": {"stop_reason": reason, "stop_sequence": sequence}}))
         out.append(b'event: message_stop\ndata: {"type":"message_stop"}\n\n')
         if self._keep is not None and self._reply is not None:
-            self._keep(self._id, self._reply, self._chars)
+            self._kept = (self._id, self._reply, self._chars)
         return b"".join(out)
+
+    async def keep(self) -> None:
+        """Keep the threaded answer ``finish_sse`` ended, before its last events go (the
+        pipeline awaits it); StoreUnavailable when the store cannot."""
+        kept, self._kept = self._kept, None
+        if kept is not None and self._keep is not None:
+            await self._keep(*kept)
 
     def idle_sse(self) -> bytes:
         """A ``ping`` (``message_start`` first when nothing was sent yet), for

@@ -6,8 +6,8 @@ request then carries only the new messages, without ``system`` and ``tools`` (th
 used; repeating them is a 400, as the API has it). The anthropic SDK's tool runner and thread
 helper send both by default (beta ``message-threads-2026-08-12``; the header is not required).
 
-A thread's turn is kept in the Responses front's store (``responses.store.ResponseStore``, the
-same bounds, ttl and per-credential scope), under the answer's ``msg_`` id in the caller's scope
+A thread's turn is kept in the gateway's store (``state``, shared with the Responses front: the
+same backend, bounds, ttl and per-credential scope), under the answer's ``msg_`` id in the caller's scope
 with ``SCOPE_SUFFIX`` (so no ``/v1/responses/{id}`` lookup ever finds one): the conversation as
 the upstream was sent it (the leading system message, the history with its tool calls'
 upstream ids) and the answer, and the tools. Once a turn that continues ``ID`` is kept, ``ID``
@@ -16,7 +16,7 @@ goes: a response is continued once, and a thread holds one copy of its conversat
 The answers the SDK recovers from, as the API gives them (``error.details.error_code``):
 
 - 404 ``thread_not_found``: ``ID`` is not kept for this caller (unknown, expired, evicted,
-  already continued, another caller's or another worker's); the SDK sends the whole
+  already continued, another caller's); the SDK sends the whole
   conversation again with ``create``;
 - 400 ``thread_unsupported_request``: the gateway keeps no threads (``--responses-store 0``);
   the tool runner then sends the whole conversation without ``thread``.
@@ -30,6 +30,7 @@ from typing import Any
 
 import orjson
 
+from ...state import Record
 from ...turn import RequestError
 from .ids import tool_use_id
 
@@ -58,6 +59,7 @@ class Thread:
     tools: list[dict[str, Any]] | None
     size: int  # bytes accounted so far: the previous turn's (the request's are added by the front)
     scope: str = ""
+    kept: tuple[str, dict[str, Any], int] | None = None  # a whole answer's (id, reply, bytes), for ``keep``
 
 
 def thread_field(value: Any) -> str | None:
@@ -106,10 +108,28 @@ def pending_calls(history: list[dict[str, Any]]) -> dict[str, str]:
 
 
 class Threads:
-    """The kept turns of one gateway process, in the store it shares with the Responses front."""
+    """The kept turns, in the store the gateway shares with the Responses front. The turn a
+    continue names is read before the request's turn is built (``load``), as the Responses
+    front reads a previous response."""
 
     def __init__(self, store: Any, scopes: Any) -> None:
         self.store, self.scopes = store, scopes
+
+    async def load(self, req: Any) -> dict[str, Any] | None:
+        """The kept turn a ``thread`` continue names, read from the store (None: the request
+        names none); StoreUnavailable when the store does not answer."""
+        body = req.body
+        if b"previous_message_id" not in body:
+            return None
+        try:
+            value = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return None
+        thread = value.get("thread") if isinstance(value, dict) else None
+        previous = thread.get("previous_message_id") if isinstance(thread, dict) else None
+        if not isinstance(previous, str) or not previous:
+            return None
+        return {previous: await self.store.get(self.scope(req), previous)}
 
     @property
     def enabled(self) -> bool:
@@ -118,23 +138,28 @@ class Threads:
     def scope(self, req: Any) -> str:
         return self.scopes.of(req) + SCOPE_SUFFIX
 
-    def prior(self, scope: str, message_id: str) -> Prior:
-        """The turn ``message_id`` ended, in ``scope``; the 404 ``thread_not_found`` without one."""
-        entry = self.store.entry(scope, message_id)
+    def prior(self, scope: str, message_id: str, loaded: dict[str, Any] | None = None) -> Prior:
+        """The turn ``message_id`` ended, in ``scope`` (as ``load`` read it; without, only the
+        memory store is read, at once); the 404 ``thread_not_found`` without one."""
+        core = getattr(self.store, "core", None)
+        if loaded is not None or core is None:
+            entry = (loaded or {}).get(message_id)
+        else:
+            entry = core.entry(scope, message_id)
         if entry is None or entry.conversation is None:
             raise RequestError(f"thread.previous_message_id: no thread holds {message_id!r:.80} here (unknown, "
-                               "expired, already continued, or kept by another gateway process); send the "
+                               "expired or already continued); send the "
                                "whole conversation with thread type 'create'", status=404,
                                type="not_found_error", param="thread.previous_message_id", code=NOT_FOUND)
         return Prior(entry.conversation, entry.response.get("tools"), entry.size)
 
-    def keep(self, thread: Thread, message_id: str, reply: dict[str, Any], size: int) -> None:
+    async def keep(self, thread: Thread, message_id: str, reply: dict[str, Any], size: int) -> None:
         """Keep the turn that answered ``thread`` with ``reply`` (``size``: the answer's bytes),
-        then forget the turn it continued."""
+        then forget the turn it continued; StoreUnavailable when the store cannot."""
         kept = {"id": message_id, "object": "message_thread", "tools": thread.tools}
-        self.store.put(thread.scope, kept, [*thread.messages, reply], thread.size + size)
+        await self.store.put(thread.scope, Record(kept, [*thread.messages, reply], thread.size + size))
         if thread.previous:
-            self.store.delete(thread.scope, thread.previous)
+            await self.store.delete(thread.scope, thread.previous)
 
 
 @dataclass(slots=True)

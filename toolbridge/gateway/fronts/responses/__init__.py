@@ -4,10 +4,12 @@ stored responses (``GET`` / ``DELETE /v1/responses/{id}``, ``GET /v1/responses/{
 In: ``request.responses_turn`` (the request, field by field, as a ``Turn`` whose ``context`` is
 what the answer needs of it). Out: a whole answer is one ``response`` object (``whole``), output
 items in the order reasoning, message, calls (``items``); a stream is ``stream.ResponsesStream``.
-A response is kept (``store.ResponseStore``) unless the request said ``store: false``, in the
-scope of the caller that made it (``scope.Scopes``): another caller's id is an unknown id. Its
-input items are kept with it, with ids (``inputs``): a later ``item_reference`` may name them, or
-its output items.
+A response is kept (in the gateway's store, ``state``) unless the request said ``store: false``,
+in the scope of the caller that made it (``scope.Scopes``): another caller's id is an unknown id.
+Its input items are kept with it, with ids (``inputs``): a later ``item_reference`` may name them,
+or its output items. The store is asked before the turn is built (``load``: only for a request
+that names a stored response or item) and told after the answer is made (``keep``; a stream's
+encoder does both for its response), so the turn's own work never waits for it.
 Reasoning is given back whole (``reasoning_text``) and, when the request includes
 ``reasoning.encrypted_content``, sealed for the next turn (``sealed``). A turn whose input ends
 with a ``compaction_trigger`` (and ``POST /v1/responses/compact``) is answered with the
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -28,8 +31,10 @@ from ...metrics import Metrics
 from ...http.server import Request
 from ...repair import first_choice
 from ...scope import Scopes
+from ...state import Record, Store, open_store
+from ...state.memory import MemoryStore
 from ...streaming import AnswerStream
-from ...turn import Plan, Turn
+from ...turn import Plan, RequestError, Turn
 from ..chat import error_body
 from . import compacted
 from .compaction import summarising
@@ -38,8 +43,37 @@ from .items import (answer_items, assistant_message, cut_item, new_response_id, 
                     usage_of)
 from .request import Context, responses_turn
 from .sealed import Sealer
-from .store import Entry, ResponseStore
 from .stream import ResponsesStream
+
+
+@dataclass(slots=True)
+class Loaded:
+    """What the store holds of the records and items a request names, read before its turn."""
+
+    previous: dict[str, Record | None] = field(default_factory=dict)
+    items: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+
+
+def previous_conversation(found: Record | None, response_id: str) -> Record:
+    """The record a ``previous_response_id`` names, with its conversation; RequestError (400)
+    naming it when there is none in the caller's scope."""
+    if found is None or found.conversation is None:
+        why = ("is still in progress" if found is not None else
+               "is not stored here (unknown, expired, deleted, or stored with store: false)")
+        raise RequestError(f"previous_response_id: the response {response_id!r:.80} {why}",
+                           param="previous_response_id", code="previous_response_not_found")
+    return found
+
+
+def referenced_ids(value: Any) -> tuple[str | None, list[str]]:
+    """The ``previous_response_id`` and the ``item_reference`` ids a request body names."""
+    if not isinstance(value, dict):
+        return None, []
+    previous = value.get("previous_response_id")
+    items = value.get("input")
+    ids = [item["id"] for item in items if isinstance(item, dict) and item.get("type") == "item_reference"
+           and isinstance(item.get("id"), str)] if isinstance(items, list) else []
+    return (previous if isinstance(previous, str) and previous else None), ids
 
 
 class ResponsesFront:
@@ -54,10 +88,9 @@ class ResponsesFront:
     def __init__(self, config: GatewayConfig | None = None, metrics: Metrics | None = None) -> None:
         config = config or GatewayConfig()
         secret = config.responses_secret.encode() or os.urandom(32)
-        dropped = (lambda reason: metrics.inc("toolbridge_responses_dropped_total", reason=reason)) \
-            if metrics is not None else None
-        self.store = ResponseStore(config.responses_store, config.responses_ttl, config.responses_store_bytes,
-                                   dropped)
+        dropped = (lambda event: store_event(metrics, event)) if metrics is not None else None
+        self.store: Store = open_store(config.state_url(), config.responses_store, config.responses_ttl,
+                                       config.responses_store_bytes, dropped)
         self.scopes = Scopes(secret, config.api_key)
         unsealed = (lambda: metrics.inc("toolbridge_reasoning_unsealed_total")) if metrics is not None else None
         self.sealer = Sealer(secret, unsealed)
@@ -65,21 +98,42 @@ class ResponsesFront:
         self.compacted = (lambda form: metrics.inc("toolbridge_compactions_total", form=form)) \
             if metrics is not None else (lambda form: None)
 
-    def turn(self, body: Any, req: Request | None = None,
-             held: Callable[[str], Entry | None] | None = None) -> Turn:
+    async def load(self, req: Request, held: Callable[[str], Record | None] | None = None) -> Loaded | None:
+        """What the store holds of the response and items ``req`` names (None: it names none;
+        a body that is not JSON is left to the turn to refuse); StoreUnavailable when the store
+        does not answer. ``held``: a WebSocket's own responses (``socket``), looked up before
+        the store (a response held there is not asked of the store)."""
+        body = req.body
+        if b"previous_response_id" not in body and b"item_reference" not in body:
+            return None  # (nearly every request: a scan of the bytes, no decoding)
+        try:
+            previous, items = referenced_ids(orjson.loads(body))
+        except orjson.JSONDecodeError:
+            return None
+        scope, loaded = self.scopes.of(req), Loaded()
+        if previous is not None:
+            found = held(previous) if held is not None else None
+            loaded.previous[previous] = found if found is not None else await self.store.get(scope, previous)
+        for item_id in items:
+            if item_id not in loaded.items:
+                loaded.items[item_id] = await self.store.item(scope, item_id)
+        return loaded
+
+    def turn(self, body: Any, req: Request | None = None, loaded: Loaded | None = None) -> Turn:
         """The request as a Turn; ``req`` gives its caller's scope (``previous_response_id`` is
         looked up there, the response is stored there) and its size (what the stored
-        conversation is accounted, with the previous one's). ``held``: a WebSocket's own
-        responses (``socket``), looked up before the store."""
+        conversation is accounted, with the previous one's); ``loaded``: what ``load`` read of
+        the store for it (without it, only the memory store is read, at once)."""
         scope = self.scopes.of(req)
         previous: list[int] = []
+        get, item = self._lookups(scope, loaded)
 
         def conversation(response_id: str) -> list[dict[str, Any]]:
-            entry = (held and held(response_id)) or self.store.conversation(scope, response_id)
-            previous.append(entry.size)
-            return entry.conversation  # type: ignore[return-value]  # (conversation() checked it)
+            found = previous_conversation(get(response_id), response_id)
+            previous.append(found.size)
+            return found.conversation  # type: ignore[return-value]  # (checked above)
 
-        turn = responses_turn(body, conversation, self.sealer, lambda item_id: self.store.item(scope, item_id))
+        turn = responses_turn(body, conversation, self.sealer, item)
         context: Context = turn.context
         context.scope = scope
         # The request's bytes twice: the conversation made of it, and its input items kept as given.
@@ -88,6 +142,19 @@ class ResponsesFront:
             context.time_limit = self.compact_timeout
             return summarising(turn, self.compact_max_tokens)
         return turn
+
+    def _lookups(self, scope: str, loaded: Loaded | None) -> tuple[Any, Any]:
+        """The turn's two lookups: a stored record by id, a stored item by id."""
+        if loaded is None and isinstance(self.store, MemoryStore):  # in-process callers (bench, tests)
+            core = self.store.core
+
+            def record(response_id: str) -> Record | None:
+                found = core.entry(scope, response_id)
+                return None if found is None else Record(found.response, found.conversation, found.size)
+
+            return record, lambda item_id: core.item(scope, item_id)
+        loaded = loaded or Loaded()
+        return loaded.previous.get, loaded.items.get
 
     def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,
               param: str | None = None) -> bytes:
@@ -111,10 +178,18 @@ class ResponsesFront:
                                    output, usage_of(answer.get("usage")), incomplete,
                                    model=model if isinstance(model, str) and model else None)
         body = orjson.dumps(response)
-        if context.store:
-            self.store.put(context.scope, response, self.conversation(context, response),
-                           self.size(context, body), context.inputs)
+        if context.store:  # kept by ``keep``, once the answer is made
+            context.kept = Record(response, self.conversation(context, response), self.size(context, body),
+                                  context.inputs)
         return body
+
+    async def keep(self, plan: Plan) -> None:
+        """Store the response ``whole`` made, if its request asked; StoreUnavailable when the
+        store cannot take it (the answer is then not sent: the client would continue from a
+        response that is not there)."""
+        context: Context = plan.context
+        if context.kept is not None:
+            await self.store.put(context.scope, context.kept)
 
     def conversation(self, context: Context, response: dict[str, Any]) -> list[dict[str, Any]]:
         """What a later ``previous_response_id`` naming ``response`` continues from (after a
@@ -141,16 +216,27 @@ class ResponsesFront:
     def stream_end(self) -> bytes:
         return b""
 
-    def stored(self, req: Request, response_id: str) -> dict[str, Any] | None:
+    async def stored(self, req: Request, response_id: str) -> dict[str, Any] | None:
         """The stored response ``response_id`` of ``req``'s caller (None: not stored in its scope)."""
-        return self.store.response(self.scopes.of(req), response_id)
+        found = await self.store.get(self.scopes.of(req), response_id)
+        return found.response if found is not None else None
 
-    def input_items(self, req: Request, response_id: str) -> dict[str, Any] | None:
+    async def input_items(self, req: Request, response_id: str) -> dict[str, Any] | None:
         """A page of the input items of the stored response ``response_id`` of ``req``'s caller,
         as the query asks (None: not stored in its scope; RequestError: a wrong parameter)."""
-        found = self.store.entry(self.scopes.of(req), response_id)
+        found = await self.store.get(self.scopes.of(req), response_id)
         return page(found.inputs, req.target.partition("?")[2]) if found is not None else None
 
-    def delete(self, req: Request, response_id: str) -> bool:
+    async def delete(self, req: Request, response_id: str) -> bool:
         """Delete the response ``response_id`` of ``req``'s caller; False when there is none."""
-        return self.store.delete(self.scopes.of(req), response_id)
+        return await self.store.delete(self.scopes.of(req), response_id)
+
+
+def store_event(metrics: Metrics, event: str) -> None:
+    """Count what the store tells (``state.OnEvent``)."""
+    if event == "stored":
+        metrics.inc("toolbridge_store_stored_total")
+    elif event == "miss":
+        metrics.inc("toolbridge_store_misses_total")
+    else:
+        metrics.inc("toolbridge_responses_dropped_total", reason=event)

@@ -9,16 +9,19 @@ the stream's own (``stream.ResponsesStream``), only the framing differs. Whateve
 does to a request (dialects, repair, constraint, whole calls, reasoning, custom tools, and what
 is added to it later) therefore holds on the socket. Turns run one at a time.
 
-- ``previous_response_id`` continues from the shared store (``store: true``, as over HTTP) or
-  from the response the socket holds: the last one made on it with ``store: false``, with its
-  input and output, seen from no other socket nor over HTTP, and freed when the socket closes.
+- ``previous_response_id`` continues from the gateway's store (``store: true``, as over HTTP:
+  ``state``, read before the turn and written after it by the same code) or from the response
+  the socket holds: the last one made on it with ``store: false``, with its input and output,
+  seen from no other socket nor over HTTP, never written to the store, and freed when the socket
+  closes. A continuation of the held response does not ask the store.
 - ``generate: false`` prepares a turn without the upstream: the request is checked as any, and
   answered ``response.created`` then ``response.completed`` with no output and an id the next
   turn may continue from (its input is held or stored as a response's would be).
 - Errors are messages and the socket stays open: a message that is not JSON, not an object, of
   an unknown ``type``, sent while a turn runs, or a request the HTTP front refuses or whose
-  upstream fails before the stream began is ``{"type": "error", "status": S, "error": {"type",
-  "code", "message", "param"}}``; a failure after the stream began ends it as over HTTP (an
+  upstream fails before the stream began, or a store that does not answer (503
+  ``store_unavailable``), is ``{"type": "error", "status": S, "error": {"type", "code",
+  "message", "param"}}``; a failure after the stream began ends it as over HTTP (an
   ``error`` event and ``response.failed``).
 - A socket closed while a turn runs cancels it, which closes its upstream request.
 """
@@ -36,11 +39,11 @@ from ....errors import ConfigError
 from ...http.server import ClientDisconnected, Request
 from ...http.websocket import WebSocket
 from ...repair import Provenance
+from ...state import Record, StoreUnavailable
 from ...turn import RequestError, Turn
-from . import ResponsesFront
+from . import Loaded, ResponsesFront
 from .items import new_response_id, response_object
 from .request import Context
-from .store import Entry
 
 Serve = Callable[[Any, Request, Any], Awaitable[tuple[int, Provenance]]]
 TERMINAL = (b'{"type":"response.completed"', b'{"type":"response.incomplete"')
@@ -133,7 +136,8 @@ class FrameResponse:
 
 class _SocketFront:
     """The Responses front as one socket's turns see it: its ``previous_response_id`` lookups
-    try the socket's held response first, and the turn's context is kept for holding its answer."""
+    try the socket's held response before the store (``load``), and the turn's context is kept
+    for holding its answer."""
 
     def __init__(self, front: ResponsesFront, session: ResponsesSocket) -> None:
         self._front = front
@@ -142,9 +146,12 @@ class _SocketFront:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._front, name)
 
-    def turn(self, body: Any, req: Request | None = None) -> Turn:
+    async def load(self, req: Request) -> Loaded | None:
+        return await self._front.load(req, self._session.held_record)
+
+    def turn(self, body: Any, req: Request | None = None, loaded: Loaded | None = None) -> Turn:
         session = self._session
-        turn = self._front.turn(body, req or session.request, session.held_entry)
+        turn = self._front.turn(body, req or session.request, loaded)
         session.context = turn.context
         return turn
 
@@ -155,7 +162,7 @@ class ResponsesSocket:
     started)`` is told of each turn (the gateway's metrics and log line)."""
 
     def __init__(self, socket: WebSocket, front: ResponsesFront, request: Request, serve: Serve,
-                 check: Callable[[Any, bytes], Any], refuse: Callable[[Any, Any, Exception], Any],
+                 check: Callable[[Any, bytes, Request, Any], Any], refuse: Callable[[Any, Any, Exception], Any],
                  answered: Callable[[int, Provenance, float], None]) -> None:
         self.socket = socket
         self.front = _SocketFront(front, self)
@@ -166,14 +173,14 @@ class ResponsesSocket:
         self.request = request  # the running turn's (between turns the handshake's: no body kept)
         self._serve, self._check, self._refuse, self._answered = serve, check, refuse, answered
         self._task: asyncio.Task[None] | None = None
-        self.held: Entry | None = None  # the last response made here with store: false
+        self.held: Record | None = None  # the last response made here with store: false (never stored)
         self.context: Context | None = None  # the running turn's
 
     @property
     def busy(self) -> bool:
         return self._task is not None
 
-    def held_entry(self, response_id: str) -> Entry | None:
+    def held_record(self, response_id: str) -> Record | None:
         held = self.held
         return held if held is not None and held.response["id"] == response_id else None
 
@@ -231,7 +238,7 @@ class ResponsesSocket:
             if generate:
                 status, provenance = await self._serve(self.front, req, resp)
             else:
-                status, provenance = self._prewarm(req, resp)
+                status, provenance = await self._prewarm(req, resp)
             self._hold(resp)
         except ClientDisconnected:
             return
@@ -242,25 +249,37 @@ class ResponsesSocket:
                 self.socket.idle()
         self._answered(status, provenance, started)
 
-    def _prewarm(self, req: Request, resp: FrameResponse) -> tuple[int, Provenance]:
+    async def _prewarm(self, req: Request, resp: FrameResponse) -> tuple[int, Provenance]:
         """``generate: false``: the request checked, a response with no output made, held or
-        stored, without the upstream."""
+        stored, without the upstream; a store that does not answer is the 503 error message."""
         try:
-            self._check(self.front, req.body)
+            loaded = await self.front.load(req)
+            self._check(self.front, req.body, req, loaded)
         except (orjson.JSONDecodeError, RequestError, ConfigError) as exc:  # (what refuse answers)
             return self._refuse(self.front, resp, exc)  # type: ignore[no-any-return]
+        except StoreUnavailable as exc:
+            return self._store_down(resp, exc)
         context = self.context
         assert context is not None
         created = response_object(context, new_response_id(), time.time(), "in_progress", [])
         done = {**created, "status": "completed"}
+        last = orjson.dumps({"type": "response.completed", "response": done, "sequence_number": 1})
+        if context.store:  # stored before anything is sent: a store that is down is one error message
+            record = Record(done, list(context.history), self._shared.size(context, last), context.inputs)
+            try:
+                await self._shared.store.put(context.scope, record)
+            except StoreUnavailable as exc:
+                return self._store_down(resp, exc)
         resp.start(200)
         resp.write(b"data: " + orjson.dumps({"type": "response.created", "response": created,
                                              "sequence_number": 0}) + b"\n\n")
-        last = orjson.dumps({"type": "response.completed", "response": done, "sequence_number": 1})
         resp.end(b"data: " + last + b"\n\n")
-        if context.store:
-            self._shared.store.put(context.scope, done, list(context.history), self._shared.size(context, last))
         return 200, Provenance()
+
+    def _store_down(self, resp: FrameResponse, exc: StoreUnavailable) -> tuple[int, Provenance]:
+        """The store's failure as ``pipeline.serve`` answers it (``refuse``: 503
+        ``store_unavailable``), an error message; the socket stays open."""
+        return self._refuse(self.front, resp, exc)  # type: ignore[no-any-return]
 
     def _hold(self, resp: FrameResponse) -> None:
         """Keep the turn's response for the next one if it was made with ``store: false``."""
@@ -270,4 +289,4 @@ class ResponsesSocket:
         response = orjson.loads(resp.last)["response"]
         conversation = (list(context.history) if not response["output"]
                         else self._shared.conversation(context, response))
-        self.held = Entry(0.0, response, conversation, 0)
+        self.held = Record(response, conversation, 0)

@@ -22,8 +22,9 @@ whole answer; a call sent whole never is). Last comes ``response.completed``, or
 ``response.incomplete`` (``max_output_tokens``: the output was cut), with the whole response.
 While nothing is written (a call held until it ends, an upstream reading a long prompt) an SSE
 comment keeps the stream alive. A failure after the stream began is an ``error``
-event and ``response.failed`` (``error_sse``). A stored response is registered in the store at
-``response.created`` and stored at the last event, unless it was deleted meanwhile.
+event and ``response.failed`` (``error_sse``). A stored response is registered in the store before
+``response.created`` (``begin``) and stored before the last event goes (``keep``), unless it was
+deleted meanwhile: both are awaited by the pipeline.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from ....events import ArgumentsDelta, CallAborted, Event, Reasoning, Text, Tool
 from ....freeform import InputDeltas, raw_input
 from ..ids import new_id
 from ...plain import plain_content
+from ...state import Record
 from ...streaming import IDLE_SECONDS, AnswerStream, Field, Finish
 from ...validation import WholeCall
 from ....pieces import TextBuffer
@@ -84,6 +86,7 @@ class ResponsesStream:
         self._text_pre = b""  # the open message's delta event, up to the text
         self._finish: str | None = None
         self._model: str | None = None
+        self._kept: Record | None = None  # the finished response, for ``keep``
         self.idle_seconds = IDLE_SECONDS
 
     @property
@@ -132,12 +135,27 @@ class ResponsesStream:
                                    usage_of(self._answer.usage), incomplete, model=self._model)
         kind = "response.completed" if status == "completed" else "response.incomplete"
         last = self._event(kind, {"response": response})
-        if self._context.store:  # (unless a DELETE came during the stream: see store.finish)
+        if self._context.store:  # stored by ``keep`` (unless a DELETE came during the stream)
             front, context = self._front, self._context
-            front.store.finish(context.scope, response, front.conversation(context, response),
-                               front.size(context, last), context.inputs)
+            self._kept = Record(response, front.conversation(context, response), front.size(context, last),
+                                context.inputs)
         out.append(last)
         return b"".join(out)
+
+    async def begin(self) -> None:
+        """Register the response in the store before the stream begins (``GET`` answers it
+        ``in_progress``; a ``DELETE`` from now on wins); StoreUnavailable when it cannot."""
+        if self._context.store:
+            response = response_object(self._context, self._id, self._created, "in_progress", [])
+            await self._front.store.begin(self._context.scope, Record(response, None, 0, self._context.inputs))
+
+    async def keep(self) -> None:
+        """Store the finished response (``finish_sse`` made it), if it is still registered: the
+        pipeline awaits it before the last event goes, so a client that continues at once
+        finds it; StoreUnavailable when the store cannot take it."""
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            await self._front.store.finish(self._context.scope, kept)
 
     def idle_sse(self) -> bytes:
         """What keeps the stream alive while nothing else is written (``pipeline.keepalive``)."""
@@ -170,8 +188,6 @@ class ResponsesStream:
         self._started = True
         self._model = model if isinstance(model, str) and model else None
         response = response_object(self._context, self._id, self._created, "in_progress", [], model=self._model)
-        if self._context.store:  # GET answers it in_progress; a DELETE from now on wins
-            self._front.store.begin(self._context.scope, response, self._context.inputs)
         return (self._event("response.created", {"response": response})
                 + self._event("response.in_progress", {"response": response}))
 

@@ -1,9 +1,10 @@
-"""The responses kept for ``previous_response_id`` and ``GET``/``DELETE /v1/responses/{id}``.
+"""The ``memory`` backend (``--state memory``): the kept records in the process's memory.
 
-In memory, per process. Each entry holds the response object and the conversation it ended (its
-input as chat messages, the instructions left out as the API has it, and its output), so that a
-request naming it continues from there. With ``--workers``, a conversation must stay on one
-worker (or send its full input): the README says so.
+``MemoryStore`` is the store interface (``state.Store``) over ``ResponseStore``, which does the
+work synchronously (its operations never wait for anything). Each entry holds the response object
+and the conversation it ended (its input as chat messages, the instructions left out as the API
+has it, and its output), so that a request naming it continues from there. One process only:
+with ``--workers`` above 1 the default is the SQLite backend, which the workers share.
 
 Invariants:
 
@@ -35,7 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...turn import RequestError
+from ..turn import RequestError
+from .base import OnEvent, Record
 
 log = logging.getLogger("toolbridge.gateway")
 Key = tuple[str, str]  # (scope, response id)
@@ -197,3 +199,65 @@ def _items_of(entry: Entry) -> list[dict[str, Any]]:
     """An entry's items that have an id: its output, then its input."""
     output = entry.response.get("output") or []
     return [item for item in (*output, *entry.inputs) if isinstance(item.get("id"), str)]
+
+
+class MemoryStore:
+    """``state.Store`` in memory: ``ResponseStore``'s operations, awaited without a wait."""
+
+    name = "memory"
+
+    def __init__(self, size: int, ttl: float, max_bytes: int, on_event: OnEvent) -> None:
+        self.core = ResponseStore(size, ttl, max_bytes, on_event)
+        self.size, self.ttl, self.max_bytes = size, ttl, max_bytes
+        self._on_event = on_event
+
+    @property
+    def count(self) -> int:
+        return len(self.core)
+
+    @property
+    def bytes(self) -> int:
+        return self.core.bytes
+
+    async def put(self, scope: str, record: Record) -> bool:
+        stored = self.core.put(scope, record.response, record.conversation or [], record.size, record.inputs)
+        if stored:
+            self._on_event("stored")
+        return stored
+
+    async def begin(self, scope: str, record: Record) -> None:
+        self.core.begin(scope, record.response, record.inputs)
+
+    async def finish(self, scope: str, record: Record) -> bool:
+        stored = self.core.finish(scope, record.response, record.conversation or [], record.size, record.inputs)
+        if stored:
+            self._on_event("stored")
+        return stored
+
+    def abandon(self, scope: str, record_id: str) -> None:
+        self.core.abandon(scope, record_id)
+
+    async def get(self, scope: str, record_id: str) -> Record | None:
+        entry = self.core.entry(scope, record_id)
+        if entry is None:
+            self._on_event("miss")
+            return None
+        return Record(entry.response, entry.conversation, entry.size, entry.inputs)
+
+    async def item(self, scope: str, item_id: str) -> dict[str, Any] | None:
+        found = self.core.item(scope, item_id)
+        if found is None:
+            self._on_event("miss")
+        return found
+
+    async def delete(self, scope: str, record_id: str) -> bool:
+        return self.core.delete(scope, record_id)
+
+    async def sweep(self) -> None:
+        self.core.sweep()
+
+    async def ping(self) -> bool:
+        return True
+
+    async def close(self) -> None:
+        return None
