@@ -23,6 +23,7 @@ import orjson
 
 from ....events import Event, Text
 from ...repair import answer_text, first_choice
+from ...state import Record
 from ...streaming import AnswerStream, Field, Finish
 from ...turn import Plan, RequestError, Turn
 from ..chat import error_body
@@ -71,9 +72,9 @@ def whole(front: Any, answer: dict[str, Any], plan: Plan) -> bytes:
     response = response_object(context, new_response_id(), context.created, "completed", [item], usage,
                                model=model if isinstance(model, str) and model else None)
     body = orjson.dumps(response)
-    if context.store:
-        front.store.put(context.scope, response, front.conversation(context, response), front.size(context, body),
-                        context.inputs)
+    if context.store:  # kept by the front's ``keep``, once the answer is made
+        context.kept = Record(response, front.conversation(context, response), front.size(context, body),
+                              context.inputs)
     return body
 
 
@@ -121,10 +122,10 @@ class CompactionStream(ResponsesStream):
         events = (self._event("response.output_item.added", {"output_index": 0, "item": item})
                   + self._event("response.output_item.done", {"output_index": 0, "item": item}))
         last = self._event("response.completed", {"response": response})
-        if self._context.store:
-            front = self._front
-            front.store.finish(self._context.scope, response, front.conversation(self._context, response),
-                               front.size(self._context, last), self._context.inputs)
+        if self._context.store:  # stored by ``keep``, as any stream's response
+            front, context = self._front, self._context
+            self._kept = Record(response, front.conversation(context, response), front.size(context, last),
+                                context.inputs)
         return head + events + last
 
 
@@ -140,7 +141,11 @@ class CompactFront:
     def __init__(self, responses: Any) -> None:
         self.responses = responses
 
-    def turn(self, body: Any, req: Any = None) -> Turn:
+    async def load(self, req: Any) -> Any:
+        """What the store holds for the request (its ``previous_response_id``), as the front reads it."""
+        return await self.responses.load(req)
+
+    def turn(self, body: Any, req: Any = None, loaded: Any = None) -> Turn:
         if not isinstance(body, dict):
             raise RequestError("the request body must be a JSON object")
         if not isinstance(body.get("model"), str) or not body["model"]:
@@ -156,7 +161,7 @@ class CompactFront:
             raise RequestError("input: must be a string or an array of items", param="input")
         asked = {k: body[k] for k in _FIELDS if k in body}
         turn = self.responses.turn({**asked, "input": [*given, {"type": TRIGGER}], "store": False,
-                                    "stream": False}, req)
+                                    "stream": False}, req, loaded)
         turn.context.compaction = "v1"
         return turn  # type: ignore[no-any-return]
 
