@@ -100,8 +100,8 @@ test-node: $(STAMP) node-sdks
 
 # The OpenResponses compliance suite (../shared/peers/openresponses, kept unchanged there) against
 # toolbridge serve and a scripted upstream: bun from the npm registry into .agents/bun, the suite
-# copied into .agents/openresponses. Fails on any in-scope template that does not pass; lists the
-# out-of-scope ones (WebSocket) as skipped; skips, saying why, without the folder or npm.
+# copied into .agents/openresponses. Fails on any in-scope template that does not pass (all but one,
+# which sends no request, listed as skipped); skips, saying why, without the folder or npm.
 openresponses: $(STAMP)
 	$(BIN)/python -m tests.openresponses_run
 

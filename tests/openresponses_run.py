@@ -49,7 +49,6 @@ WORK = ROOT / ".agents" / "openresponses"
 MODEL = "replay"
 # Templates outside what toolbridge serves, by id prefix, with the reason printed for each.
 OUT_OF_SCOPE = {
-    "websocket-": "the WebSocket mode of /v1/responses is not served (yet)",
     "response-output-phase-schema": "sends no request: it validates a mock response, not toolbridge",
 }
 # The runner's own cases, for what no template asks: (name, prompt, request fields). Each is sent

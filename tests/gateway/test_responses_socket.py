@@ -156,6 +156,28 @@ def test_store_false_is_held_for_its_socket_alone(stack: Stack) -> None:
     assert [m["content"] for m in stack.upstream.requests[-1]["messages"]] == [USER, "noted", "and?"]
 
 
+@pytest.mark.parametrize("failure", ["refused", "upstream"])
+def test_a_failed_continuation_evicts_the_held_response(stack: Stack, failure: str) -> None:
+    """As the API does: a turn that continued the held response and failed (refused, or the
+    upstream's error) drops it, so the next turn naming it is previous_response_not_found; a
+    failure that did not name it leaves it held."""
+    with connect(ws_url(stack)) as ws:
+        stack.upstream.script = lambda b: Reply(content="noted")
+        rid = turn(ws, body(store=False))[-1]["response"]["id"]
+        unrelated = turn(ws, body(store=False, tools=7))[-1]  # fails, naming no previous response
+        assert unrelated["status"] == 400
+        if failure == "refused":  # a result for a call the conversation never made
+            bad = [{"type": "function_call_output", "call_id": "call_missing", "output": "?"}]
+            failed = turn(ws, body(store=False, previous_response_id=rid, input=bad))[-1]
+        else:
+            stack.upstream.script = lambda b: Reply(status=500, error="boom")
+            failed = turn(ws, body(store=False, previous_response_id=rid, input="and?"))[-1]
+        assert failed["type"] == "error" and failed["status"] >= 400, failed
+        stack.upstream.script = lambda b: Reply(content="stale")
+        again = turn(ws, body(store=False, previous_response_id=rid, input="and?"))[-1]
+        assert again["type"] == "error" and again["error"]["code"] == "previous_response_not_found", again
+
+
 def test_store_true_behaves_as_over_http(stack: Stack) -> None:
     stack.upstream.script = lambda b: Reply(content="kept")
     with connect(ws_url(stack), additional_headers={"authorization": "Bearer sk-test"}) as ws:  # (the SDK's key)

@@ -47,6 +47,7 @@ from .request import Context
 
 Serve = Callable[[Any, Request, Any], Awaitable[tuple[int, Provenance]]]
 TERMINAL = (b'{"type":"response.completed"', b'{"type":"response.incomplete"')
+FAILED = b'{"type":"response.failed"'
 
 
 def error_message(status: int, message: str, type: str = "invalid_request_error", code: str | None = None,
@@ -239,6 +240,8 @@ class ResponsesSocket:
                 status, provenance = await self._serve(self.front, req, resp)
             else:
                 status, provenance = await self._prewarm(req, resp)
+            if status >= 400 or resp.last.startswith(FAILED):
+                self._evict(body)
             self._hold(resp)
         except ClientDisconnected:
             return
@@ -280,6 +283,20 @@ class ResponsesSocket:
         """The store's failure as ``pipeline.serve`` answers it (``refuse``: 503
         ``store_unavailable``), an error message; the socket stays open."""
         return self._refuse(self.front, resp, exc)  # type: ignore[no-any-return]
+
+    def _evict(self, body: bytes) -> None:
+        """A turn that failed drops the held response it continued, as the API does: the
+        next turn naming it gets ``previous_response_not_found``, never a continuation of
+        state the failure may have left half-made."""
+        held = self.held
+        if held is None:
+            return
+        try:
+            named = orjson.loads(body).get("previous_response_id")
+        except (orjson.JSONDecodeError, AttributeError):
+            return
+        if named == held.response["id"]:
+            self.held = None
 
     def _hold(self, resp: FrameResponse) -> None:
         """Keep the turn's response for the next one if it was made with ``store: false``."""
