@@ -97,6 +97,17 @@ test-model: $(MODEL_ENGINE)
 	@$(MODEL_FETCH)
 	$(BIN)/python -m pytest tests/model -m model -rs $(PYTEST_ARGS)
 
+# The accuracy table (toolbridge bench --model): about 75 short generations, 15-30 minutes on 2
+# shared cores; written to benchmarks/model/results.json and .md, and printed.
+bench-model: $(MODEL_ENGINE)
+	@$(MODEL_FETCH)
+	$(BIN)/toolbridge bench --model
+
+# The same stack answering one tool loop, for a user who wants to see it work on a real model.
+demo-model: $(MODEL_ENGINE)
+	@$(MODEL_FETCH)
+	$(BIN)/toolbridge demo --model
+
 bench: $(ENGINES)
 	$(BIN)/toolbridge bench --auto --dense --gateway
 	$(BIN)/toolbridge bench --speed
