@@ -18,7 +18,7 @@ on both endpoints.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import anthropic
@@ -58,8 +58,17 @@ def _chat(client: openai.OpenAI, messages: list[dict[str, Any]], stream: bool, m
         return events.get_final_completion()
 
 
-def _chat_loop(gateway: Serve, stream: bool) -> None:
-    client = openai.OpenAI(base_url=gateway.url, api_key="sk-local", max_retries=0, timeout=300)
+@pytest.fixture
+def closing() -> Iterator[Callable[[Any], Any]]:
+    """``closing(client)``: the client, closed after the test whatever its outcome."""
+    clients: list[Any] = []
+    yield lambda client: clients.append(client) or client
+    for client in clients:
+        client.close()
+
+
+def _chat_loop(gateway: Serve, stream: bool, closing: Callable[[Any], Any]) -> None:
+    client = closing(openai.OpenAI(base_url=gateway.url, api_key="sk-local", max_retries=0, timeout=300))
     messages: list[dict[str, Any]] = [{"role": "user", "content": QUESTION}]
     first = _chat(client, messages, stream, CALL_TOKENS)
     choice = first.choices[0]
@@ -76,17 +85,17 @@ def _chat_loop(gateway: Serve, stream: bool) -> None:
     for call in answer.message.tool_calls or ():
         _valid(call.function.name, json.loads(call.function.arguments))
     assert answer.message.tool_calls or answer.message.content
-    client.close()
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-def test_chat_front(serve: Callable[..., Serve], stream: bool) -> None:
-    _chat_loop(serve(), stream)
+def test_chat_front(serve: Callable[..., Serve], stream: bool, closing: Callable[[Any], Any]) -> None:
+    _chat_loop(serve(), stream, closing)
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-def test_chat_front_completions_mode(serve: Callable[..., Serve], stream: bool) -> None:
-    _chat_loop(serve(*COMPLETIONS), stream)
+def test_chat_front_completions_mode(serve: Callable[..., Serve], stream: bool,
+                                     closing: Callable[[Any], Any]) -> None:
+    _chat_loop(serve(*COMPLETIONS), stream, closing)
 
 
 # ---------------------------------------------------------------- Anthropic Messages
@@ -104,10 +113,11 @@ def _messages(client: anthropic.Anthropic, messages: list[dict[str, Any]], strea
 
 @pytest.mark.parametrize("api", ["chat", "completions"])
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-def test_anthropic_front(serve: Callable[..., Serve], stream: bool, api: str) -> None:
+def test_anthropic_front(serve: Callable[..., Serve], stream: bool, api: str,
+                         closing: Callable[[Any], Any]) -> None:
     gateway = serve(*COMPLETIONS) if api == "completions" else serve()
-    client = anthropic.Anthropic(base_url=gateway.url.removesuffix("/v1"), api_key="sk-local", max_retries=0,
-                                 timeout=300)
+    client = closing(anthropic.Anthropic(base_url=gateway.url.removesuffix("/v1"), api_key="sk-local",
+                                         max_retries=0, timeout=300))
     messages: list[dict[str, Any]] = [{"role": "user", "content": QUESTION}]
     first = _messages(client, messages, stream, CALL_TOKENS)
     assert first.stop_reason == "tool_use", first.content
@@ -126,7 +136,6 @@ def test_anthropic_front(serve: Callable[..., Serve], stream: bool, api: str) ->
         if block.type == "tool_use":
             _valid(block.name, block.input)
     assert second.content
-    client.close()
 
 
 # ---------------------------------------------------------------- OpenAI Responses
@@ -145,9 +154,10 @@ def _respond(client: openai.OpenAI, items: list[Any], stream: bool, max_tokens: 
 
 @pytest.mark.parametrize("api", ["chat", "completions"])
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-def test_responses_front(serve: Callable[..., Serve], stream: bool, api: str) -> None:
+def test_responses_front(serve: Callable[..., Serve], stream: bool, api: str,
+                         closing: Callable[[Any], Any]) -> None:
     gateway = serve(*COMPLETIONS) if api == "completions" else serve()
-    client = openai.OpenAI(base_url=gateway.url, api_key="sk-local", max_retries=0, timeout=300)
+    client = closing(openai.OpenAI(base_url=gateway.url, api_key="sk-local", max_retries=0, timeout=300))
     items: list[Any] = [{"role": "user", "content": QUESTION}]
     first = _respond(client, items, stream, CALL_TOKENS)
     calls = [item for item in first.output if item.type == "function_call"]
@@ -164,4 +174,3 @@ def test_responses_front(serve: Callable[..., Serve], stream: bool, api: str) ->
         if item.type == "function_call":
             _valid(item.name, json.loads(item.arguments))
     assert second.output
-    client.close()
