@@ -174,3 +174,24 @@ def test_responses_front(serve: Callable[..., Serve], stream: bool, api: str,
         if item.type == "function_call":
             _valid(item.name, json.loads(item.arguments))
     assert second.output
+
+
+# ---------------------------------------------------------------- constraint under auto
+
+
+@pytest.mark.parametrize("api", ["chat", "completions"])
+def test_constraint_under_auto_reaches_the_fenced_call(serve: Callable[..., Serve], api: str,
+                                                       closing: Callable[[Any], Any]) -> None:
+    """The model's fenced call, under --constrain always (drifted openers constrained, the
+    default): the grammar is applied by the engine and the call is native and valid."""
+    flags = ("--constrain", "always", "--chat-template", "{template}")
+    gateway = serve(*flags, *(("--upstream-api", "completions") if api == "completions" else ()))
+    client = closing(openai.OpenAI(base_url=gateway.url, api_key="sk-local", max_retries=0, timeout=300))
+    tools = [{"type": "function", "function": {"name": NAME, "description": DESCRIPTION, "parameters": PARAMETERS}}]
+    answer = client.chat.completions.with_raw_response.create(
+        model="qwen2.5-coder-0.5b-instruct", messages=[{"role": "user", "content": QUESTION}], tools=tools,
+        temperature=0, max_tokens=CALL_TOKENS)
+    assert answer.headers["x-toolbridge-constraint"].startswith("applied (llama-cpp-python grammar")
+    calls = answer.parse().choices[0].message.tool_calls
+    assert calls and len(calls) == 1
+    _valid(calls[0].function.name, json.loads(calls[0].function.arguments))
