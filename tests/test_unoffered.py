@@ -54,3 +54,26 @@ def test_drifted_hermes_calls_to_an_unoffered_tool(text: str) -> None:
         assert [r["reason"] for r in result.report.rejected] == ["unknown tool 'schedule_meeting'"], dialect
         # (bare JSON is llama3_json's own form: auto with no hint names that family)
         assert result.report.dialect == ("llama3_json" if text[0] == "{" and dialect == "auto" else "hermes")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_gateway_reports_an_unoffered_call_under_auto(stream: bool) -> None:
+    """Through the gateway with its default parser (auto): the call stays content, streamed or
+    not, and the whole answer's header counts it as rejected with the dialect named."""
+    from toolbridge.gateway.replay.stack import Stack
+    from toolbridge.gateway.replay.upstream import Reply
+
+    text = '```json\n{"name": "schedule_meeting", "arguments": {"title": "x"}}\n```'
+    with Stack(lambda body: Reply(content=text, chunk=7)) as s:
+        client = s.client()
+        kwargs = {"model": "qwen2.5-coder", "messages": [{"role": "user", "content": "book it"}], "tools": OFFERED}
+        header = ""
+        if stream:
+            chunks = client.chat.completions.create(**kwargs, stream=True)
+            content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        else:
+            raw = client.chat.completions.with_raw_response.create(**kwargs)
+            header, content = raw.headers["x-toolbridge-calls"], raw.parse().choices[0].message.content
+    assert content == text
+    if not stream:  # (a stream's header is sent before the answer is read)
+        assert "rejected=1" in header and "dialect=hermes" in header, header
