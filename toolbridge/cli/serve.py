@@ -7,8 +7,8 @@ import sys
 from dataclasses import fields
 
 from ..errors import ConfigError
-from ..gateway.config import (CONSTRAIN, MAX_RETRIES, ON_INVALID, REASONING_IN_CONTENT, UPSTREAM_APIS,
-                              UPSTREAM_KINDS, GatewayConfig, env_defaults)
+from ..gateway.config import (CONSTRAIN, CONSTRAIN_DRIFT, MAX_RETRIES, ON_INVALID, REASONING_IN_CONTENT,
+                              UPSTREAM_APIS, UPSTREAM_KINDS, GatewayConfig, env_defaults)
 from .exits import EXIT_USAGE, missing_extra
 
 
@@ -184,6 +184,10 @@ def _constrain_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
                         "required (tool_choice required or a named function), strict (those and requests "
                         "with a strict tool), always (every request with tools; under auto the calls are "
                         "triggered, prose stays free)")
+    p.add_argument("--constrain-drift", choices=CONSTRAIN_DRIFT, default=d.constrain_drift,
+                   help="under tool_choice auto, for dialects whose recovery also reads a call in a "
+                        "```json fence or bare (Hermes and kin): constrain those too (default), steer "
+                        "(prose holds no fence, so the model must use the marker) or off")
     p.add_argument("--upstream-kind", choices=UPSTREAM_KINDS, default=d.upstream_kind,
                    help="how the grammar is sent (default auto: detected once from the upstream's "
                         "/v1/models and its Server header)")

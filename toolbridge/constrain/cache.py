@@ -30,12 +30,12 @@ _entries: OrderedDict[bytes, Any] = OrderedDict()
 
 def grammar_for(dialect: Dialect, tools: list[dict[str, Any]], fmt: str, *, tool_choice: Any = "auto",
                 parallel_tool_calls: bool = True, strict: bool | None = None, reasoning: str = "auto",
-                response_format: Any = None, special: bool = False, lazy: bool = False) -> Any:
+                response_format: Any = None, special: bool = False, lazy: bool = False, drift: str = "off") -> Any:
     """The constraint in ``fmt``: ``gbnf`` (text; ``lazy`` for the calls from a trigger on),
     ``lark`` (text), ``structural-tag`` or ``json-schema`` (dicts; do not change them), and
     ``triggers`` (a tuple). Raises ConfigError as ``compile_tools`` and the writers do (errors
     are not cached)."""
-    options = (tool_choice, parallel_tool_calls, strict, reasoning, response_format, special, lazy)
+    options = (tool_choice, parallel_tool_calls, strict, reasoning, response_format, special, lazy, drift)
     key = _key([dialect.name, fmt, tools, options])
     with _lock:
         if key in _entries:
@@ -43,7 +43,7 @@ def grammar_for(dialect: Dialect, tools: list[dict[str, Any]], fmt: str, *, tool
             return _entries[key]
     constraint = compile_tools(dialect, tools, tool_choice=tool_choice,
                                parallel_tool_calls=parallel_tool_calls, strict=strict,
-                               reasoning=reasoning, response_format=response_format)
+                               reasoning=reasoning, response_format=response_format, drift=drift)
     value = build(constraint, fmt, special, lazy)
     with _lock:
         _entries[key] = value

@@ -30,6 +30,13 @@ from .grammar import EMPTY, Alt, Chars, Embed, Grammar, Json, Lit, Node, Rep, Se
 from .schema import WS, Values
 
 REASONING = ("auto", "open", "off")
+# Under ``auto``, what to do with the openers recovery reads besides the dialect's own marker
+# (small models write a JSON call in a markdown fence, or bare, rather than in their template's
+# tags): "constrain" them (a fenced or bare call is a valid call of an offered tool; lazily, they
+# are triggers too), "steer" them (prose may hold no fence and not start as a call, so the
+# model's way to call is the canonical marker), or "off" (prose is free; only the marker counts).
+DRIFT = ("off", "constrain", "steer")
+FENCE_OPEN, FENCE_CLOSE, BARE_OPEN = "```json", "```", '{"name"'
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,7 @@ class Constraint:
     triggers: tuple[str, ...]
     final: Node | None = None
     notes: list[str] = field(default_factory=list)
+    drift: str = "off"
 
     def calls(self, skip: str = "") -> Node:
         """The calls node; ``skip``: a trigger already read, cut from its front."""
@@ -101,6 +109,8 @@ class Constraint:
             return seq(self.reasoning, alt(seq(Lit(head), Text((tail,), tail) if tail else Text(())),
                                            self.calls()))
         first = self.dialect.reasoning[0] if self.reasoning != EMPTY and self.dialect.reasoning else ""
+        if self._drifts():
+            return seq(self.reasoning, self._drifted_root(first))
         if not self.triggers:
             return seq(self.reasoning, alt(self.prose(first), self.calls()))
         routes = [seq(Text(self.triggers, t, first), self.calls(skip=t)) for t in self.triggers]
@@ -121,7 +131,57 @@ class Constraint:
 
     def lazy(self) -> Grammar:
         """The grammar from a trigger on (what a lazy engine applies once a trigger is seen)."""
+        if self._drifts() and self.drift == "constrain":
+            return Grammar(self.grammar.rules, alt(self.calls(), seq(Lit(FENCE_OPEN), self._fenced()),
+                                                   self._objects()))
         return Grammar(self.grammar.rules, self.calls())
+
+    @property
+    def lazy_triggers(self) -> tuple[str, ...]:
+        """The triggers of ``lazy()``: the dialect's own, and the drifted openers it constrains."""
+        if self._drifts() and self.drift == "constrain":
+            return (*self.triggers, FENCE_OPEN, BARE_OPEN)
+        return self.triggers
+
+    # ---------------------------------------------------------------- drifted openers
+
+    def _drifts(self) -> bool:
+        """Whether ``drift`` applies: under ``auto``, for a dialect whose call is the JSON object
+        ``{"name": .., "arguments": ..}`` and whose recovery reads it fenced (Hermes and kin)."""
+        return (self.drift != "off" and self.mode == "auto" and self.final is None and bool(self.triggers)
+                and FENCE_OPEN in self.dialect.call_start
+                and all(f.head.endswith('{"name": "' + f.tool + '", "arguments": ') for f in self.forms))
+
+    def _objects(self) -> Node:
+        """One call object of an offered tool (any JSON spacing), or several with parallel calls."""
+        one = alt(*(seq(Lit("{"), WS, Lit('"name"'), WS, Lit(":"), WS, Lit(json.dumps(f.tool)), WS, Lit(","), WS,
+                        Lit('"arguments"'), WS, Lit(":"), WS, f.body, WS, Lit("}")) for f in self.forms))
+        return seq(one, Rep(seq(WS, one))) if self.parallel else one
+
+    def _fenced(self) -> Node:
+        """What follows a fence's opener: the call objects, then the fence's close."""
+        return seq(WS, self._objects(), WS, Lit(FENCE_CLOSE))
+
+    def _drifted_root(self, first: str) -> Node:
+        """The answer under ``auto`` with ``drift``: prose that neither starts as a bare call nor
+        holds a trigger (nor, steered, any fence), or that prose then the calls; constrained,
+        also prose then a fenced call, or a bare call as the whole answer."""
+        blanks = " \t\n\r"
+        avoid = (*self.triggers, FENCE_OPEN if self.drift == "constrain" else FENCE_CLOSE)
+        # Prose's first character is not "{" (that is a bare call), nor the first of a string it
+        # avoids (the text after it would not see that string begin there).
+        other = Chars(tuple((c, c) for c in sorted(set(blanks) | {"{"} | {a[0] for a in avoid})), True)
+
+        def prose(then: str | None) -> Node:
+            rest = Text(avoid, then, first)
+            if then is None:
+                return seq(Rep(chars(blanks)), opt(seq(other, rest)))
+            return seq(Rep(chars(blanks)), alt(Lit(then), seq(other, rest)))
+
+        routes = [prose(None), *(seq(prose(t), self.calls(skip=t)) for t in self.triggers)]
+        if self.drift == "constrain":
+            routes += [seq(prose(FENCE_OPEN), self._fenced()), seq(Rep(chars(blanks)), self._objects())]
+        return alt(*routes)
 
 
 def _strip(node: Node, prefix: str) -> Node | None:
@@ -177,7 +237,7 @@ def tools_of(tools: list[dict[str, Any]], strict: bool | None = None) -> tuple[T
 
 def compile_tools(dialect: str | Dialect, tools: list[dict[str, Any]], *, tool_choice: Any = "auto",
                   parallel_tool_calls: bool = True, strict: bool | None = None,
-                  reasoning: str = "auto", response_format: Any = None) -> Constraint:
+                  reasoning: str = "auto", response_format: Any = None, drift: str = "off") -> Constraint:
     """Compile the offered tools into ``dialect``'s call format.
 
     Args:
@@ -187,6 +247,8 @@ def compile_tools(dialect: str | Dialect, tools: list[dict[str, Any]], *, tool_c
         reasoning: ``auto`` (an optional reasoning block first), ``open`` (the prompt opened it:
             the answer starts inside it) or ``off``.
         response_format: the request's ``response_format`` (``json_object`` or ``json_schema``).
+        drift: ``off``, ``constrain`` or ``steer`` (see DRIFT): under ``auto``, the drifted
+            openers recovery reads (a fenced or bare JSON call), for dialects that have them.
 
     Raises:
         ConfigError: the dialect declares no shape, no tool is left to call, an argument is
@@ -198,6 +260,8 @@ def compile_tools(dialect: str | Dialect, tools: list[dict[str, Any]], *, tool_c
                           "not declared for grammars (see the README's constraint table)")
     if reasoning not in REASONING:
         raise ConfigError(f"reasoning must be one of {', '.join(REASONING)}, not {reasoning!r}")
+    if drift not in DRIFT:
+        raise ConfigError(f"drift must be one of {', '.join(DRIFT)}, not {drift!r}")
     offered = tools_of(tools, strict)
     mode, offered = _choice(tool_choice, offered)
     final = _final(response_format)
@@ -206,7 +270,7 @@ def compile_tools(dialect: str | Dialect, tools: list[dict[str, Any]], *, tool_c
     grammar = Grammar()
     forms = tuple(f for t in offered for f in _forms(grammar, dialect.shape, t))
     return Constraint(dialect, offered, forms, grammar, mode, parallel_tool_calls and mode != "one",
-                      _reasoning(dialect, reasoning), _triggers(dialect.shape), final)
+                      _reasoning(dialect, reasoning), _triggers(dialect.shape), final, drift=drift)
 
 
 def _choice(choice: Any, offered: tuple[Tool, ...]) -> tuple[str, tuple[Tool, ...]]:

@@ -95,7 +95,7 @@ def build(constraint: Constraint, fmt: str, special: bool = False, lazy: bool = 
     if fmt == "json-schema":
         return json_schema(constraint)
     if fmt == "triggers":
-        return constraint.triggers
+        return constraint.lazy_triggers
     raise ConfigError(f"unknown grammar format {fmt!r}; known: {', '.join(FORMATS)}")
 
 

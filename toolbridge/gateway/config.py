@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 UPSTREAM_APIS = ("chat", "completions")
 ON_INVALID = ("pass", "reject", "retry")  # gateway/validation.py
 CONSTRAIN = ("off", "required", "strict", "always")  # gateway/upstream/constraint.py
-UPSTREAM_KINDS = ("auto", "vllm", "sglang", "llamacpp", "ollama", "openai")
+UPSTREAM_KINDS = ("auto", "vllm", "sglang", "llamacpp", "llama-cpp-python", "ollama", "openai")
 REASONING_IN_CONTENT = ("auto", "on", "off")  # gateway/thinking.py
+CONSTRAIN_DRIFT = ("constrain", "steer", "off")  # constrain/compiler.py DRIFT
 MAX_RETRIES = 5  # each retry is a whole generation: a small bound keeps a request's cost bounded
 
 
@@ -87,6 +88,7 @@ class GatewayConfig:
     # how often the upstream's /v1/models is asked again (0: only at start and after a 404).
     model_alias: str = ""
     models_refresh: float = 60.0
+    constrain_drift: str = "constrain"  # under auto: the fenced and bare calls recovery reads
 
     def upstream_parts(self) -> tuple[str, int, str]:
         """Host, port and base path (``/v1`` when the URL has none) of the upstream."""
@@ -142,6 +144,9 @@ class GatewayConfig:
                               "--chat-template")
         if self.constrain not in CONSTRAIN:
             raise ConfigError(f"--constrain must be off, required, strict or always, not {self.constrain!r}")
+        if self.constrain_drift not in CONSTRAIN_DRIFT:
+            raise ConfigError(f"--constrain-drift must be one of {', '.join(CONSTRAIN_DRIFT)}, "
+                              f"not {self.constrain_drift!r}")
         if self.upstream_kind not in UPSTREAM_KINDS:
             raise ConfigError(f"--upstream-kind must be one of {', '.join(UPSTREAM_KINDS)}, "
                               f"not {self.upstream_kind!r}")

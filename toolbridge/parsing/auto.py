@@ -49,6 +49,9 @@ _SPACE = re.compile(r"\s*")
 # small beside a long answer. The budget: what the trials may be handed whole, in characters
 # per character of output (an answer with a few markers never spends it).
 TRIAL_WINDOW = 1024
+# A trial refused for these reasons read a call to a name the request did not offer (the
+# stream's CallSink.begin words them): the block is a call, reported, not prose.
+NAMED_REFUSALS = ("unknown tool ", "ambiguous tool ")
 TRIAL_BUDGET = 8
 
 # Trial order where several dialects claim the same marker: the common families first.
@@ -143,7 +146,7 @@ _USUAL = tuple(_PARSER_DEFAULTS[k]
 class _Trial:
     """One candidate dialect reading a block from its marker on."""
 
-    __slots__ = ("_make", "_parser", "dialect", "events", "reach", "read", "settled", "verdict")
+    __slots__ = ("_make", "_parser", "dialect", "events", "named", "reach", "read", "settled", "verdict")
 
     def __init__(self, dialect: Dialect, make: Callable[[Dialect], DialectParser],
                  verdict: bool | None = None) -> None:
@@ -155,6 +158,7 @@ class _Trial:
         self.reach = 0  # once refused: how much of the text from the marker the block took
         self.settled: int | None = None  # how many of ``events`` the first block's are
         self.read = 0  # how many of the pending pieces it was fed
+        self.named = False  # refused for naming a tool not offered: the block is a call all the same
 
     @property
     def parser(self) -> DialectParser:
@@ -182,7 +186,9 @@ class _Trial:
             self.verdict = _judge(judged, parser.phase, self.settled is not None)
             parser.halt_on_reject = self.verdict is None
             if self.verdict is False:
-                self.reach = next((len(ev.text) for ev in events if isinstance(ev, CallRejected)), 0)
+                refusal = next((ev for ev in events if isinstance(ev, CallRejected)), None)
+                self.reach = len(refusal.text) if refusal is not None else 0
+                self.named = refusal is not None and refusal.reason.startswith(NAMED_REFUSALS)
 
     def _refused(self, events: list[Event]) -> bool:
         """Whether the first block, read to its end (its parser stopped there), is refused: then
@@ -610,11 +616,28 @@ class AutoParser:
                 return trial.events
             name = trial.dialect.name
             self._reach[name] = max(self._reach.get(name, 0), self._block_at + trial.reach)
+        named = next((t.dialect for t in trials if t.named), None)
+        if named is not None:
+            return self._adopt(named, final)
         self._trials = []
         if self._phase is START:
             self._phase = CONTENT
         self._emit(self._marker)  # no candidate reads the block: the marker is prose
         return None
+
+    def _adopt(self, dialect: Dialect, final: bool) -> list[Event]:
+        """Every claimant refused the block, and ``dialect``'s (the first such) for naming a tool
+        that was not offered: the block is that dialect's call all the same, so it wins and
+        reports the refusal exactly as the dialect pinned would (a call to an unoffered name is
+        never silent). Its parser reads the block again from the marker, as its trial did."""
+        winner = self._parser = self._make_parser(dialect)
+        self.dialect = dialect
+        events = winner.feed_block("".join(self._pending), self._marker)
+        if final:
+            events += winner.close(self._cut)
+        self.feed, self.close = winner.feed, winner.close  # type: ignore[method-assign]
+        self._trials, self._waiting, self._pending = [], (), []
+        return events
 
     def _resume(self, text: str, final: bool) -> list[Event]:
         """Feed pending trials; when all refuse, scan on just after the marker."""

@@ -94,6 +94,8 @@ def final_text(scan: Any, text: str, pos: int) -> list[Event]:
     return [Text(text[pos:held]), Text(text[held:])] if pos < held else [Text(text[held:])]
 
 
+FENCE = "```"
+OPEN_FENCE, FENCE_CLOSE_AHEAD = 1, 2  # DialectParser._fence
 _UNMADE = object()  # a call's typer, before its first piece of arguments
 _NO_BLOCK = TextBuffer()  # the parser's ``_raw`` outside a block (never appended to)
 _NO_IDS: frozenset[str] = frozenset()
@@ -169,7 +171,7 @@ class DialectParser:
     # share, and which ones are shared depends on the order a process first sets them, so
     # parsers streamed after other work ran several per cent slower.)
     __slots__ = ("_answer", "_answer_opens", "_block_rejection", "_body", "_buf", "_call", "_call_id", "_closed",
-                 "_closing", "_coerce", "_cut", "_drop", "_held", "_hold", "_holding", "_keep_at", "_last_index",
+                 "_closing", "_coerce", "_cut", "_drop", "_fence", "_held", "_hold", "_holding", "_keep_at", "_last_index",
                  "_native_ids", "_next_index", "_openers", "_out", "_phase", "_raw", "_readers", "_resume", "_scan",
                  "_scans", "_split", "_strays", "_think", "_tools", "_typer", "_validate", "dialect",
                  "first_settled", "halt_on_reject", "lenient")
@@ -230,6 +232,10 @@ class DialectParser:
         self.halt_on_reject = False
         self.first_settled: int | None = None  # where the first block's events end, in its run
         self._holding: tuple[str, ...] = ()  # while a short block is held: what closes it
+        # A markdown fence opened the block (OPEN_FENCE); the block failed and its closing fence
+        # is still ahead (FENCE_CLOSE_AHEAD): that "```" closes it, it opens no block (one
+        # refused call is reported once, not again as an empty fence).
+        self._fence = 0
 
     # ------------------------------------------------------------------ public API
 
@@ -451,6 +457,9 @@ class DialectParser:
             if not self._split:
                 self._emit_text(marker)
             self.phase = self._answer
+        elif self._fence == FENCE_CLOSE_AHEAD and marker == FENCE:
+            self._fence = 0
+            self._emit_text(marker)  # the close of a fence whose block failed: prose, as the block was
         else:
             self._open_block(marker, marker)
         return m.end(), True
@@ -474,6 +483,7 @@ class DialectParser:
 
     def _open_block(self, opener: str, consumed: str) -> None:
         self._resume, self.phase = self._phase, CALL
+        self._fence = OPEN_FENCE if opener.startswith(FENCE) else 0
         self._raw = TextBuffer(consumed)
         self._body = body = self.dialect.body(self, opener)
         self._holding = getattr(body, "hold_until", ())
@@ -514,6 +524,8 @@ class DialectParser:
 
     def _fail_block(self, reason: str) -> None:
         raw = self._raw.text()
+        fenced = self._fence == OPEN_FENCE and raw.count(FENCE) == 1  # (its close not read yet)
+        self._fence = FENCE_CLOSE_AHEAD if fenced else 0
         if self._call is not None and self._held is None:
             self._out.append(CallAborted(self._call.index, reason))
         else:

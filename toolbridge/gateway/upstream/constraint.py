@@ -59,7 +59,7 @@ log = logging.getLogger("toolbridge.gateway")
 
 MISSING: Any = object()  # a restored key that the body did not have
 FIELDS = {"vllm": "structured_outputs.structural_tag", "sglang": "response_format structural_tag",
-          "llamacpp": "grammar", "ollama": "response_format json_schema (format)"}
+          "llamacpp": "grammar", "llama-cpp-python": "grammar", "ollama": "response_format json_schema (format)"}
 # Fields by which a request brings its own constraint: it is then left as it is.
 OWN = ("structured_outputs", "guided_json", "guided_regex", "guided_choice", "guided_grammar",
        "structural_tag", "regex", "ebnf", "json_schema", "grammar", "format")
@@ -92,6 +92,7 @@ class Constrainer:
 
     def __init__(self, config: GatewayConfig, metrics: Metrics, template: Any = None) -> None:
         self.mode = config.constrain
+        self.drift = config.constrain_drift
         self.kind: str | None = None if config.upstream_kind == "auto" else config.upstream_kind
         self.detected = config.upstream_kind != "auto"
         self.refused: str | None = None  # why this upstream takes no grammar (after a fallback)
@@ -180,7 +181,8 @@ class Constrainer:
                    else None}
         assert self.kind is not None
         try:
-            fields = _fields(self.kind, path == "/chat/completions", dialect, tools, options, body)
+            fields = _fields(self.kind, path == "/chat/completions", dialect, tools, options, body,
+                             self.drift)
         except ConfigError as exc:
             return str(exc)
         restore = {k: body.get(k, MISSING) for k in fields}
@@ -285,7 +287,7 @@ class Constrainer:
 
 
 def _fields(kind: str, chat: bool, dialect: Dialect, tools: list[dict[str, Any]], options: dict[str, Any],
-            body: dict[str, Any]) -> dict[str, Any]:
+            body: dict[str, Any], drift: str = "off") -> dict[str, Any]:
     """The body fields that carry the constraint to ``kind`` (MISSING: remove the key); raises
     ConfigError where the dialect or request cannot be said in that server's terms."""
     offers_tools = chat and bool(body.get("tools"))
@@ -296,14 +298,16 @@ def _fields(kind: str, chat: bool, dialect: Dialect, tools: list[dict[str, Any]]
         if offers_tools and options["tool_choice"] != "auto":
             out["tool_choice"] = "none" if kind == "vllm" else "auto"
         return out
-    if kind == "llamacpp":
-        triggers = () if chat or options["tool_choice"] != "auto" else grammar_for(dialect, tools, "triggers",
-                                                                                  **options)
-        out = {"grammar": grammar_for(dialect, tools, "gbnf", lazy=bool(triggers), **options),
+    if kind in ("llamacpp", "llama-cpp-python"):
+        # (llama-cpp-python's server has no lazy grammar: the whole grammar on both endpoints)
+        lazy = not chat and kind == "llamacpp" and options["tool_choice"] == "auto"
+        triggers = grammar_for(dialect, tools, "triggers", drift=drift, **options) if lazy else ()
+        out = {"grammar": grammar_for(dialect, tools, "gbnf", lazy=bool(triggers), drift=drift, **options),
                "response_format": MISSING}
         if triggers:
+            # (only the dialect's own markers are tokens to keep whole; the drifted openers are text)
             out.update(grammar_lazy=True, grammar_triggers=[{"type": WORD, "value": t} for t in triggers],
-                       preserved_tokens=list(triggers))
+                       preserved_tokens=list(grammar_for(dialect, tools, "triggers", **options)))
         if offers_tools:
             out["tool_choice"] = "none"
         return out

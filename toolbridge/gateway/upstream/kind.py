@@ -7,6 +7,7 @@ by what each server writes about itself (checked in their sources):
   listing's shape and often a port, so only this tells them apart);
 - llama.cpp: ``owned_by: "llamacpp"``, a ``meta`` object per model and an Ollama-style
   ``models`` list beside ``data``; its HTTP server also sends ``Server: llama.cpp``;
+- llama-cpp-python's server: ``owned_by: "me"``;
 - Ollama: ``owned_by`` is the model name's namespace, ``"library"`` for the models it ships;
 - OpenAI: ``owned_by`` is ``"openai"``, ``"system"`` or ``"openai-internal"``.
 
@@ -19,7 +20,7 @@ from typing import Any
 
 import orjson
 
-_OWNERS = {"vllm": "vllm", "sglang": "sglang", "llamacpp": "llamacpp", "library": "ollama",
+_OWNERS = {"vllm": "vllm", "sglang": "sglang", "llamacpp": "llamacpp", "me": "llama-cpp-python", "library": "ollama",
            "openai": "openai", "system": "openai", "openai-internal": "openai"}
 
 
