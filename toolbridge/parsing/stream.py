@@ -23,10 +23,11 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from ..syntax.markers import WHOLE_NEAR, cut_off, marker_set
+from ..syntax.rawvalue import typed_object
 from ..syntax.dialect import (EMPTY_SECTION, FAIL, HOLD_TAGGED_BLOCK, MORE, TRUNCATED, UNCLOSED_AT_END, Body,
                               Dialect, still_held)
 from ..dialects import get_dialect
@@ -92,6 +93,14 @@ def final_text(scan: Any, text: str, pos: int) -> list[Event]:
         return [Text(text[pos:])] if pos < len(text) else []
     held = len(text) - kept
     return [Text(text[pos:held]), Text(text[held:])] if pos < held else [Text(text[held:])]
+
+
+def _no_schema(key: str) -> None:
+    return None
+
+
+def _loose(key: str, raw: str) -> Any:
+    return coerce(raw, None)
 
 
 _UNMADE = object()  # a call's typer, before its first piece of arguments
@@ -367,14 +376,28 @@ class DialectParser:
         name, arguments, value, end = read
         tools = self._tools
         if tools is None:
-            return (name, arguments, end) if _PLAUSIBLE_NAME.fullmatch(name) else None
+            if not _PLAUSIBLE_NAME.fullmatch(name):
+                return None
+            return (name, arguments, end) if arguments is not None else (name, self._typed(name, value)[0], end)
         if name not in tools.schemas or name in tools.freeforms:
             return None
+        if arguments is None:  # raw values (the XML family), typed as the body's ``feed`` types them
+            arguments, value = self._typed(name, value)
         if self._coerce:
             schema = tools.root_schema(name)
             if ArgumentTyper.wanted(schema) and not already_typed(schema, arguments, value):
                 return None
         return None if self._check(name, arguments, value) else (name, arguments, end)
+
+    def _typed(self, name: str, pairs: list[tuple[str, str]]) -> tuple[str, dict[str, Any]]:
+        """A whole call's raw values typed by the tool ``name``'s schema (``typed_object``),
+        as ``param_schema`` and ``coerce`` type them once the call has begun."""
+        tools = self._tools
+        if tools is None:
+            return typed_object(pairs, _no_schema, _loose)
+        root = tools.root_schema(name)
+        schema_of = partial(tools.param_schema, name)
+        return typed_object(pairs, schema_of, lambda key, raw: coerce(raw, schema_of(key), root))
 
     def held_block(self) -> tuple[str, Callable[[str], bool]] | None:
         """When a call block waits, unread, at the start of the buffer (a short block, a head or

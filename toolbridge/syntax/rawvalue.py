@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from .markers import MarkerSet
 from .dialect import CallSink, to_json
@@ -133,3 +134,21 @@ class RawValue:
         if last:
             value = self._sink.coerce(self._key, "".join(self._held))
             self._sink.args(to_json(value))
+
+
+def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[str, Any] | None],
+                 coerce: Callable[[str, str], Any]) -> tuple[str, dict[str, Any]]:
+    """The arguments a call of whole raw values ``pairs`` (key, value text) streams out of
+    ``RawValue``s, typed the same way (a value that can only be a string, or has no schema and
+    cannot begin JSON, stays text; any other is ``coerce(key, raw)``), and written the same way
+    (``{``, ``", "`` between members, ``": "`` after keys, ``}``): the JSON text and its value,
+    so that neither is read again (no key may repeat: the value would lose one)."""
+    value: dict[str, Any] = {}
+    parts = []
+    for key, raw in pairs:
+        schema = schema_of(key)
+        if not (is_plain_string(schema) or (schema is None and raw and raw[0] not in _JSON_START)):
+            raw = coerce(key, raw)
+        value[key] = raw
+        parts.append(f"{to_json(key)}: {to_json(raw)}")
+    return "{" + ", ".join(parts) + "}", value

@@ -23,12 +23,14 @@ that merely mentions the tag does not start a call.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import re
 
 from ..markers import MarkerSet, marker_set, match_at, opens_more, read_label, skip_ws
-from ..rawvalue import RawValue
+from ..rawvalue import RawValue, typed_object
 from ..dialect import (
     DONE,
     FAIL,
@@ -113,6 +115,56 @@ def followed(buf: str, at: int, tags: tuple[str, ...], final: bool, space: re.Pa
     return found is not None
 
 
+_SPACE = re.compile(r"[ \t\r\n]*")  # (what ``followed`` counts as the gap, unbounded)
+
+Pairs = list[tuple[str, str]]
+
+
+def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
+    """A wrapped call's parameters from ``pos`` (after its function tag) to the end of its
+    block, when written as the templates write them: each value closed by its close tag, no
+    value holding a parameter or function tag (so each value ends at its first close tag, where
+    the layout places it), no key twice, one function in the block. The raw values (trimmed as
+    ``RawValue`` trims them) and the position after the block's close; None for anything else
+    (then it is read piece by piece). ``feed`` reads a whole block so, and ``read_plain`` too."""
+    p_open, p_stop = tags.parameter
+    p_close, f_close, trim = tags.parameter_close, tags.function_close, tags.trim_newline
+    pairs: Pairs = []
+    pos = skip_ws(text, pos)
+    while text.startswith(p_open, pos):
+        key, pos, complete = read_label(text, pos + len(p_open), p_stop)
+        key = key.strip()
+        end = text.find(p_close, pos)
+        if not complete or not key or end < 0 or any(key == k for k, _ in pairs):
+            return None
+        raw = text[pos:end]
+        if p_open in raw or f_close in raw:
+            return None
+        if trim:
+            raw = raw[1:] if raw.startswith("\n") else raw
+            raw = raw[:-1] if raw.endswith("\n") else raw
+        pairs.append((key, raw))
+        pos = _SPACE.match(text, end + len(p_close)).end()  # type: ignore[union-attr]
+        if not text.startswith((p_open, f_close), pos):
+            return None  # (the close tag would be value text, or ends the block unusually)
+    if not text.startswith(f_close, pos):
+        return None
+    pos = skip_ws(text, pos + len(f_close))
+    return (pairs, pos + len(tags.block_close)) if text.startswith(tags.block_close, pos) else None
+
+
+def read_whole(tags: XmlTags, text: str, pos: int) -> tuple[str, None, Pairs, int] | None:
+    """A wrapped block from ``pos`` (after its opening marker) read whole (``read_params``):
+    the function's name, None for arguments still to type, the raw values, where it ends."""
+    pos = skip_ws(text, pos)
+    f_open, f_stop = tags.function
+    if not text.startswith(f_open, pos):
+        return None
+    name, pos, complete = read_label(text, pos + len(f_open), f_stop)
+    read = read_params(tags, text, pos) if complete and name.strip() else None
+    return None if read is None else (name.strip(), None, read[0], read[1])
+
+
 def render_xml(tags: XmlTags, calls: Calls, wrapper: tuple[str, str] = ("<tool_call>", "</tool_call>")) -> str:
     """Calls as XML-style templates write them: each function in its own wrapper."""
     nl = "\n" if tags.trim_newline else ""
@@ -177,6 +229,11 @@ class XmlBody(NamedCall):
         self._params = 0
         self._value: RawValue | None = None
         self.hold_until = () if self._bare else (tags.block_close,)
+
+    def whole_reader(self) -> Callable[[str, int], tuple[str, None, Pairs, int] | None] | None:
+        """How a block this body reads is read whole (``read_whole``; its raw values are typed
+        by the parser, by the offered schema); None for a block a bare function tag opened."""
+        return None if self._bare else partial(read_whole, self._tags)
 
     def fast(self, text: str) -> str | None:
         """The arguments fragment for ``text`` when it only continues a streamed string value."""
@@ -243,13 +300,32 @@ class XmlBody(NamedCall):
         if self._state == _S.NAME:
             self._name, self._params = text.strip(), 0
             self._state = _S.PARAMS
-            return pos, None if self._bare else self._confirm()
+            if self._bare:
+                return pos, None
+            return self._whole(buf, pos) or (pos, self._confirm())
         self._sink.args(("{" if not self._params else ", ") + to_json(text.strip()) + ": ")
         self._params += 1
         tags = self._tags
         self._value = RawValue(self._sink, text.strip(), tags.value_ends, tags.trim_newline, tags.layouts[self._bare])
         self._state = _S.VALUE
         return pos, None
+
+    def _whole(self, buf: str, pos: int) -> tuple[int, Outcome] | None:
+        """A wrapped call whose block is all in ``buf`` and written plainly (``read_params``),
+        begun, typed and ended at once, as ``read_plain`` reads it: one piece of arguments,
+        typed once (the argument typer is not needed for what ``typed_object`` wrote)."""
+        read = read_params(self._tags, buf, pos)
+        if read is None:
+            return None
+        outcome = self._confirm()
+        if outcome is not None:
+            return pos, outcome
+        sink = self._sink
+        arguments, value = typed_object(read[0], sink.param_schema, sink.coerce)
+        sink.args(arguments, value)
+        sink.end()
+        self._in_call = False
+        return read[1], DONE
 
     def _read_value(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         assert self._value is not None
