@@ -28,6 +28,10 @@ from .dialect import CallSink, to_json
 from ..tools import is_plain_string
 
 _encode = json.encoder.encode_basestring
+try:  # (the gateway's extra: a long string encoded some 10x faster, to the same text)
+    from orjson import JSONEncodeError as _OrjsonRefused, dumps as _dumps
+except ImportError:  # pragma: no cover - the library alone
+    _dumps = None
 _JSON_START = frozenset('-0123456789tfn[{" \t\r\n')
 
 
@@ -147,8 +151,22 @@ def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[s
     parts = []
     for key, raw in pairs:
         schema = schema_of(key)
-        if not (is_plain_string(schema) or (schema is None and raw and raw[0] not in _JSON_START)):
+        # (a schema that declares the one type string is plain: is_plain_string's common case)
+        plain = (schema.get("type") == "string" and "$ref" not in schema) if schema else False
+        if not (plain or is_plain_string(schema) or (schema is None and raw and raw[0] not in _JSON_START)):
             raw = coerce(key, raw)
         value[key] = raw
-        parts.append(f"{to_json(key)}: {to_json(raw)}")
+        parts.append(f"{_encode(key)}: {encode_string(raw) if type(raw) is str else to_json(raw)}")
     return "{" + ", ".join(parts) + "}", value
+
+
+def encode_string(text: str) -> str:
+    """``text`` as a JSON string, exactly as ``to_json`` writes it (non-ASCII kept); a long one
+    by orjson when it is installed, which writes every character the same way and refuses the
+    lone surrogates (then the standard encoder writes it)."""
+    if _dumps is not None and len(text) > 256:
+        try:
+            return _dumps(text).decode()
+        except _OrjsonRefused:
+            pass
+    return _encode(text)

@@ -134,16 +134,14 @@ def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
     while text.startswith(p_open, pos):
         key, pos, complete = read_label(text, pos + len(p_open), p_stop)
         key = key.strip()
-        end = text.find(p_close, pos)
-        if not complete or not key or end < 0 or any(key == k for k, _ in pairs):
+        end = _value_end(tags, text, pos) if complete else -1
+        if end < 0 or not key or (pairs and any(key == k for k, _ in pairs)):
             return None
-        raw = text[pos:end]
-        if p_open in raw or f_close in raw:
-            return None
-        if trim:
-            raw = raw[1:] if raw.startswith("\n") else raw
-            raw = raw[:-1] if raw.endswith("\n") else raw
-        pairs.append((key, raw))
+        start, stop = pos, end
+        if trim:  # (one newline each side, the value copied once)
+            start += text.startswith("\n", start, stop)
+            stop -= stop > start and text[stop - 1] == "\n"
+        pairs.append((key, text[start:stop]))
         pos = _SPACE.match(text, end + len(p_close)).end()  # type: ignore[union-attr]
         if not text.startswith((p_open, f_close), pos):
             return None  # (the close tag would be value text, or ends the block unusually)
@@ -151,6 +149,25 @@ def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
         return None
     pos = skip_ws(text, pos + len(f_close))
     return (pairs, pos + len(tags.block_close)) if text.startswith(tags.block_close, pos) else None
+
+
+def _value_end(tags: XmlTags, text: str, pos: int, looks: int = 16) -> int:
+    """Where the value from ``pos`` ends when its first tag is its close tag; -1 when it has
+    none, or another tag comes first. The tags' first character is looked for (memchr, many
+    times faster than a search for a tag) at most ``looks`` times, then the tags are."""
+    first, close = tags.parameter_close[0], tags.parameter_close
+    others = (tags.parameter[0], tags.function_close)
+    if all(t.startswith(first) for t in others):
+        at = text.find(first, pos)
+        for _ in range(looks):
+            if at < 0 or text.startswith(close, at):
+                return at
+            if text.startswith(others, at):
+                return -1
+            at = text.find(first, at + 1)
+        pos = at if at >= 0 else len(text)
+    found = tags.value_ends.search(text, pos)
+    return found.start() if found is not None and found.group() == close else -1
 
 
 def read_whole(tags: XmlTags, text: str, pos: int) -> tuple[str, None, Pairs, int] | None:
