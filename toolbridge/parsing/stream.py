@@ -46,7 +46,7 @@ from ..events import (
     ToolCallBegin,
     ToolCallEnd,
 )
-from ..tools import Toolset, coerce
+from ..tools import Toolset, coerce, deref
 from .argtyper import ArgumentTyper, already_typed
 
 _SPACE = re.compile(r"\s*")
@@ -99,7 +99,7 @@ def _no_schema(key: str) -> None:
     return None
 
 
-def _loose(key: str, raw: str) -> Any:
+def _loose(key: str, raw: str, schema: None) -> Any:
     return coerce(raw, None)
 
 
@@ -391,13 +391,18 @@ class DialectParser:
 
     def _typed(self, name: str, pairs: list[tuple[str, str]]) -> tuple[str, dict[str, Any]]:
         """A whole call's raw values typed by the tool ``name``'s schema (``typed_object``),
-        as ``param_schema`` and ``coerce`` type them once the call has begun."""
+        as ``param_schema`` and ``coerce`` type them once the call has begun (not freeform)."""
         tools = self._tools
         if tools is None:
             return typed_object(pairs, _no_schema, _loose)
         root = tools.root_schema(name)
-        schema_of = partial(tools.param_schema, name)
-        return typed_object(pairs, schema_of, lambda key, raw: coerce(raw, schema_of(key), root))
+        props = root.get("properties")
+        props = props if isinstance(props, dict) else {}
+
+        def schema_of(key: str) -> dict[str, Any] | None:
+            return deref(props[key], root) if key in props else None
+
+        return typed_object(pairs, schema_of, lambda key, raw, schema: coerce(raw, schema, root))
 
     def held_block(self) -> tuple[str, Callable[[str], bool]] | None:
         """When a call block waits, unread, at the start of the buffer (a short block, a head or

@@ -141,23 +141,38 @@ class RawValue:
 
 
 def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[str, Any] | None],
-                 coerce: Callable[[str, str], Any]) -> tuple[str, dict[str, Any]]:
+                 coerce: Callable[[str, str, dict[str, Any] | None], Any]) -> tuple[str, dict[str, Any]]:
     """The arguments a call of whole raw values ``pairs`` (key, value text) streams out of
     ``RawValue``s, typed the same way (a value that can only be a string, or has no schema and
-    cannot begin JSON, stays text; any other is ``coerce(key, raw)``), and written the same way
-    (``{``, ``", "`` between members, ``": "`` after keys, ``}``): the JSON text and its value,
-    so that neither is read again (no key may repeat: the value would lose one)."""
+    cannot begin JSON, stays text; any other is ``coerce(key, raw, schema)``), and written the
+    same way (``{``, ``", "`` between members, ``": "`` after keys, ``}``): the JSON text and
+    its value, so that neither is read again (no key may repeat: the value would lose one)."""
     value: dict[str, Any] = {}
     parts = []
     for key, raw in pairs:
         schema = schema_of(key)
-        # (a schema that declares the one type string is plain: is_plain_string's common case)
-        plain = (schema.get("type") == "string" and "$ref" not in schema) if schema else False
-        if not (plain or is_plain_string(schema) or (schema is None and raw and raw[0] not in _JSON_START)):
-            raw = coerce(key, raw)
+        if schema is None:
+            plain = bool(raw) and raw[0] not in _JSON_START
+        else:  # (a schema that declares one type: is_plain_string's common case, answered here)
+            declared = schema.get("type") if "$ref" not in schema else None
+            declared = declared if isinstance(declared, str) else None
+            plain = declared == "string" or (declared not in _OTHER_TYPES and is_plain_string(schema))
+        if plain:
+            text = encode_string(raw)
+        elif schema is not None and declared in _NUMBERS and (literal := _INTEGER.fullmatch(raw)) is not None:
+            raw = int(literal[1])  # (what ``coerce`` makes of an integer written plainly, at once)
+            text = repr(raw)
+        else:
+            raw = coerce(key, raw, schema)
+            text = encode_string(raw) if type(raw) is str else to_json(raw)
         value[key] = raw
-        parts.append(f"{_encode(key)}: {encode_string(raw) if type(raw) is str else to_json(raw)}")
+        parts.append(f"{_encode(key)}: {text}")
     return "{" + ", ".join(parts) + "}", value
+
+
+_OTHER_TYPES = frozenset(("integer", "number", "boolean", "object", "array", "null"))
+_NUMBERS = ("integer", "number")
+_INTEGER = re.compile(r"[ \t\n\r]*(-?(?:0|[1-9][0-9]{0,17}))[ \t\n\r]*")
 
 
 def encode_string(text: str) -> str:

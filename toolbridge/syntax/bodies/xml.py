@@ -56,6 +56,9 @@ class XmlTags:
     block_close: str = "</tool_call>"
     trim_newline: bool = True
     value_ends: MarkerSet = field(init=False, repr=False)
+    # A parameter with no tag's first character in its value, matched whole (``read_params``)
+    plain_param: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    plain_head: re.Pattern[str] = field(init=False, repr=False, compare=False)  # and the function tag
     layouts: tuple[XmlLayout, XmlLayout] = field(init=False, repr=False, compare=False)  # (wrapped, bare)
 
     def __post_init__(self) -> None:
@@ -64,6 +67,13 @@ class XmlTags:
         ends = (self.parameter_close, self.parameter[0], self.function_close)
         object.__setattr__(self, "value_ends", marker_set(ends))
         object.__setattr__(self, "layouts", (XmlLayout(self, False), XmlLayout(self, True)))
+        first = re.escape(self.parameter_close[0])
+        nl = "\n?" if self.trim_newline else ""
+        plain = (f"{re.escape(self.parameter[0])}([^<\n{re.escape(self.parameter[1][0])}]{{1,256}}){re.escape(self.parameter[1])}"
+                 f"{nl}([^{first}]*){re.escape(self.parameter_close)}[ \t\r\n]*")
+        object.__setattr__(self, "plain_param", re.compile(plain))
+        head = f"[ \t\n\r]*{re.escape(self.function[0])}([^<\n{re.escape(self.function[1][0])}]{{1,256}}){re.escape(self.function[1])}"
+        object.__setattr__(self, "plain_head", re.compile(head))
 
 
 # How much white space may stand between a close tag and the tag the layout puts after it (the
@@ -128,22 +138,36 @@ def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
     ``RawValue`` trims them) and the position after the block's close; None for anything else
     (then it is read piece by piece). ``feed`` reads a whole block so, and ``read_plain`` too."""
     p_open, p_stop = tags.parameter
-    p_close, f_close, trim = tags.parameter_close, tags.function_close, tags.trim_newline
+    p_close, f_close = tags.parameter_close, tags.function_close
     pairs: Pairs = []
     pos = skip_ws(text, pos)
+    plain = tags.plain_param.match
+    trim = tags.trim_newline
+    after, keys = (p_open, f_close), set()  # (what may follow a close tag; the keys read)
     while text.startswith(p_open, pos):
+        m = plain(text, pos)  # (the common parameter, at once; the same reading as below)
+        if m is not None:
+            key, pos = m[1].strip(), m.end()
+            if not key or key in keys or not text.startswith(after, pos):
+                return None
+            keys.add(key)
+            start, stop = m.span(2)
+            stop -= trim and stop > start and text[stop - 1] == "\n"  # (its trailing newline)
+            pairs.append((key, text[start:stop]))
+            continue
         key, pos, complete = read_label(text, pos + len(p_open), p_stop)
         key = key.strip()
         end = _value_end(tags, text, pos) if complete else -1
-        if end < 0 or not key or (pairs and any(key == k for k, _ in pairs)):
+        if end < 0 or not key or key in keys:
             return None
+        keys.add(key)
         start, stop = pos, end
         if trim:  # (one newline each side, the value copied once)
             start += text.startswith("\n", start, stop)
             stop -= stop > start and text[stop - 1] == "\n"
         pairs.append((key, text[start:stop]))
         pos = _SPACE.match(text, end + len(p_close)).end()  # type: ignore[union-attr]
-        if not text.startswith((p_open, f_close), pos):
+        if not text.startswith(after, pos):
             return None  # (the close tag would be value text, or ends the block unusually)
     if not text.startswith(f_close, pos):
         return None
@@ -173,11 +197,15 @@ def _value_end(tags: XmlTags, text: str, pos: int, looks: int = 16) -> int:
 def read_whole(tags: XmlTags, text: str, pos: int) -> tuple[str, None, Pairs, int] | None:
     """A wrapped block from ``pos`` (after its opening marker) read whole (``read_params``):
     the function's name, None for arguments still to type, the raw values, where it ends."""
-    pos = skip_ws(text, pos)
-    f_open, f_stop = tags.function
-    if not text.startswith(f_open, pos):
-        return None
-    name, pos, complete = read_label(text, pos + len(f_open), f_stop)
+    head = tags.plain_head.match(text, pos)  # (skip_ws, the tag and read_label's common case)
+    if head is not None:
+        name, pos, complete = head[1], head.end(), True
+    else:
+        pos = skip_ws(text, pos)
+        f_open, f_stop = tags.function
+        if not text.startswith(f_open, pos):
+            return None
+        name, pos, complete = read_label(text, pos + len(f_open), f_stop)
     read = read_params(tags, text, pos) if complete and name.strip() else None
     return None if read is None else (name.strip(), None, read[0], read[1])
 
@@ -338,7 +366,7 @@ class XmlBody(NamedCall):
         if outcome is not None:
             return pos, outcome
         sink = self._sink
-        arguments, value = typed_object(read[0], sink.param_schema, sink.coerce)
+        arguments, value = typed_object(read[0], sink.param_schema, lambda key, raw, _: sink.coerce(key, raw))
         sink.args(arguments, value)
         sink.end()
         self._in_call = False
