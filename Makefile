@@ -108,6 +108,7 @@ openresponses: $(STAMP)
 bench: $(ENGINES)
 	$(BIN)/toolbridge bench --auto --dense --gateway
 	$(BIN)/toolbridge bench --speed
+	$(BIN)/toolbridge bench --plain
 	$(BIN)/toolbridge bench --grammar
 	$(BIN)/toolbridge bench --socket
 
