@@ -185,3 +185,25 @@ def encode_string(text: str) -> str:
         except _OrjsonRefused:
             pass
     return _encode(text)
+
+
+def plain_end(text: str, pos: int, close: str, others: tuple[str, ...], looks: int = 16) -> int:
+    """Where a raw value from ``pos`` ends when the first of its end tags is ``close`` (the
+    value written plainly: no other tag of ``others`` before it); -1 when ``close`` never comes
+    or another tag comes first. Where the tags share their first character, it is looked for
+    (memchr, many times faster than a search for a tag) at most ``looks`` times; then the tags
+    are searched for."""
+    first = close[0]
+    if all(t.startswith(first) for t in others):
+        at = text.find(first, pos)
+        for _ in range(looks):
+            if at < 0 or text.startswith(close, at):
+                return at
+            if text.startswith(others, at):
+                return -1
+            at = text.find(first, at + 1)
+        pos = at if at >= 0 else len(text)
+    end = text.find(close, pos)
+    if end < 0 or any(0 <= text.find(t, pos, end + len(t) - 1) for t in others):
+        return -1
+    return end
