@@ -159,6 +159,7 @@ demo-model: $(MODEL_ENGINE)
 bench: $(ENGINES) state-server
 	$(BIN)/toolbridge bench --auto --dense --gateway
 	$(BIN)/toolbridge bench --speed
+	$(BIN)/toolbridge bench --plain
 	$(BIN)/toolbridge bench --grammar
 	$(BIN)/toolbridge bench --socket
 	$(BIN)/toolbridge bench --prefix

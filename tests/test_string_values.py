@@ -77,3 +77,13 @@ def test_typer_reads_continuations(pieces: list[str], strings: list[int], expect
     t = typer()
     out = "".join(t.feed_string(p) if i in strings else t.feed(p) for i, p in enumerate(pieces))
     assert out == expected
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.text(alphabet=st.characters(), min_size=0, max_size=600))
+def test_encode_string_writes_what_the_standard_encoder_writes(text: str) -> None:
+    # (long strings go through orjson where it is installed; lone surrogates, which it refuses, too)
+    from toolbridge.syntax.rawvalue import encode_string
+
+    for value in (text, text * (300 // max(1, len(text)) + 1), "x" * 300 + text + "\ud800"):
+        assert encode_string(value) == json.dumps(value, ensure_ascii=False)

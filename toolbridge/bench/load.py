@@ -38,9 +38,9 @@ from .script import DIALECTS, PATH, Script, check_message
 from ..gateway.http.sse import SSEDecoder
 
 
-def _request(host: str, body: bytes) -> bytes:
+def _request(host: str, body: bytes, path: str = PATH) -> bytes:
     return (b"POST %s HTTP/1.1\r\nhost: %s\r\ncontent-type: application/json\r\n"
-            b"content-length: %d\r\n\r\n" % (PATH.encode(), host.encode(), len(body)) + body)
+            b"content-length: %d\r\n\r\n" % (path.encode(), host.encode(), len(body)) + body)
 
 
 # ---------------------------------------------------------------- process sampling
@@ -306,7 +306,13 @@ class PlainClient(asyncio.Protocol):
 async def run_plain(args: argparse.Namespace, sampler: Sampler) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     host, port = args.target.rsplit(":", 1)
-    request = _request(args.target, Script.build(args.dialect, args.args).request(False))
+    if args.front == "chat":
+        request = _request(args.target, Script.build(args.dialect, args.args).request(False))
+    else:  # the same turn as another front's client asks for it (``fronts``)
+        from .fronts import FRONTS, request as front_request
+
+        body = orjson.dumps(front_request(args.front, False))
+        request = _request(args.target, body, FRONTS[args.front][1])
     stats: dict[str, Any] = {"latencies": [], "errors": 0, "firsts": [], "measuring": False,
                              "stop": False}
     await asyncio.gather(*(loop.create_connection(lambda: PlainClient(request, stats), host,
@@ -333,12 +339,32 @@ async def run_plain(args: argparse.Namespace, sampler: Sampler) -> dict[str, Any
 
 
 def _check_answer(body: bytes, args: argparse.Namespace) -> str | None:
+    if args.front != "chat":
+        return _check_front(body, args)
     try:
         choice = orjson.loads(body)["choices"][0]
         message = {**choice["message"], "finish_reason": choice["finish_reason"]}
     except (orjson.JSONDecodeError, KeyError, IndexError, TypeError):
         return f"not a chat.completion: {body[:200]!r}"
     return check_message(message, args.dialect, args.translated, args.args)
+
+
+def _check_front(body: bytes, args: argparse.Namespace) -> str | None:
+    """Another front's answer: the small call checked whole (``fronts.check``); for the other
+    sizes, an answer of that front's kind with the call (or, for prose, text and no call)."""
+    from .fronts import check
+
+    try:
+        if args.args == "small":
+            return check(args.front, body, False, args.dialect)
+        answer = orjson.loads(body)
+    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
+        return f"not a {args.front} answer ({exc!r}): {body[:200]!r}"
+    items = answer.get("output" if args.front == "responses" else "content") or []
+    kinds = [item.get("type") for item in items if isinstance(item, dict)]
+    call = "function_call" if args.front == "responses" else "tool_use"
+    wanted = call not in kinds if args.args == "prose" else kinds.count(call) == 1
+    return None if wanted else f"unexpected {args.front} answer: {kinds}"
 
 
 # ---------------------------------------------------------------- main
@@ -352,6 +378,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--dialect", choices=DIALECTS, default="hermes")
     ap.add_argument("--args", default="small", help="the call's argument size (Script)")
     ap.add_argument("--translated", action="store_true", help="the target is the gateway")
+    ap.add_argument("--front", choices=("chat", "messages", "responses"), default="chat",
+                    help="plain mode: the client API asked (the gateway's fronts)")
     ap.add_argument("--pid", action="append", default=[], help="NAME=PID[,PID...] to sample")
     ap.add_argument("--cpu", type=int, default=None, help="pin to this core")
     ap.add_argument("--streams", type=int, default=64)

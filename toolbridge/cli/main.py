@@ -133,6 +133,10 @@ def _bench(argv: list[str]) -> int:
         from ..bench.sockets import main as sockets_main
 
         return sockets_main([a for a in argv if a != "--socket"])
+    if "--plain" in argv:  # non-streamed requests per front and dialect against the floor
+        from ..bench.plain import main as plain_main
+
+        return plain_main([a for a in argv if a != "--plain"])
     if "--speed" in argv:  # toolbridge against reference parsers (imports the parsers' bench)
         from ..bench.speed import main as speed_main
 

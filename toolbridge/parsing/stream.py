@@ -23,10 +23,11 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from ..syntax.markers import WHOLE_NEAR, cut_off, marker_set
+from ..syntax.rawvalue import typed_object
 from ..syntax.dialect import (EMPTY_SECTION, FAIL, HOLD_TAGGED_BLOCK, MORE, TRUNCATED, UNCLOSED_AT_END, Body,
                               Dialect, still_held)
 from ..dialects import get_dialect
@@ -45,7 +46,7 @@ from ..events import (
     ToolCallBegin,
     ToolCallEnd,
 )
-from ..tools import Toolset, coerce
+from ..tools import Toolset, coerce, deref
 from .argtyper import ArgumentTyper, already_typed
 
 _SPACE = re.compile(r"\s*")
@@ -96,6 +97,16 @@ def final_text(scan: Any, text: str, pos: int) -> list[Event]:
 
 FENCE = "```"
 OPEN_FENCE, FENCE_CLOSE_AHEAD = 1, 2  # DialectParser._fence
+
+
+def _no_schema(key: str) -> None:
+    return None
+
+
+def _loose(key: str, raw: str, schema: None) -> Any:
+    return coerce(raw, None)
+
+
 _UNMADE = object()  # a call's typer, before its first piece of arguments
 _NO_BLOCK = TextBuffer()  # the parser's ``_raw`` outside a block (never appended to)
 _NO_IDS: frozenset[str] = frozenset()
@@ -373,14 +384,33 @@ class DialectParser:
         name, arguments, value, end = read
         tools = self._tools
         if tools is None:
-            return (name, arguments, end) if _PLAUSIBLE_NAME.fullmatch(name) else None
+            if not _PLAUSIBLE_NAME.fullmatch(name):
+                return None
+            return (name, arguments, end) if arguments is not None else (name, self._typed(name, value)[0], end)
         if name not in tools.schemas or name in tools.freeforms:
             return None
+        if arguments is None:  # raw values (the XML family), typed as the body's ``feed`` types them
+            arguments, value = self._typed(name, value)
         if self._coerce:
             schema = tools.root_schema(name)
             if ArgumentTyper.wanted(schema) and not already_typed(schema, arguments, value):
                 return None
         return None if self._check(name, arguments, value) else (name, arguments, end)
+
+    def _typed(self, name: str, pairs: list[tuple[str, str]]) -> tuple[str, dict[str, Any]]:
+        """A whole call's raw values typed by the tool ``name``'s schema (``typed_object``),
+        as ``param_schema`` and ``coerce`` type them once the call has begun (not freeform)."""
+        tools = self._tools
+        if tools is None:
+            return typed_object(pairs, _no_schema, _loose)
+        root = tools.root_schema(name)
+        props = root.get("properties")
+        props = props if isinstance(props, dict) else {}
+
+        def schema_of(key: str) -> dict[str, Any] | None:
+            return deref(props[key], root) if key in props else None
+
+        return typed_object(pairs, schema_of, lambda key, raw, schema: coerce(raw, schema, root))
 
     def held_block(self) -> tuple[str, Callable[[str], bool]] | None:
         """When a call block waits, unread, at the start of the buffer (a short block, a head or

@@ -19,12 +19,13 @@ without a value fails the block too, unless the tags allow orphan keys (dropped 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from .json import JsonEnvelopeBody
 from ..markers import MarkerSet, marker_set, match_at, opens_more
-from ..rawvalue import RawValue
+from ..rawvalue import RawValue, plain_end, typed_object
 from ..dialect import (
     DONE,
     FAIL,
@@ -55,11 +56,55 @@ class ArgKeyTags:
     # and the call stands (Poolside); by default such a block is malformed.
     orphan_keys: bool = False
     value_ends: MarkerSet = field(init=False, repr=False)
+    # A pair's opening written plainly, up to its value (``read_pairs``)
+    plain_pair: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # A </tool_call> inside a value may be the model closing the call without </arg_value>,
         # or text (CloseInValue tells which).
         object.__setattr__(self, "value_ends", marker_set((self.value[1], self.block_close)))
+        pair = (f"[ \t\r\n]*{re.escape(self.key[0])}([^<]{{0,{_LIMIT}}}){re.escape(self.key[1])}"
+                f"[ \t\r\n]*{re.escape(self.value[0])}")
+        object.__setattr__(self, "plain_pair", re.compile(pair))
+
+
+_PLAIN_NAME = re.compile(rf"[ \t\r\n]*(\w[^<\s\\]{{0,{_LIMIT - 1}}})[ \t\r\n]*(?=<)")
+_SPACE = re.compile(r"[ \t\r\n]*")
+
+Pairs = list[tuple[str, str]]
+
+
+def read_pairs(tags: ArgKeyTags, text: str, pos: int) -> tuple[Pairs, int] | None:
+    """A call's pairs from ``pos`` (after its name) to the end of its block, when written
+    plainly: each pair's key and value tags in order with only white space between them, keys
+    without ``<``, each value closed by its close tag with no call close before it, no key twice,
+    the block's close after the last. The raw values and the position after the block's close;
+    None for anything else (then it is read piece by piece). ``feed`` and ``read_plain`` both
+    read a whole block so."""
+    plain, v_close, b_close = tags.plain_pair.match, tags.value[1], tags.block_close
+    pairs: Pairs = []
+    keys: set[str] = set()
+    while True:
+        m = plain(text, pos)
+        if m is None:
+            break
+        key, start = m[1], m.end()
+        end = plain_end(text, start, v_close, (b_close,))
+        if end < 0 or key in keys:
+            return None
+        keys.add(key)
+        pairs.append((key, text[start:end]))
+        pos = end + len(v_close)
+    pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+    return (pairs, pos + len(b_close)) if pairs and text.startswith(b_close, pos) else None
+
+
+def read_whole(tags: ArgKeyTags, text: str, pos: int) -> tuple[str, None, Pairs, int] | None:
+    """A block from ``pos`` (after its opening tag) read whole: its name, None for arguments
+    still to type, the raw values (``read_pairs``), where it ends."""
+    head = _PLAIN_NAME.match(text, pos)
+    read = read_pairs(tags, text, head.end()) if head is not None else None
+    return None if read is None else (head[1], None, read[0], read[1])  # type: ignore[index]
 
 
 # How far past a close tag inside a value the reader looks for what tells whether it closed the
@@ -174,6 +219,26 @@ class ArgKeyBody:
         """The arguments fragment for ``text`` when it only continues a streamed string value."""
         return self._value.fast(text) if self._value is not None else None
 
+    def whole_reader(self) -> Callable[[str, int], tuple[str, None, Pairs, int] | None] | None:
+        """How a block this body reads is read whole (``read_whole``; its raw values are typed
+        by the parser, by the offered schema)."""
+        return partial(read_whole, self._tags)
+
+    def _whole(self, buf: str, pos: int) -> tuple[int, Outcome] | None:
+        """A call whose pairs are all in ``buf``, written plainly (``read_pairs``): begun,
+        typed and ended at once, as ``read_plain`` reads it (one piece of arguments)."""
+        read = read_pairs(self._tags, buf, pos)
+        if read is None:
+            return None
+        outcome = self._begin()
+        if outcome is not None:
+            return pos, outcome
+        sink = self._sink
+        arguments, value = typed_object(read[0], sink.param_schema, lambda key, raw, _: sink.coerce(key, raw))
+        sink.args(arguments, value)
+        sink.end()
+        return read[1], DONE
+
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:
         if self._json is not None:
             end, settled = self._json.feed(buf, pos, final)
@@ -209,7 +274,7 @@ class ArgKeyBody:
                 if not self._name:
                     return pos, self._fail("call without a name")
                 self._state = _S.PAIRS  # the call begins once the next tag confirms it
-                return pos, None
+                return self._whole(buf, pos) or (pos, None)
             if buf[pos] == "\\" and pos + 1 == len(buf) and not final:
                 return pos, MORE  # a backslash-n (escaped newline) may be arriving
             if self._name_done:

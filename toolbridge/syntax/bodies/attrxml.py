@@ -30,13 +30,15 @@ import html
 import json
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from . import attrwhole
 from .json import stream_arguments
 from .xml import GAP, NamedCall, followed
 from ..jsonscan import JsonScanner
 from ..markers import MarkerSet, marker_set, match_at, opens_more, skip_ws
-from ..rawvalue import RawValue
+from ..rawvalue import RawValue, typed_object
 from ..dialect import DONE, EMPTY_SECTION, FAIL, MORE, TRUNCATED, UNCLOSED_AT_END, CallSink, Outcome, to_json
 
 
@@ -171,6 +173,29 @@ class AttrXmlBody(NamedCall):
         self._scanner: JsonScanner | None = None
         # (Body.hold_until: a short block comes whole)
         self.hold_until = tags.block_close if tags.block_close and not self._bare else tags.invoke_close
+        self._plain = attrwhole.plain_tags(tags)  # (a block written plainly is read whole)
+
+    def whole_reader(self) -> Any:
+        """How a block this body reads is read whole (``attrwhole.read_whole``; its raw values
+        are typed by the parser); None for a bare invoke or tags whose options change the reading."""
+        return None if self._bare or not self._plain else partial(attrwhole.read_whole, self._tags)
+
+    def _whole(self, buf: str, pos: int) -> tuple[int, Outcome] | None:
+        """The invoke whose block is all in ``buf``, written plainly (``attrwhole``): begun,
+        typed and ended at once, as ``read_plain`` reads it (one piece of arguments)."""
+        read = attrwhole.read_params(self._tags, buf, pos)
+        if read is None:
+            return None
+        outcome = self._confirm()
+        if outcome is not None:
+            return pos, outcome
+        sink = self._sink
+        arguments, value = typed_object(read[0], sink.param_schema, lambda key, raw, _: sink.coerce(key, raw))
+        sink.args(arguments, value)
+        sink.end()
+        self._in_call, self._calls = False, self._calls + 1
+        sink.keep(read[1])  # (as after an invoke's close: the calls so far stand)
+        return read[2], DONE
 
     def fast(self, text: str) -> str | None:
         """The arguments fragment for ``text`` when it only continues a streamed value."""
@@ -276,7 +301,9 @@ class AttrXmlBody(NamedCall):
             if parsed[1]:  # <invoke name="x"/>
                 self._state = _S.AFTER
                 return pos, self._confirm() or self._end_call()
-            return pos, None if self._bare else self._confirm()
+            if self._bare:
+                return pos, None
+            return (self._whole(buf, pos) if self._plain else None) or (pos, self._confirm())
         if parsed[1] or name in self._keys:
             return pos, self._fail("duplicate parameter" if name in self._keys else "malformed tag in a call block")
         self._keys.add(name)

@@ -23,12 +23,14 @@ that merely mentions the tag does not start a call.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 import re
 
 from ..markers import MarkerSet, marker_set, match_at, opens_more, read_label, skip_ws
-from ..rawvalue import RawValue
+from ..rawvalue import RawValue, typed_object
 from ..dialect import (
     DONE,
     FAIL,
@@ -54,6 +56,9 @@ class XmlTags:
     block_close: str = "</tool_call>"
     trim_newline: bool = True
     value_ends: MarkerSet = field(init=False, repr=False)
+    # A parameter with no tag's first character in its value, matched whole (``read_params``)
+    plain_param: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    plain_head: re.Pattern[str] = field(init=False, repr=False, compare=False)  # and the function tag
     layouts: tuple[XmlLayout, XmlLayout] = field(init=False, repr=False, compare=False)  # (wrapped, bare)
 
     def __post_init__(self) -> None:
@@ -62,6 +67,13 @@ class XmlTags:
         ends = (self.parameter_close, self.parameter[0], self.function_close)
         object.__setattr__(self, "value_ends", marker_set(ends))
         object.__setattr__(self, "layouts", (XmlLayout(self, False), XmlLayout(self, True)))
+        first = re.escape(self.parameter_close[0])
+        nl = "\n?" if self.trim_newline else ""
+        plain = (f"{re.escape(self.parameter[0])}([^<\n{re.escape(self.parameter[1][0])}]{{1,256}}){re.escape(self.parameter[1])}"
+                 f"{nl}([^{first}]*){re.escape(self.parameter_close)}[ \t\r\n]*")
+        object.__setattr__(self, "plain_param", re.compile(plain))
+        head = f"[ \t\n\r]*{re.escape(self.function[0])}([^<\n{re.escape(self.function[1][0])}]{{1,256}}){re.escape(self.function[1])}"
+        object.__setattr__(self, "plain_head", re.compile(head))
 
 
 # How much white space may stand between a close tag and the tag the layout puts after it (the
@@ -111,6 +123,91 @@ def followed(buf: str, at: int, tags: tuple[str, ...], final: bool, space: re.Pa
     if found == "":
         return True if final else None  # (the output cut inside the tag: its end will say)
     return found is not None
+
+
+_SPACE = re.compile(r"[ \t\r\n]*")  # (what ``followed`` counts as the gap, unbounded)
+
+Pairs = list[tuple[str, str]]
+
+
+def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
+    """A wrapped call's parameters from ``pos`` (after its function tag) to the end of its
+    block, when written as the templates write them: each value closed by its close tag, no
+    value holding a parameter or function tag (so each value ends at its first close tag, where
+    the layout places it), no key twice, one function in the block. The raw values (trimmed as
+    ``RawValue`` trims them) and the position after the block's close; None for anything else
+    (then it is read piece by piece). ``feed`` reads a whole block so, and ``read_plain`` too."""
+    p_open, p_stop = tags.parameter
+    p_close, f_close = tags.parameter_close, tags.function_close
+    pairs: Pairs = []
+    pos = skip_ws(text, pos)
+    plain = tags.plain_param.match
+    trim = tags.trim_newline
+    after, keys = (p_open, f_close), set()  # (what may follow a close tag; the keys read)
+    while text.startswith(p_open, pos):
+        m = plain(text, pos)  # (the common parameter, at once; the same reading as below)
+        if m is not None:
+            key, pos = m[1].strip(), m.end()
+            if not key or key in keys or not text.startswith(after, pos):
+                return None
+            keys.add(key)
+            start, stop = m.span(2)
+            stop -= trim and stop > start and text[stop - 1] == "\n"  # (its trailing newline)
+            pairs.append((key, text[start:stop]))
+            continue
+        key, pos, complete = read_label(text, pos + len(p_open), p_stop)
+        key = key.strip()
+        end = _value_end(tags, text, pos) if complete else -1
+        if end < 0 or not key or key in keys:
+            return None
+        keys.add(key)
+        start, stop = pos, end
+        if trim:  # (one newline each side, the value copied once)
+            start += text.startswith("\n", start, stop)
+            stop -= stop > start and text[stop - 1] == "\n"
+        pairs.append((key, text[start:stop]))
+        pos = _SPACE.match(text, end + len(p_close)).end()  # type: ignore[union-attr]
+        if not text.startswith(after, pos):
+            return None  # (the close tag would be value text, or ends the block unusually)
+    if not text.startswith(f_close, pos):
+        return None
+    pos = skip_ws(text, pos + len(f_close))
+    return (pairs, pos + len(tags.block_close)) if text.startswith(tags.block_close, pos) else None
+
+
+def _value_end(tags: XmlTags, text: str, pos: int, looks: int = 16) -> int:
+    """Where the value from ``pos`` ends when its first tag is its close tag; -1 when it has
+    none, or another tag comes first. The tags' first character is looked for (memchr, many
+    times faster than a search for a tag) at most ``looks`` times, then the tags are."""
+    first, close = tags.parameter_close[0], tags.parameter_close
+    others = (tags.parameter[0], tags.function_close)
+    if all(t.startswith(first) for t in others):
+        at = text.find(first, pos)
+        for _ in range(looks):
+            if at < 0 or text.startswith(close, at):
+                return at
+            if text.startswith(others, at):
+                return -1
+            at = text.find(first, at + 1)
+        pos = at if at >= 0 else len(text)
+    found = tags.value_ends.search(text, pos)
+    return found.start() if found is not None and found.group() == close else -1
+
+
+def read_whole(tags: XmlTags, text: str, pos: int) -> tuple[str, None, Pairs, int] | None:
+    """A wrapped block from ``pos`` (after its opening marker) read whole (``read_params``):
+    the function's name, None for arguments still to type, the raw values, where it ends."""
+    head = tags.plain_head.match(text, pos)  # (skip_ws, the tag and read_label's common case)
+    if head is not None:
+        name, pos, complete = head[1], head.end(), True
+    else:
+        pos = skip_ws(text, pos)
+        f_open, f_stop = tags.function
+        if not text.startswith(f_open, pos):
+            return None
+        name, pos, complete = read_label(text, pos + len(f_open), f_stop)
+    read = read_params(tags, text, pos) if complete and name.strip() else None
+    return None if read is None else (name.strip(), None, read[0], read[1])
 
 
 def render_xml(tags: XmlTags, calls: Calls, wrapper: tuple[str, str] = ("<tool_call>", "</tool_call>")) -> str:
@@ -178,6 +275,11 @@ class XmlBody(NamedCall):
         self._value: RawValue | None = None
         self.hold_until = () if self._bare else (tags.block_close,)
 
+    def whole_reader(self) -> Callable[[str, int], tuple[str, None, Pairs, int] | None] | None:
+        """How a block this body reads is read whole (``read_whole``; its raw values are typed
+        by the parser, by the offered schema); None for a block a bare function tag opened."""
+        return None if self._bare else partial(read_whole, self._tags)
+
     def fast(self, text: str) -> str | None:
         """The arguments fragment for ``text`` when it only continues a streamed string value."""
         return self._value.fast(text) if self._value is not None else None
@@ -243,13 +345,32 @@ class XmlBody(NamedCall):
         if self._state == _S.NAME:
             self._name, self._params = text.strip(), 0
             self._state = _S.PARAMS
-            return pos, None if self._bare else self._confirm()
+            if self._bare:
+                return pos, None
+            return self._whole(buf, pos) or (pos, self._confirm())
         self._sink.args(("{" if not self._params else ", ") + to_json(text.strip()) + ": ")
         self._params += 1
         tags = self._tags
         self._value = RawValue(self._sink, text.strip(), tags.value_ends, tags.trim_newline, tags.layouts[self._bare])
         self._state = _S.VALUE
         return pos, None
+
+    def _whole(self, buf: str, pos: int) -> tuple[int, Outcome] | None:
+        """A wrapped call whose block is all in ``buf`` and written plainly (``read_params``),
+        begun, typed and ended at once, as ``read_plain`` reads it: one piece of arguments,
+        typed once (the argument typer is not needed for what ``typed_object`` wrote)."""
+        read = read_params(self._tags, buf, pos)
+        if read is None:
+            return None
+        outcome = self._confirm()
+        if outcome is not None:
+            return pos, outcome
+        sink = self._sink
+        arguments, value = typed_object(read[0], sink.param_schema, lambda key, raw, _: sink.coerce(key, raw))
+        sink.args(arguments, value)
+        sink.end()
+        self._in_call = False
+        return read[1], DONE
 
     def _read_value(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome | None]:
         assert self._value is not None

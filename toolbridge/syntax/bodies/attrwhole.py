@@ -1,0 +1,70 @@
+"""Attribute-named XML blocks (``attrxml``) written plainly, read whole.
+
+A wrapped block holding one invoke whose name and keys are plain double-quoted attributes and
+whose values are each closed by the parameter close, with no other tag before it, is read at
+once, the same way ``AttrXmlBody.feed`` reads it piece by piece: ``feed`` and ``read_plain`` both
+take this reading, so a whole answer and a stream give the same events. Tags with options that
+change the reading (CDATA, typed or unwrapped values, JSON bodies, skipped tokens, a layout that
+places the close, another tag end) are not read so.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from ..rawvalue import plain_end
+
+Pairs = list[tuple[str, str]]
+_SPACE = re.compile(r"[ \t\r\n]*")
+# A name or key as ``parse_attrs`` and ``html.unescape`` leave it unchanged, stripped already.
+_NAME = r'"([^"&<>\s](?:[^"&<>\n]{0,254}[^"&<>\s])?)"'
+
+
+def plain_tags(tags: Any) -> bool:
+    """Whether blocks of ``tags`` can be read whole (no option that changes the reading)."""
+    return bool(tags.block_close) and not (tags.cdata or tags.string_attr or tags.unwrap or tags.json_body
+                                           or tags.skip or tags.close_by_layout or tags.tag_end != ">")
+
+
+@lru_cache(maxsize=16)
+def _patterns(tags: Any) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The invoke's opening and a parameter's, canonical spellings (``<invoke name="x">``)."""
+    invoke = rf"[ \t\r\n]*{re.escape(tags.invoke[0])} {re.escape(tags.name_attr)}={_NAME}>"
+    param = rf"[ \t\r\n]*{re.escape(tags.param[0])} {re.escape(tags.key_attr)}={_NAME}>"
+    return re.compile(invoke), re.compile(param)
+
+
+def read_params(tags: Any, text: str, pos: int) -> tuple[Pairs, int, int] | None:
+    """An invoke's parameters from ``pos`` (after its opening tag), when written plainly, to
+    its close and the block's: the raw values, the position after the invoke's close (where
+    ``feed`` keeps the calls so far) and after the block's; None for anything else."""
+    param = _patterns(tags)[1].match
+    close, others = tags.param_close[0], tags.value_ends.markers
+    others = tuple(t for t in others if t != close)
+    pairs: Pairs = []
+    keys: set[str] = set()
+    while (m := param(text, pos)) is not None:
+        key, start = m[1], m.end()
+        end = plain_end(text, start, close, others)
+        if end < 0 or key in keys:
+            return None
+        keys.add(key)
+        pairs.append((key, text[start:end]))
+        pos = end + len(close)
+    pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+    if not text.startswith(tags.invoke_close[0], pos):
+        return None
+    kept = pos + len(tags.invoke_close[0])
+    pos = _SPACE.match(text, kept).end()  # type: ignore[union-attr]
+    block = next((c for c in tags.block_close if text.startswith(c, pos)), None)
+    return None if block is None else (pairs, kept, pos + len(block))
+
+
+def read_whole(tags: Any, text: str, pos: int) -> tuple[str, None, Pairs, int] | None:
+    """A block from ``pos`` (after its opening marker) read whole: the function's name, None for
+    arguments still to type, the raw values, where the block ends."""
+    head = _patterns(tags)[0].match(text, pos)
+    read = read_params(tags, text, head.end()) if head is not None else None
+    return None if read is None else (head[1], None, read[0], read[2])  # type: ignore[index]
