@@ -182,6 +182,17 @@ def wait_ready(url: str, proc: subprocess.Popen[Any], what: str, timeout: float 
     raise ConfigError(f"{what} was not ready after {timeout:.0f} s")
 
 
+def stop(proc: subprocess.Popen[Any] | None) -> None:
+    """End a server process started here: SIGTERM, then SIGKILL if it is not gone in 20 s."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class LlamaServer:
     """``with LlamaServer() as server: server.url`` (``.../v1``): llama-cpp-python's server on
     the model, on loopback, its log in the cache folder."""
@@ -212,13 +223,7 @@ class LlamaServer:
 
     def __exit__(self, *exc: object) -> None:
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop(proc)
 
 
 class Serve:
@@ -249,13 +254,7 @@ class Serve:
 
     def __exit__(self, *exc: object) -> None:
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop(proc)
 
 
 def main() -> int:
