@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from .base import OnEvent, Record, StoreUnavailable
+from .base import OnEvent, Record, StoreUnavailable, refused
 
 BUSY_SECONDS = 5.0  # a write waits this long for another process's before it fails
 SWEEP_IN_WRITE = 64  # expired rows a write drops on its way
@@ -123,10 +123,7 @@ class SqliteStore:
     # ---------------------------------------------------------------- on the loop
 
     async def _store(self, scope: str, record: Record, finish: bool) -> bool:
-        if self.size <= 0:
-            return False
-        if record.size > self.max_bytes:
-            self._on_event("too_large")
+        if refused(record, self.size, self.max_bytes, self._on_event):
             return False
         stored, events = await self._call(self._put, scope, record.response["id"], _dumps(record), record,
                                           finish)
