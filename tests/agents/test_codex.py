@@ -131,22 +131,31 @@ def model(dialect: str, task: str, steps: list[Callable[[list[str]], Call]],
     return script
 
 
+def codex_exec(command: str, task: str, work: Path, home: Path, disable: tuple[str, ...] = (),
+               timeout: float = 120) -> tuple[list[dict[str, Any]], subprocess.CompletedProcess[str]]:
+    """``codex exec`` headless on ``task`` in ``work``, ``home`` (configured) its home, offline
+    features and ``disable`` off: the ``--json`` events it printed and the finished process; a
+    failed turn or a non-zero exit fails the test."""
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
+           "CODEX_HOME": str(home), "TOOLBRIDGE_KEY": KEY, "OPENAI_API_KEY": KEY, "CODEX_API_KEY": KEY}
+    argv = [command, "exec", "--skip-git-repo-check", "--json", "--sandbox", "workspace-write"]
+    for feature in (*OFFLINE, *disable):
+        argv += ["--disable", feature]
+    done = subprocess.run([*argv, task], cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    failed = [e for e in events if e.get("type") in ("turn.failed", "error")]
+    assert done.returncode == 0 and not failed, (done.returncode, failed, done.stderr[-3000:], done.stdout[-4000:])
+    return events, done
+
+
 def run(command: str, task: str, work: Path, home: Path, stack: Stack, model: str,
         catalog: bool | dict[str, Any], builtin: bool = False) -> list[dict[str, Any]]:
     """Codex headless on ``task``: the ``--json`` events it printed. ``builtin``: the built-in
     provider (over a WebSocket), which must not have reconnected nor fallen back to HTTP."""
     home.mkdir()
     configure(home, stack, model, catalog, builtin)
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
-           "CODEX_HOME": str(home), "TOOLBRIDGE_KEY": KEY, "OPENAI_API_KEY": KEY, "CODEX_API_KEY": KEY}
-    argv = [command, "exec", "--skip-git-repo-check", "--json", "--sandbox", "workspace-write"]
-    for feature in OFFLINE:
-        argv += ["--disable", feature]
-    done = subprocess.run([*argv, task], cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, timeout=120, check=False)
-    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    failed = [e for e in events if e.get("type") in ("turn.failed", "error")]
-    assert done.returncode == 0 and not failed, (done.returncode, failed, done.stderr[-2000:], done.stdout[-4000:])
+    events, done = codex_exec(command, task, work, home)
     assert any(e.get("type") == "turn.completed" for e in events), events[-3:]
     if builtin:
         said = done.stdout + done.stderr

@@ -29,16 +29,14 @@ Two setups, as the issue has them:
 from __future__ import annotations
 
 import json
-import os
 import re
 import socket
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.agents.test_codex import CUSTOM, KEY, OFFLINE, codex, final_message, repository, text
+from tests.agents.test_codex import CUSTOM, KEY, codex, codex_exec, final_message, repository, text
 from tests.harness import written
 from toolbridge.gateway.fronts.responses.compaction import LEAD, PROMPT
 from toolbridge.gateway.replay.stack import Stack
@@ -112,16 +110,7 @@ def run(stack: Stack, tmp: Path, provider: str, disable: tuple[str, ...] = ()) -
                   "request_max_retries = 0", "stream_max_retries = 0"]
     lines += ["", "[analytics]", "enabled = false", "", "[otel]", 'exporter = "none"', ""]
     (home / "config.toml").write_text("\n".join(lines))
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
-           "CODEX_HOME": str(home), "OPENAI_API_KEY": KEY, "CODEX_API_KEY": KEY}
-    argv = [codex(), "exec", "--skip-git-repo-check", "--json", "--sandbox", "workspace-write"]
-    for feature in (*OFFLINE, *disable):
-        argv += ["--disable", feature]
-    done = subprocess.run([*argv, TASK], cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True, timeout=180, check=False)
-    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    failed = [e for e in events if e.get("type") in ("turn.failed", "error")]
-    assert done.returncode == 0 and not failed, (done.returncode, failed, done.stderr[-3000:], done.stdout[-3000:])
+    events, _ = codex_exec(codex(), TASK, work, home, disable, timeout=180)
     return events
 
 

@@ -48,6 +48,26 @@ def model_dir(tmp_path: Path, template: str = PLAIN_TEMPLATE) -> str:
     return str(root)
 
 
+def tokenizer_model_dir(tmp_path: Path) -> tuple[str, int]:
+    """A model folder (``PLAIN_TEMPLATE``) with a word-level ``tokenizer.json`` (skipped without
+    the ``tokenizers`` package), and how many tokens it makes of the prompt of system "Be brief."
+    and user "Hi there, how are you?" (what the token-count tests ask the gateway to count)."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from tokenizers.models import WordLevel
+    from tokenizers.pre_tokenizers import Whitespace
+
+    words = ["<|system|>", "<|user|>", "<|assistant|>", "Be", "brief", ".", "Hi", "there", ",", "how", "are",
+             "you", "?", "[UNK]"]
+    tokenizer = tokenizers.Tokenizer(WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = Whitespace()
+    folder = model_dir(tmp_path)
+    tokenizer.save(str(Path(folder) / "tokenizer.json"))
+    prompt = ChatTemplate("t", {"default": PLAIN_TEMPLATE}, {"bos_token": ""}).render(
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi there, how are you?"}],
+        add_generation_prompt=True)
+    return folder, len(tokenizer.encode(prompt, add_special_tokens=False).ids)
+
+
 def prompt_of(body: dict[str, Any]) -> str:
     """What the model sees: the completions prompt, or the chat messages as text."""
     if "prompt" in body:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.gateway.test_messages import raw
+from tests.gateway.test_responses import stacks  # noqa: F401  (stacks: a gateway per config, a fixture)
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
 
@@ -61,25 +62,6 @@ def weather_agent(calls: int, reasoning: str | None = None) -> Callable[[dict[st
 def get_weather(city: str) -> str:
     """The weather in a city."""
     return f"sunny in {city}"
-
-
-@pytest.fixture(scope="module")
-def stacks() -> Iterator[Callable[..., Stack]]:
-    """``stacks(script, **config)``: a running gateway per config, answering with ``script``."""
-    opened: dict[tuple[tuple[str, Any], ...], Stack] = {}
-
-    def get(script: Callable[[dict[str, Any]], Reply], **config: Any) -> Stack:
-        config.setdefault("tool_call_parser", "hermes")
-        key = tuple(sorted(config.items()))
-        if key not in opened:
-            opened[key] = Stack(script, **config).__enter__()
-        s = opened[key]
-        s.upstream.script = script
-        return s
-
-    yield get
-    for s in opened.values():
-        s.__exit__(None, None, None)
 
 
 class Client:

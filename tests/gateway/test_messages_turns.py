@@ -12,12 +12,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.gateway.test_fallback import PLAIN_TEMPLATE, model_dir
+from tests.gateway.test_fallback import tokenizer_model_dir
 from tests.gateway.test_messages import CALLS, TOOLS, USER, agent, client, create, raw
 from toolbridge.gateway.fronts.messages.ids import tool_use_id, upstream_id
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
-from toolbridge.render import ChatTemplate
 
 anthropic = pytest.importorskip("anthropic")
 
@@ -41,20 +40,8 @@ def test_count_tokens_estimates_without_a_tokenizer() -> None:
 
 
 def test_count_tokens_uses_the_models_tokenizer(tmp_path: Path) -> None:
-    tokenizers = pytest.importorskip("tokenizers")
-    from tokenizers.models import WordLevel
-    from tokenizers.pre_tokenizers import Whitespace
-
-    words = ["<|system|>", "<|user|>", "<|assistant|>", "Be", "brief", ".", "Hi", "there", ",", "how", "are",
-             "you", "?", "[UNK]"]
-    tokenizer = tokenizers.Tokenizer(WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
-    tokenizer.pre_tokenizer = Whitespace()
-    folder = model_dir(tmp_path)
-    tokenizer.save(str(Path(folder) / "tokenizer.json"))
+    folder, expected = tokenizer_model_dir(tmp_path)
     messages = [{"role": "user", "content": "Hi there, how are you?"}]
-    prompt = ChatTemplate("t", {"default": PLAIN_TEMPLATE}, {"bos_token": ""}).render(
-        [{"role": "system", "content": "Be brief."}, *messages], add_generation_prompt=True)
-    expected = len(tokenizer.encode(prompt, add_special_tokens=False).ids)
     with Stack(lambda b: Reply(content="unused"), model_dir=folder, upstream_api="completions") as s:
         assert count(s, messages=messages, system="Be brief.") == (expected, "tokenizer")
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.gateway.test_fallback import PLAIN_TEMPLATE, model_dir
+from tests.gateway.test_fallback import tokenizer_model_dir
 from tests.gateway.test_responses import (PARIS, THOUGHT, TOOLS, USER, agent, raw,  # noqa: F401
                                           stacks)
 from toolbridge.gateway.fronts.messages.tokens import estimate
@@ -20,7 +20,6 @@ from toolbridge.gateway.fronts.responses.sealed import Sealer
 from toolbridge.gateway.state.memory import ResponseStore
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
-from toolbridge.render import ChatTemplate
 
 openai = pytest.importorskip("openai")
 
@@ -191,20 +190,7 @@ def _scope(s: Stack, c: Any) -> str:
 
 
 def test_input_tokens_uses_the_models_tokenizer(tmp_path: Path) -> None:
-    tokenizers = pytest.importorskip("tokenizers")
-    from tokenizers.models import WordLevel
-    from tokenizers.pre_tokenizers import Whitespace
-
-    words = ["<|system|>", "<|user|>", "<|assistant|>", "Be", "brief", ".", "Hi", "there", ",", "how", "are",
-             "you", "?", "[UNK]"]
-    tokenizer = tokenizers.Tokenizer(WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
-    tokenizer.pre_tokenizer = Whitespace()
-    folder = model_dir(tmp_path)
-    tokenizer.save(str(Path(folder) / "tokenizer.json"))
-    prompt = ChatTemplate("t", {"default": PLAIN_TEMPLATE}, {"bos_token": ""}).render(
-        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi there, how are you?"}],
-        add_generation_prompt=True)
-    expected = len(tokenizer.encode(prompt, add_special_tokens=False).ids)
+    folder, expected = tokenizer_model_dir(tmp_path)
     with Stack(lambda b: Reply(content="unused"), model_dir=folder, upstream_api="completions") as s, \
             s.client() as c:
         assert counted(c, input="Hi there, how are you?", instructions="Be brief.") == (expected, "tokenizer")

@@ -14,7 +14,6 @@ The gateways' log lines are the synchronisation."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import queue
@@ -33,30 +32,18 @@ import openai
 import pytest
 
 from tests.gateway.state_server import Server, free_port, need_server
-from toolbridge.gateway.replay.upstream import ReplayUpstream, Reply
+from tests.gateway.test_workers import Upstream
+from toolbridge.gateway.replay.upstream import Reply
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0  # seconds: a bound on each step (to fail, not to pace)
 SECRET = "a-secret-both-gateways-share"
 
 
-class Upstream:
-    """A replaying upstream on its own loop thread: it answers with what it was sent (the
-    number of messages and the user's last words)."""
-
-    def __init__(self) -> None:
-        self.up = ReplayUpstream(lambda body: Reply(content=f"seen {len(body['messages'])}: "
-                                                            f"{body['messages'][-1].get('content')}"))
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        asyncio.run_coroutine_threadsafe(self.up.__aenter__(), self.loop).result(WAIT)
-
-    def close(self) -> None:
-        asyncio.run_coroutine_threadsafe(self.up.__aexit__(), self.loop).result(WAIT)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(WAIT)
-        self.loop.close()
+def echo(body: dict[str, Any]) -> Reply:
+    """The upstream's script: it answers with what it was sent (the number of messages and the
+    user's last words)."""
+    return Reply(content=f"seen {len(body['messages'])}: {body['messages'][-1].get('content')}")
 
 
 class Gateway:
@@ -121,7 +108,7 @@ class Gateway:
 
 @pytest.fixture
 def upstream() -> Iterator[Upstream]:
-    up = Upstream()
+    up = Upstream(echo)
     yield up
     up.close()
 

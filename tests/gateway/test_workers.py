@@ -25,7 +25,7 @@ import openai
 import pytest
 
 from tests.gateway.test_grammars import CRASH, chat_tool
-from toolbridge.gateway.replay.upstream import ReplayUpstream, Reply
+from toolbridge.gateway.replay.upstream import ReplayUpstream, Reply, Script
 from toolbridge.gateway.supervisor import FIRST_DELAY, MAX_DELAY, restart_delay
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,11 +34,16 @@ USER = [{"role": "user", "content": "hi"}]
 SLOW = "slowly " * 40  # streamed 4 characters a chunk, a chunk every 0.05 s: about 3.5 s
 
 
-class Upstream:
-    """A replaying upstream on its own event loop thread: the stream is slow when asked for."""
+def slow_stream(body: dict[str, Any]) -> Reply:
+    """The default script: the stream is slow when asked for, a whole answer is ``ok``."""
+    return Reply(content=SLOW, pace=0.05) if body.get("stream") else Reply(content="ok")
 
-    def __init__(self) -> None:
-        self.up = ReplayUpstream(lambda b: Reply(content=SLOW, pace=0.05) if b.get("stream") else Reply(content="ok"))
+
+class Upstream:
+    """A replaying upstream answering with ``script`` on its own event loop thread."""
+
+    def __init__(self, script: Script = slow_stream) -> None:
+        self.up = ReplayUpstream(script)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()

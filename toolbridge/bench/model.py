@@ -182,7 +182,32 @@ def wait_ready(url: str, proc: subprocess.Popen[Any], what: str, timeout: float 
     raise ConfigError(f"{what} was not ready after {timeout:.0f} s")
 
 
-class LlamaServer:
+class _Process:
+    """A server process started here (``_proc``): ended on exit (SIGTERM, then SIGKILL if it is
+    not gone in 20 s), and at once when it does not come up."""
+
+    _proc: subprocess.Popen[Any] | None = None
+
+    def _ready(self, url: str, what: str, timeout: float = 300.0) -> None:
+        assert self._proc is not None
+        try:
+            wait_ready(url, self._proc, what, timeout)
+        except ConfigError:
+            self.__exit__()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+class LlamaServer(_Process):
     """``with LlamaServer() as server: server.url`` (``.../v1``): llama-cpp-python's server on
     the model, on loopback, its log in the cache folder."""
 
@@ -203,25 +228,11 @@ class LlamaServer:
             raise ConfigError(reason)
         with self.log.open("ab") as log:
             self._proc = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            wait_ready(self.url + "/models", self._proc, "llama-cpp-python's server")
-        except ConfigError:
-            self.__exit__()
-            raise
+        self._ready(self.url + "/models", "llama-cpp-python's server")
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
 
-
-class Serve:
+class Serve(_Process):
     """``with Serve(upstream, "--constrain", "always") as gw: gw.url``: ``toolbridge serve`` as
     its own process in front of ``upstream``, on loopback."""
 
@@ -240,22 +251,8 @@ class Serve:
         finally:
             if self.log is not None:
                 out.close()  # type: ignore[union-attr]
-        try:
-            wait_ready(f"http://127.0.0.1:{self.port}/health", self._proc, "toolbridge serve", 60)
-        except ConfigError:
-            self.__exit__()
-            raise
+        self._ready(f"http://127.0.0.1:{self.port}/health", "toolbridge serve", 60)
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
 
 
 def main() -> int:

@@ -36,6 +36,17 @@ class Record:
         return next((item for item in self.items() if item["id"] == item_id), None)
 
 
+def refused(record: Record, size: int, max_bytes: int, on_event: OnEvent) -> bool:
+    """Whether a store of ``size`` records and ``max_bytes`` bytes cannot keep ``record``: it
+    keeps nothing (``size`` 0), or the record alone is over the bytes (told as ``too_large``)."""
+    if size <= 0:
+        return True
+    if record.size > max_bytes:
+        on_event("too_large")
+        return True
+    return False
+
+
 class Store(Protocol):
     """What every backend does (see the module docstring). ``name`` says which, for errors and
     ``/health`` (no password); ``count`` and ``bytes`` are the last figures it knows."""

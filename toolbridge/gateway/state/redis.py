@@ -31,7 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 import orjson
 
 from ...errors import ConfigError
-from .base import OnEvent, Record, StoreUnavailable
+from .base import OnEvent, Record, StoreUnavailable, refused
 
 PREFIX = "toolbridge:"
 TIMEOUT_SECONDS = 2.0  # each command's; a URL's socket_timeout= overrides it
@@ -195,10 +195,7 @@ class RedisStore:
         await self._client.aclose()
 
     async def _store(self, scope: str, record: Record, finish: bool) -> bool:
-        if self.size <= 0:
-            return False
-        if record.size > self.max_bytes:
-            self._on_event("too_large")
+        if refused(record, self.size, self.max_bytes, self._on_event):
             return False
         record_id = record.response["id"]
         args = [PREFIX, _member(scope, record_id), _dumps(record), record.size, self.ttl, time.time(), self.size,

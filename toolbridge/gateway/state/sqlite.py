@@ -30,14 +30,15 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
 
-from .base import OnEvent, Record, StoreUnavailable
+from .base import OnEvent, Record, StoreUnavailable, refused
 
 BUSY_SECONDS = 5.0  # a write waits this long for another process's before it fails
 SWEEP_IN_WRITE = 64  # expired rows a write drops on its way
@@ -123,10 +124,7 @@ class SqliteStore:
     # ---------------------------------------------------------------- on the loop
 
     async def _store(self, scope: str, record: Record, finish: bool) -> bool:
-        if self.size <= 0:
-            return False
-        if record.size > self.max_bytes:
-            self._on_event("too_large")
+        if refused(record, self.size, self.max_bytes, self._on_event):
             return False
         stored, events = await self._call(self._put, scope, record.response["id"], _dumps(record), record,
                                           finish)
@@ -168,22 +166,28 @@ class SqliteStore:
         except OSError:
             return False
 
-    def _write(self) -> sqlite3.Connection:
-        """The connection, in a write transaction (the caller commits or rolls back)."""
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """The connection in a write transaction: committed when the block ends (or returns),
+        rolled back when it (or the commit) raises."""
         db = self._conn()
         if self._read_only():
             raise sqlite3.OperationalError("the file is read-only (it has no write permission)")
         db.execute("BEGIN IMMEDIATE")
-        return db
+        try:
+            yield db
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
 
     def _put(self, scope: str, record_id: str, value: bytes, record: Record,
              finish: bool) -> tuple[bool, list[str]]:
-        db, now = self._write(), time.time()
-        try:
+        with self._write() as db:
+            now = time.time()  # (once the file's lock is had)
             events = self._expire(db, now, SWEEP_IN_WRITE)
             if finish and db.execute("SELECT 1 FROM records WHERE scope = ? AND id = ? AND pending = 1",
                                      (scope, record_id)).fetchone() is None:
-                db.execute("COMMIT")
                 return False, events  # deleted (or expired) while its stream ran
             self._remove(db, scope, record_id)
             db.execute("INSERT INTO records VALUES (?, ?, ?, ?, 0, ?)",
@@ -199,11 +203,7 @@ class SqliteStore:
                                     "LIMIT 1").fetchone()
                 self._remove(db, *oldest)
                 self.count, self.bytes = db.execute("SELECT count, bytes FROM totals").fetchone()
-            db.execute("COMMIT")
             return True, events
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
 
     def _remove(self, db: sqlite3.Connection, scope: str, record_id: str) -> bool:
         """Drop a record (stored or registered) and its items; the totals follow."""
@@ -227,45 +227,24 @@ class SqliteStore:
 
     def _sweep_batch(self) -> list[str]:
         """One batch of expired rows dropped: their events (as many as the batch: maybe more)."""
-        db = self._write()
-        try:
+        with self._write() as db:
             events = self._expire(db, time.time(), SWEEP_BATCH)
             self.count, self.bytes = db.execute("SELECT count, bytes FROM totals").fetchone()
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
         return events
 
     def _begin(self, scope: str, record_id: str, value: bytes) -> None:
-        db = self._write()
-        try:
+        with self._write() as db:
             self._remove(db, scope, record_id)
             db.execute("INSERT INTO records VALUES (?, ?, ?, 0, 1, ?)",
                        (scope, record_id, time.time() + self.ttl, value))
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
 
     def _abandon(self, scope: str, record_id: str) -> None:
-        db = self._write()
-        try:
+        with self._write() as db:
             db.execute("DELETE FROM records WHERE scope = ? AND id = ? AND pending = 1", (scope, record_id))
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
 
     def _delete(self, scope: str, record_id: str) -> bool:
-        db = self._write()
-        try:
-            found = self._remove(db, scope, record_id)
-            db.execute("COMMIT")
-            return found
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+        with self._write() as db:
+            return self._remove(db, scope, record_id)
 
     def _get(self, scope: str, record_id: str) -> tuple[bytes, int, int] | None:
         return self._conn().execute(  # type: ignore[no-any-return]

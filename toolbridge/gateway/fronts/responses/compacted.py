@@ -26,7 +26,6 @@ from ...repair import answer_text, first_choice
 from ...state import Record
 from ...streaming import AnswerStream, Field, Finish
 from ...turn import Plan, RequestError, Turn
-from ..chat import error_body
 from ..dropped import Dropped
 from ..ids import new_id
 from .compaction import LEAD, TRIGGER, compacted_history
@@ -167,10 +166,10 @@ class CompactFront:
 
     def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,
               param: str | None = None) -> bytes:
-        return error_body(message, type, code, param)
+        return self.responses.error(message, type, code, param)  # type: ignore[no-any-return]
 
     def upstream_error(self, raw: bytes) -> bytes:
-        return raw
+        return self.responses.upstream_error(raw)  # type: ignore[no-any-return]
 
     def whole(self, answer: dict[str, Any], plan: Plan) -> bytes:
         return whole(self.responses, answer, plan)
