@@ -140,6 +140,15 @@ class RawValue:
             self._sink.args(to_json(value))
 
 
+def end_typed(sink: CallSink, pairs: list[tuple[str, str]]) -> None:
+    """A call read whole (its block written plainly): its ``pairs`` typed once
+    (``typed_object``, with the sink's schema and coercion), given as one piece of arguments,
+    and the call ended."""
+    arguments, value = typed_object(pairs, sink.param_schema, lambda key, raw, _: sink.coerce(key, raw))
+    sink.args(arguments, value)
+    sink.end()
+
+
 def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[str, Any] | None],
                  coerce: Callable[[str, str, dict[str, Any] | None], Any]) -> tuple[str, dict[str, Any]]:
     """The arguments a call of whole raw values ``pairs`` (key, value text) streams out of

@@ -25,7 +25,7 @@ from functools import lru_cache, partial
 
 from .json import JsonEnvelopeBody
 from ..markers import MarkerSet, marker_set, match_at, opens_more
-from ..rawvalue import RawValue, plain_end, typed_object
+from ..rawvalue import RawValue, end_typed, plain_end
 from ..dialect import (
     DONE,
     FAIL,
@@ -233,10 +233,7 @@ class ArgKeyBody:
         outcome = self._begin()
         if outcome is not None:
             return pos, outcome
-        sink = self._sink
-        arguments, value = typed_object(read[0], sink.param_schema, lambda key, raw, _: sink.coerce(key, raw))
-        sink.args(arguments, value)
-        sink.end()
+        end_typed(self._sink, read[0])
         return read[1], DONE
 
     def feed(self, buf: str, pos: int, final: bool) -> tuple[int, Outcome]:

@@ -38,7 +38,7 @@ from .json import stream_arguments
 from .xml import GAP, NamedCall, followed
 from ..jsonscan import JsonScanner
 from ..markers import MarkerSet, marker_set, match_at, opens_more, skip_ws
-from ..rawvalue import RawValue, typed_object
+from ..rawvalue import RawValue, end_typed
 from ..dialect import DONE, EMPTY_SECTION, FAIL, MORE, TRUNCATED, UNCLOSED_AT_END, CallSink, Outcome, to_json
 
 
@@ -189,12 +189,9 @@ class AttrXmlBody(NamedCall):
         outcome = self._confirm()
         if outcome is not None:
             return pos, outcome
-        sink = self._sink
-        arguments, value = typed_object(read[0], sink.param_schema, lambda key, raw, _: sink.coerce(key, raw))
-        sink.args(arguments, value)
-        sink.end()
+        end_typed(self._sink, read[0])
         self._in_call, self._calls = False, self._calls + 1
-        sink.keep(read[1])  # (as after an invoke's close: the calls so far stand)
+        self._sink.keep(read[1])  # (as after an invoke's close: the calls so far stand)
         return read[2], DONE
 
     def fast(self, text: str) -> str | None:

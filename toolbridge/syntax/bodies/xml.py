@@ -30,7 +30,7 @@ from functools import partial
 import re
 
 from ..markers import MarkerSet, marker_set, match_at, opens_more, read_label, skip_ws
-from ..rawvalue import RawValue, typed_object
+from ..rawvalue import RawValue, end_typed, plain_end
 from ..dialect import (
     DONE,
     FAIL,
@@ -157,7 +157,8 @@ def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
             continue
         key, pos, complete = read_label(text, pos + len(p_open), p_stop)
         key = key.strip()
-        end = _value_end(tags, text, pos) if complete else -1
+        others = (tags.parameter[0], tags.function_close)
+        end = plain_end(text, pos, tags.parameter_close, others) if complete else -1
         if end < 0 or not key or key in keys:
             return None
         keys.add(key)
@@ -173,25 +174,6 @@ def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
         return None
     pos = skip_ws(text, pos + len(f_close))
     return (pairs, pos + len(tags.block_close)) if text.startswith(tags.block_close, pos) else None
-
-
-def _value_end(tags: XmlTags, text: str, pos: int, looks: int = 16) -> int:
-    """Where the value from ``pos`` ends when its first tag is its close tag; -1 when it has
-    none, or another tag comes first. The tags' first character is looked for (memchr, many
-    times faster than a search for a tag) at most ``looks`` times, then the tags are."""
-    first, close = tags.parameter_close[0], tags.parameter_close
-    others = (tags.parameter[0], tags.function_close)
-    if all(t.startswith(first) for t in others):
-        at = text.find(first, pos)
-        for _ in range(looks):
-            if at < 0 or text.startswith(close, at):
-                return at
-            if text.startswith(others, at):
-                return -1
-            at = text.find(first, at + 1)
-        pos = at if at >= 0 else len(text)
-    found = tags.value_ends.search(text, pos)
-    return found.start() if found is not None and found.group() == close else -1
 
 
 def read_whole(tags: XmlTags, text: str, pos: int) -> tuple[str, None, Pairs, int] | None:
@@ -365,10 +347,7 @@ class XmlBody(NamedCall):
         outcome = self._confirm()
         if outcome is not None:
             return pos, outcome
-        sink = self._sink
-        arguments, value = typed_object(read[0], sink.param_schema, lambda key, raw, _: sink.coerce(key, raw))
-        sink.args(arguments, value)
-        sink.end()
+        end_typed(self._sink, read[0])
         self._in_call = False
         return read[1], DONE
 
