@@ -26,7 +26,6 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -38,6 +37,7 @@ from typing import Any
 
 from tests.harness import written
 from toolbridge.gateway.fronts.responses.compaction import PROMPT
+from toolbridge.bench.ports import free_port
 from toolbridge.gateway.replay.upstream import ReplayUpstream, Reply
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -188,12 +188,6 @@ class Upstream:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(5)
         self.loop.close()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def serve(upstream: str, port: int, log: Path) -> subprocess.Popen[bytes]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolbridge.bench.valkey import Server, free_port, missing, server_binary
+from toolbridge.bench.ports import free_port
+from toolbridge.bench.valkey import Server, missing, server_binary
 
 __all__ = ["Server", "free_port", "need_server"]
 

@@ -25,6 +25,7 @@ import openai
 import pytest
 
 from tests.gateway.test_grammars import CRASH, chat_tool
+from toolbridge.bench.ports import free_port
 from toolbridge.gateway.replay.upstream import ReplayUpstream, Reply, Script
 from toolbridge.gateway.supervisor import FIRST_DELAY, MAX_DELAY, restart_delay
 
@@ -99,12 +100,6 @@ class Gateway:
         self.reader.join(WAIT)  # to the end of its standard error (workers write to it too)
         assert self.proc.stderr is not None
         self.proc.stderr.close()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def alive(pid: int) -> bool:

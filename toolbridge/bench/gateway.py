@@ -49,6 +49,7 @@ import sys
 import time
 from typing import Any
 
+from .ports import free_port
 from .fronts import measure as measure_fronts, report as report_fronts
 from .store import measure as measure_store, report as report_store
 from .wire import measure as measure_wire, report as report_wire
@@ -131,12 +132,6 @@ class Procs:
     def stop_all(self) -> None:
         for proc in list(self.started):
             self.stop(proc)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:

@@ -22,7 +22,6 @@ import importlib.util
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from .ports import free_port
 
 NAME = "Qwen2.5-Coder-0.5B-Instruct Q4_K_M"
 VERSION = "0.9.0"
@@ -158,12 +158,6 @@ def _write_template(model: Path, target: Path) -> None:
     if not template:
         raise ConfigError(f"{model} holds no chat template")
     target.write_text(template)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_ready(url: str, proc: subprocess.Popen[Any], what: str, timeout: float = 300.0) -> None:

@@ -25,7 +25,8 @@ import statistics
 import sys
 from typing import Any
 
-from .gateway import LOAD_CPU, LOADGEN, SERVER_CPU, SERVERS, Procs, free_port, warm_up
+from .gateway import LOAD_CPU, LOADGEN, SERVER_CPU, SERVERS, Procs, warm_up
+from .ports import free_port
 from .script import Script
 
 DIALECTS = ("hermes", "qwen3_coder")

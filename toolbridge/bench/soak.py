@@ -42,7 +42,8 @@ import orjson
 
 from ..gateway.http.sse import SSEDecoder
 from ..gateway.replay.upstream import ReplayUpstream, Reply, Script
-from .gateway import Procs, free_port
+from .gateway import Procs
+from .ports import free_port
 from .load import Sampler, StreamClient, rss_kb
 from .script import assemble
 

@@ -40,7 +40,8 @@ import orjson
 from ..gateway.http.client import UpstreamPool
 from ..gateway.replay.upstream import Reply, ReplayUpstream
 from .fronts import responses_request
-from .gateway import Procs, free_port
+from .gateway import Procs
+from .ports import free_port
 
 TURNS = 20
 RESULT = "x = 1  # a line of the file that was read\n" * 36  # ~1,500 characters

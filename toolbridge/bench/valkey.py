@@ -11,10 +11,11 @@ import importlib.util
 import os
 import queue
 import shutil
-import socket
 import subprocess
 import threading
 from pathlib import Path
+
+from .ports import free_port
 
 WAIT = 60.0  # seconds: a bound on the server's start (to fail, not to pace)
 
@@ -42,12 +43,6 @@ def missing() -> str | None:
     if importlib.util.find_spec("redis") is None:
         return "the redis package (the redis extra) is not installed"
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Server:
