@@ -29,7 +29,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -37,7 +36,8 @@ from typing import Any
 
 from tests.harness import written
 from toolbridge.gateway.fronts.responses.compaction import PROMPT
-from toolbridge.bench.ports import free_port
+from toolbridge.bench.ports import free_port, wait_ready
+from toolbridge.errors import ConfigError
 from toolbridge.gateway.replay.upstream import ReplayUpstream, Reply
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -197,17 +197,12 @@ def serve(upstream: str, port: int, log: Path) -> subprocess.Popen[bytes]:
                "--tool-call-parser", "hermes", "--api-key", "test"]
     with log.open("wb") as out:  # (the child has its own copy of the descriptor)
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"openresponses: toolbridge serve exited ({process.returncode}); see {log}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
-                return process
-        except OSError:
-            time.sleep(0.1)  # (start-up: polling until the port answers)
-    process.kill()
-    raise SystemExit(f"openresponses: toolbridge serve did not answer in 60 s; see {log}")
+    try:
+        wait_ready(f"http://127.0.0.1:{port}/health", process, "toolbridge serve", timeout=60)
+    except ConfigError as exc:
+        process.kill()
+        raise SystemExit(f"openresponses: {exc}; see {log}") from exc
+    return process
 
 
 # ---------------------------------------------------------------- the run

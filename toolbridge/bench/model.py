@@ -25,16 +25,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from .ports import free_port
+from .ports import free_port, wait_ready
 
 NAME = "Qwen2.5-Coder-0.5B-Instruct Q4_K_M"
 VERSION = "0.9.0"
@@ -158,22 +155,6 @@ def _write_template(model: Path, target: Path) -> None:
     if not template:
         raise ConfigError(f"{model} holds no chat template")
     target.write_text(template)
-
-
-def wait_ready(url: str, proc: subprocess.Popen[Any], what: str, timeout: float = 300.0) -> None:
-    """Poll ``url`` until it answers 200; fail when ``proc`` exits or ``timeout`` passes."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise ConfigError(f"{what} exited with {proc.returncode} before it was ready")
-        try:
-            with urllib.request.urlopen(url, timeout=5) as answer:
-                if answer.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(0.25)  # (polling a readiness endpoint, bounded by the deadline)
-    raise ConfigError(f"{what} was not ready after {timeout:.0f} s")
 
 
 class _Process:
