@@ -14,7 +14,7 @@ def test_the_socket_rows_are_measured() -> None:
     figures = asyncio.run(sockets.bench(argparse.Namespace(repeat=1, sockets=20)))
     turns = figures["turns"]
     assert set(turns) == set(sockets.MODES) and all(len(t) == sockets.TURNS for t in turns.values())
-    assert all(row["ms"] > 0 for t in turns.values() for row in t)
+    assert all(row["ms"] > 0 and row["cpu_ms"] > 0 for t in turns.values() for row in t)
     # The socket and previous_response_id send the new items only; the full history grows.
     assert turns["socket"][-1]["bytes"] == turns["socket"][1]["bytes"]
     assert turns["http full"][-1]["bytes"] > 10 * turns["http full"][1]["bytes"] / 2

@@ -302,6 +302,51 @@ def test_permessage_deflate_is_accepted(stack: Stack) -> None:
         assert turn(ws, body())[-1]["response"]["output"][0]["content"][0]["text"] == "squeezed " * 50
 
 
+def test_small_messages_go_raw_and_large_ones_compressed(stack: Stack) -> None:
+    """With permessage-deflate, a message under ``RAW_BELOW`` bytes (a delta) is sent as it is
+    (RSV1 unset) and a larger one (the response object holding a long text) compressed; the
+    client reads both, and a second answer on the socket too (its own compression context)."""
+    from websockets.extensions.permessage_deflate import ClientPerMessageDeflateFactory, PerMessageDeflate
+
+    from toolbridge.gateway.http.websocket import RAW_BELOW
+
+    seen: list[tuple[bool, int]] = []  # (compressed, bytes once read) of each text message
+
+    class Recording(PerMessageDeflate):
+        def decode(self, frame: Any, *, max_size: int | None = None) -> Any:
+            plain = super().decode(frame, max_size=max_size)
+            seen.append((frame.rsv1, len(plain.data)))
+            return plain
+
+    class Factory(ClientPerMessageDeflateFactory):
+        def process_response_params(self, params: Any, accepted: Any) -> Any:
+            extension = super().process_response_params(params, accepted)
+            extension.__class__ = Recording
+            return extension
+
+    stack.upstream.script = lambda b: Reply(content="squeezed " * 800, chunk=40)
+    port = stack.gateway.server.port  # type: ignore[union-attr]
+    client = ClientProtocol(parse_uri(ws_url(stack)), max_size=None, extensions=[Factory()])
+    client.send_request(client.connect())
+    with socket.create_connection(("127.0.0.1", port), timeout=FAR) as sock:
+        sock.sendall(b"".join(client.data_to_send()))
+        while client.state.name == "CONNECTING":
+            client.receive_data(sock.recv(65536))
+        client.events_received()
+        for _ in range(2):
+            seen.clear()
+            client.send_text(json.dumps({"type": "response.create", **body()}).encode())
+            sock.sendall(b"".join(client.data_to_send()))
+            last: dict[str, Any] = {}
+            while last.get("type") not in LAST:
+                client.receive_data(sock.recv(65536))
+                for frame in client.events_received():
+                    last = json.loads(frame.data)
+            assert last["response"]["output"][0]["content"][0]["text"] == "squeezed " * 800
+            assert all(compressed == (size >= RAW_BELOW) for compressed, size in seen), seen
+            assert any(c for c, _ in seen) and any(not c for c, _ in seen)
+
+
 def test_a_broken_handshake_is_400(stack: Stack) -> None:
     status, data, _ = handshake(stack, extra=b"sec-websocket-version: 8\r\n")
     assert status == 400 and json.loads(data)["error"]["code"] == "invalid_websocket_handshake"

@@ -316,7 +316,7 @@ class Pipeline:
         """The request decoded, its nesting bounded (``turn.check_body``, for a front that builds
         its turn out of the body) and translated: the turn, whether the body is ``shallow``
         and whether it was ``checked`` (see ``plan_turn``)."""
-        value = orjson.loads(body)
+        value = req.parsed if req is not None and req.parsed is not None and req.body is body else orjson.loads(body)
         shallow = shallow_body(body)
         checked = front.rebuilds and not shallow
         if checked:

@@ -120,7 +120,7 @@ class Receiver(Protocol):
 
 
 class Request:
-    __slots__ = ("body", "headers", "keep_alive", "method", "path", "target", "upgrade", "version")
+    __slots__ = ("body", "headers", "keep_alive", "method", "parsed", "path", "target", "upgrade", "version")
 
     def __init__(self, method: str, target: str, version: str, headers: Headers, body: bytes,
                  keep_alive: bool, upgrade: bool = False) -> None:
@@ -132,6 +132,7 @@ class Request:
         self.body = body
         self.keep_alive = keep_alive and not upgrade  # (after an upgrade head, no more HTTP)
         self.upgrade = upgrade  # Connection: upgrade with Upgrade: the handler may take it over
+        self.parsed: Any = None  # the body already decoded by whoever made the request (a WebSocket message)
 
     def header(self, name: bytes, default: bytes | None = None) -> bytes | None:
         """First value of header ``name`` (lower-case bytes)."""

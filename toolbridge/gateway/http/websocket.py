@@ -26,14 +26,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from websockets.extensions.base import Extension
 from websockets.extensions.permessage_deflate import PerMessageDeflate, ServerPerMessageDeflateFactory
-from websockets.frames import CloseCode, Opcode
+from websockets.frames import CTRL_OPCODES, CloseCode, Frame, Opcode
 from websockets.protocol import State
 from websockets.server import ServerProtocol
+from websockets.typing import ExtensionParameter
 
 from .server import Request, Response, Tunnel
 
@@ -41,14 +43,38 @@ from .server import Request, Response, Tunnel
 # times, 1.4-2 KB) share one zlib context on the full 32 KiB window, which finds the repeated
 # response object: measured on a tool-call turn's 13 messages, 63 us and 20% of their size, where
 # a 1 KiB window took 190 us for 36% and a context per message (no context takeover) 25-90 us a
-# message to set up. Between answers the context is dropped (``rest``): an idle socket holds none
-# (a context is 150 KB), and the next answer starts a new one. That needs no negotiation: a
-# message that refers to nothing before it is read the same by any client, context or not.
+# message to set up. A message under ``RAW_BELOW`` bytes (a delta) goes uncompressed (RSV1
+# unset, which RFC 7692 lets any message be): its sync flush alone cost ~10 us for a few dozen
+# bytes saved, and the socket's answer cost more than the same answer over HTTP. The context is
+# made at the answer's first compressed message and dropped between answers (``rest``): an idle
+# socket holds none (a context is 150 KB). That needs no negotiation: a message that refers to
+# nothing before it is read the same by any client, context or not.
 MEMORY_LEVEL = 5
 LEVEL = 1  # (zlib's fastest: on these messages as small as its default, for less time)
+RAW_BELOW = 4096
 # websockets logs every closed connection at INFO: one line per socket is the gateway's to write.
 _quiet = logging.getLogger("toolbridge.gateway.websocket.protocol")
 _quiet.setLevel(logging.WARNING)
+
+
+class _Deflate(PerMessageDeflate):
+    """websockets' ``permessage-deflate``, with small messages sent raw and the context made
+    when first needed (see ``RAW_BELOW``)."""
+
+    def encode(self, frame: Frame) -> Frame:
+        if frame.opcode is Opcode.TEXT and frame.fin and len(frame.data) < RAW_BELOW:
+            return frame
+        if frame.opcode not in CTRL_OPCODES and not hasattr(self, "encoder"):
+            self.encoder = zlib.compressobj(wbits=-self.local_max_window_bits, **self.compress_settings)
+        return super().encode(frame)
+
+
+class _DeflateFactory(ServerPerMessageDeflateFactory):
+    def process_request_params(self, params: Sequence[ExtensionParameter], accepted_extensions: Sequence[Extension],
+                               ) -> tuple[list[ExtensionParameter], PerMessageDeflate]:
+        response, extension = super().process_request_params(params, accepted_extensions)
+        extension.__class__ = _Deflate  # (the same object, its encoding as above)
+        return response, extension
 
 
 @dataclass(frozen=True)
@@ -81,7 +107,7 @@ def accept(req: Request, resp: Response, make_app: Callable[[WebSocket], App],
            limits: SocketLimits = SocketLimits()) -> WebSocket | str:
     """Upgrade ``req`` to a WebSocket running ``make_app(socket)``; or, when the handshake is
     broken (no key, a wrong version ...), the reason, for the caller to answer with 400."""
-    deflate = ServerPerMessageDeflateFactory(client_no_context_takeover=True,
+    deflate = _DeflateFactory(client_no_context_takeover=True,
                                              compress_settings={"memLevel": MEMORY_LEVEL, "level": LEVEL})
     proto = ServerProtocol(extensions=[deflate], max_size=limits.max_message, logger=_quiet)
     proto.receive_data(_offer_head(req))
@@ -114,7 +140,6 @@ class WebSocket:
         self._closer: asyncio.TimerHandle | None = None  # cuts a close handshake left unanswered
         self._ends = 0.0  # when the lifetime ends
         self._ending = ""  # a limit was reached while busy: close once not busy
-        self._resting: PerMessageDeflate | None = None  # its compression context dropped (``rest``)
 
     # ---------------------------------------------------------------- writing
 
@@ -126,8 +151,6 @@ class WebSocket:
         """Send text messages (UTF-8 JSON), in order; nothing once the socket is closing."""
         if not self.open:
             return
-        if self._resting is not None:
-            self._wake()
         for data in messages:
             self.proto.send_text(data)
         self.flush()
@@ -162,19 +185,12 @@ class WebSocket:
         await self.tunnel.drain()
 
     def rest(self) -> None:
-        """Drop the compression context of the messages sent (see ``MEMORY_LEVEL``)."""
+        """Drop the compression context of the messages sent (see ``MEMORY_LEVEL``); the next
+        compressed message makes a new one."""
         for extension in self.proto.extensions:
             if isinstance(extension, PerMessageDeflate) and not extension.local_no_context_takeover:
                 if hasattr(extension, "encoder"):
                     del extension.encoder  # (websockets' own attribute, as it drops it itself)
-                self._resting = extension
-
-    def _wake(self) -> None:
-        """A new compression context for the next answer, made as websockets makes one."""
-        extension, self._resting = self._resting, None
-        assert extension is not None
-        extension.encoder = zlib.compressobj(wbits=-extension.local_max_window_bits,
-                                             **extension.compress_settings)
 
     # ---------------------------------------------------------------- reading (the Receiver)
 

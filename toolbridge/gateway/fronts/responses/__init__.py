@@ -107,7 +107,7 @@ class ResponsesFront:
         if b"previous_response_id" not in body and b"item_reference" not in body:
             return None  # (nearly every request: a scan of the bytes, no decoding)
         try:
-            previous, items = referenced_ids(orjson.loads(body))
+            previous, items = referenced_ids(req.parsed if req.parsed is not None else orjson.loads(body))
         except orjson.JSONDecodeError:
             return None
         scope, loaded = self.scopes.of(req), Loaded()

@@ -91,6 +91,7 @@ class Context:
     size: int = 0  # bytes the stored conversation is accounted before the output (``ResponsesFront.size``)
     inputs: list[dict[str, Any]] = field(default_factory=list)  # the input items with ids (``inputs``)
     kept: Any = None  # the ``state.Record`` a whole answer made, for the front's ``keep``
+    made: Any = None  # the response object a stream ended with (what a WebSocket holds of it)
     created: float = field(default_factory=time.time)  # the response's created_at, on the gateway's clock
     compaction: str = ""  # "v2": the input ended with a compaction_trigger; "v1": /v1/responses/compact
     time_limit: float | None = None  # seconds the upstream exchange may take (the pipeline's ``_bounded``)

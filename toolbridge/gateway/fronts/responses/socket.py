@@ -209,7 +209,7 @@ class ResponsesSocket:
 
     # ---------------------------------------------------------------- turns
 
-    def _body(self, data: bytes, text: bool) -> tuple[bytes, bool] | None:
+    def _body(self, data: bytes, text: bool) -> tuple[dict[str, Any], bool] | None:
         """The create body of a ``response.create`` message and whether it generates; None when
         the message was answered with an error."""
         try:
@@ -228,11 +228,13 @@ class ResponsesSocket:
             return None
         generate = event.pop("generate", True)
         event["stream"] = True  # (implied on a socket)
-        return orjson.dumps(event), generate is not False
+        return event, generate is not False
 
-    async def _turn(self, body: bytes, generate: bool) -> None:
+    async def _turn(self, event: dict[str, Any], generate: bool) -> None:
         started = time.perf_counter()
+        body = orjson.dumps(event)
         req = Request("POST", "/v1/responses", "1.1", self._handshake.headers, body, True)
+        req.parsed = event  # (decoded once: the pipeline and the store's lookup read it)
         resp = FrameResponse(self.socket)
         self.request = req
         try:
@@ -303,7 +305,7 @@ class ResponsesSocket:
         context = self.context
         if context is None or context.store or not resp.last.startswith(TERMINAL):
             return
-        response = orjson.loads(resp.last)["response"]
+        response = context.made if context.made is not None else orjson.loads(resp.last)["response"]
         conversation = (list(context.history) if not response["output"]
                         else self._shared.conversation(context, response))
         self.held = Record(response, conversation, 0)

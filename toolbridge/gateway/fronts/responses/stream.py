@@ -135,6 +135,7 @@ class ResponsesStream:
                                    usage_of(self._answer.usage), incomplete, model=self._model)
         kind = "response.completed" if status == "completed" else "response.incomplete"
         last = self._event(kind, {"response": response})
+        self._context.made = response
         if self._context.store:  # stored by ``keep`` (unless a DELETE came during the stream)
             front, context = self._front, self._context
             self._kept = Record(response, front.conversation(context, response), front.size(context, last),
