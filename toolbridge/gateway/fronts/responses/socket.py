@@ -266,7 +266,7 @@ class ResponsesSocket:
             return self._store_down(resp, exc)
         context = self.context
         assert context is not None
-        created = response_object(context, new_response_id(), time.time(), "in_progress", [])
+        created = response_object(context, new_response_id(), context.created, "in_progress", [])
         done = {**created, "status": "completed"}
         last = orjson.dumps({"type": "response.completed", "response": done, "sequence_number": 1})
         if context.store:  # stored before anything is sent: a store that is down is one error message
