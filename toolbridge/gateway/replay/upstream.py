@@ -4,8 +4,9 @@ Used by the tests, the demo and the benchmark in place of a model server. A scri
 request to a ``Reply``: model text (in any dialect) to return as ``content`` or as reasoning,
 or native ``tool_calls``, streamed in chunks of a given size and pace or returned whole, with the
 quirks real upstreams have (a whole native call in one chunk, an id on every chunk, no index,
-arguments as an object), and with faults (an error status, silence, a stream cut mid-way, a
-connection dropped unanswered, an answer or a chunk that is not JSON).
+arguments as an object), and with faults (an error status, silence, a stream cut mid-way or
+ended early with ``[DONE]`` and no finish, a connection dropped unanswered, an answer or a chunk
+that is not JSON).
 Every request body it received is kept in ``requests``, and its ``Authorization`` field (None
 when absent) in ``authorizations``.
 """
@@ -42,7 +43,9 @@ class Reply:
     hold: threading.Event | None = None
     quirk: str = ""  # native streams: "whole", "id_every_chunk", "no_index", "object_arguments"
     # "reset": the connection is dropped unanswered; "garbage": the answer is not JSON (streamed:
-    # chunk ``cut_after`` is not JSON, and the stream goes on)
+    # chunk ``cut_after`` is not JSON, and the stream goes on); "interrupted" (streamed): after
+    # ``cut_after`` chunks the stream ends with ``[DONE]`` and no finish, as llama-cpp-python's
+    # server ends a stream when another request reaches it (its ``interrupt_requests``, on by default)
     fault: str = ""
     usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 10, "completion_tokens": 20,
                                                             "total_tokens": 30})
@@ -149,7 +152,7 @@ class ReplayUpstream:
                 if n == reply.cut_after and reply.fault == "garbage":
                     resp.write(b"data: " + GARBAGE + b"\n\n")
                 elif n == reply.cut_after:
-                    resp.abort()
+                    cut(resp, reply)
                     return
                 resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
                 if n == 0 and reply.hold is not None:
@@ -160,6 +163,15 @@ class ReplayUpstream:
         except (ConnectionError, asyncio.CancelledError):
             self.disconnects += 1
             raise
+
+
+def cut(resp: Response, reply: Reply) -> None:
+    """End a stream at ``reply.cut_after``: ``[DONE]`` without a finish (``interrupted``), or
+    the connection dropped."""
+    if reply.fault == "interrupted":
+        resp.end(b"data: [DONE]\n\n")
+    else:
+        resp.abort()
 
 
 def completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
