@@ -81,3 +81,20 @@ def test_a_stream_ended_without_its_finish_is_an_error_event(tmp_path: Path, fro
         message = front(s)
         assert len(s.upstream.requests) == 1
     assert CUT in message and "interrupt_requests" in message
+
+
+@pytest.mark.parametrize("owner, refreshed", [("me", False), ("vllm", True)], ids=["llama-cpp-python", "vllm"])
+def test_the_model_list_is_not_fetched_again_from_llama_cpp_python(owner: str, refreshed: bool) -> None:
+    """The gateway's own background fetch of ``/v1/models`` would cut the stream llama-cpp-python's
+    server is writing (its listing, ``owned_by: "me"``, is fixed at its start anyway); another
+    server's listing is fetched every ``--models-refresh`` seconds as before."""
+    s = Stack(lambda b: Reply(content="a paced answer, long enough for a refresh", chunk=4, pace=0.05),
+              models_refresh=0.1)
+    s.upstream.models["data"][0]["owned_by"] = owner  # type: ignore[index]
+    s.upstream.interrupts = owner == "me"
+    with s:
+        chunks = s.client().chat.completions.create(model="replay", stream=True,
+                                                    messages=[{"role": "user", "content": QUESTION}])
+        text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        assert text == "a paced answer, long enough for a refresh"
+        assert (s.upstream.models_probes > 1) is refreshed

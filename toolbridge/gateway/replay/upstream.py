@@ -81,6 +81,10 @@ class ReplayUpstream:
         self.models_status = 200  # another status: GET /v1/models answers it with an error body
         self.models_probes = 0
         self.disconnects = 0  # streams whose client went away before the end
+        # As llama-cpp-python's server (its interrupt_requests): a stream ends with [DONE], no
+        # finish, after the chunk it is writing when any other request has arrived since it began.
+        self.interrupts = False
+        self.arrivals = 0  # requests received, of any kind
         self.server: H1Server | None = None
 
     @property
@@ -106,6 +110,7 @@ class ReplayUpstream:
         await self.server.close(grace=0.2)
 
     async def _handle(self, req: Request, resp: Response) -> None:
+        self.arrivals += 1
         if req.path.endswith("/models"):
             self.models_probes += 1
             if self.models is None:
@@ -147,6 +152,7 @@ class ReplayUpstream:
                       pieces: list[str] | None) -> None:
         resp.start(200, [(b"content-type", b"text/event-stream")])
         chunks = stream_chunks(reply, body, pieces)
+        begun = self.arrivals
         try:
             for n, chunk in enumerate(chunks):
                 if n == reply.cut_after and reply.fault == "garbage":
@@ -159,6 +165,8 @@ class ReplayUpstream:
                     await asyncio.to_thread(reply.hold.wait, 10)
                 if reply.pace:
                     await asyncio.sleep(reply.pace)
+                if self.interrupts and self.arrivals != begun:
+                    break
             resp.end(b"data: [DONE]\n\n")
         except (ConnectionError, asyncio.CancelledError):
             self.disconnects += 1
