@@ -14,10 +14,11 @@ allows it), which the Anthropic and Responses fronts write for a turn of calls a
 loop's second turn runs in the completions mode (toolbridge renders the prompt), the first turn
 on both endpoints.
 
-The server runs with ``--interrupt_requests false`` (``bench.model.LlamaServer``): by default it
-cuts a running stream when another request arrives, and the session's other gateways refresh
-their model lists (``GET /v1/models``) every minute; such cuts once reached the client as a
-normal answer of one token (``{"``), and now end the stream with an error (``pipeline.UNFINISHED``).
+The server keeps its default ``interrupt_requests``: it ends a running stream with ``[DONE]`` the
+moment another request reaches it. The gateways' background model-list refresh (``GET
+/v1/models`` every minute) did, and one gateway's refresh cut another's stream: the client got a
+normal answer of one token (``{"``). A gateway no longer refreshes the list of llama-cpp-python's
+server (``upstream.models.FIXED``), and a stream cut so ends with an error (``pipeline.UNFINISHED``).
 """
 
 from __future__ import annotations

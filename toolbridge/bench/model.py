@@ -9,10 +9,7 @@ accepted: a wheel or an assembled file with another hash is refused. Its chat te
 The server is llama-cpp-python's (``python -m llama_cpp.server``, the ``server`` extra), which
 the constraint tests already compile: one process, one thread (on two shared cores, two threads
 spin against the other load: 500-800 ms a token where one thread gives 90-125 ms), a small
-context, and ``--interrupt_requests false``: by default it ends a running stream with ``[DONE]``
-the moment another request reaches it (any request, even a gateway's ``GET /v1/models`` model-list
-refresh), and the tests run several gateways in front of the one server (the gateway answers such a
-cut stream with an error: ``pipeline.UNFINISHED``). ``fetch`` needs the network only the first time; everything lives in a cache folder
+context. ``fetch`` needs the network only the first time; everything lives in a cache folder
 the repository ignores (``.models/`` by default, ``TOOLBRIDGE_MODELS``).
 
 Run as ``python -m toolbridge.bench.model`` to fetch and assemble it, saying what it does.
@@ -196,7 +193,7 @@ class LlamaServer(_Process):
         self.args = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path(self.cache)),
                      "--model_alias", "qwen2.5-coder-0.5b-instruct", "--n_ctx", str(n_ctx),
                      "--n_threads", str(threads), "--n_threads_batch", str(threads),
-                     "--interrupt_requests", "false", "--host", "127.0.0.1", "--port", str(self.port)]
+                     "--host", "127.0.0.1", "--port", str(self.port)]
         self.log = self.cache / "llama-server.log"
         self._proc: subprocess.Popen[Any] | None = None
 
