@@ -109,6 +109,7 @@ from .turn import Plan, RequestError, Settings, Turn, check_body, drop_reasoning
 from .failures import JSON, Failures, Result, error_message
 from .grammars import GrammarChecker
 from .upstream.models import Models, model_field
+from .upstream.quirks import adapt
 from .upstream.refusal import is_refusal
 from .validation import InvalidArguments, Retries
 
@@ -177,6 +178,8 @@ class Pipeline:
         self._workers: ThreadPoolExecutor | None = None  # made at the first large step
         self.grammars = GrammarChecker(metrics)  # freeform tools' grammars, compiled off the loop
         self.models = Models(config.aliases(), config.models_refresh, metrics)  # names sent upstream
+        if config.upstream_kind != "auto":
+            self.models.kind = config.upstream_kind
         if config.rewrites_requests:
             from .upstream.fallback import Router  # the renderer: only when configured
 
@@ -357,6 +360,8 @@ class Pipeline:
             except (ConfigError, RenderError) as exc:
                 code = "tool_fallback_required" if isinstance(exc, FallbackRequired) else None
                 raise RequestError(str(exc), code=code, param="messages") from exc
+        if path == "/chat/completions":
+            adapt(self.models.kind, plan.body)  # what the upstream's kind refuses (upstream.quirks)
         if self.constrainer is not None:
             self.constrainer.apply(turn, plan, path)
         return plan, path, retry

@@ -111,7 +111,9 @@ class Models:
         self.served: tuple[str, ...] | None = None  # None: no listing (names pass through)
         self.only: str | None = None  # the name to send when the served names are one model's
         self.fetches = 0  # listings asked for (tests; the log)
-        self.fixed = False  # the upstream is of a kind in FIXED: no background fetch
+        # The upstream's kind (``upstream.kind``): given (``--upstream-kind``) or read from the
+        # listing; one in FIXED is not fetched from in the background.
+        self.kind: str | None = None
         self._metrics = metrics
         self._told: set[tuple[str, str]] = set()
         self._fetch: asyncio.Task[None] | None = None
@@ -182,6 +184,11 @@ class Models:
                 except asyncio.CancelledError:
                     pass
 
+    @property
+    def fixed(self) -> bool:
+        """The upstream's listing is not fetched in the background (its kind is in FIXED)."""
+        return self.kind in FIXED
+
     async def _tick(self, pool: UpstreamPool, target: str, headers: list[tuple[bytes, bytes]]) -> None:
         while not self.fixed:
             await asyncio.sleep(self.every)
@@ -205,11 +212,12 @@ class Models:
             return
         if self.listener is not None:
             self.listener(target, status, body, fields)
-        if status == 200 and not self.fixed and kind_of(body, fields) in FIXED:
-            self.fixed = True
-            log.info("the upstream is llama-cpp-python's server: its model list is not fetched again "
-                     "(but after a 404): it is fixed when the server starts, and a request ends the "
-                     "stream the server is writing")
+        if status == 200 and self.kind is None:
+            self.kind = kind_of(body, fields)
+            if self.fixed:
+                log.info("the upstream is llama-cpp-python's server: its model list is not fetched again "
+                         "(but after a 404): it is fixed when the server starts, and a request ends "
+                         "the stream the server is writing")
         listed = listed_names(body) if status == 200 else None
         names = listed[0] if listed is not None else None
         if status in ABSENT or (status == 200 and not names):
