@@ -39,7 +39,8 @@ be reached is 502, silence beyond ``--timeout`` 504 (as is an exchange longer th
 ``time_limit`` seconds a front's turn context may carry: ``_bounded``), the upstream's own errors keep their status
 (``front.upstream_error``; a 404 first fetches the upstream's model list again, and the
 request goes once more when its name then maps to another model), and a stream that fails
-after it began ends with ``front.stream_error``, never a silent stop; a client that
+after it began ends with ``front.stream_error``, never a silent stop (so does one whose upstream
+says ``[DONE]`` before each choice it began had its finish reason: ``UNFINISHED``); a client that
 disconnects closes the upstream request. ``serve`` is the boundary where any other exception ends: logged with its traceback,
 counted (``toolbridge_internal_errors_total``) and answered in the front's error shape, never as
 a bare 500 or a cut stream. An answer the gateway fails to read is 502 ``unreadable_answer``, any
@@ -108,6 +109,7 @@ from .turn import Plan, RequestError, Settings, Turn, check_body, drop_reasoning
 from .failures import JSON, Failures, Result, error_message
 from .grammars import GrammarChecker
 from .upstream.models import Models, model_field
+from .upstream.quirks import adapt
 from .upstream.refusal import is_refusal
 from .validation import InvalidArguments, Retries
 
@@ -123,6 +125,10 @@ OFFLOOP_BYTES = 16 << 10
 OFFLOOP_REQUEST_BYTES = 256 << 10
 PARSE_WORKERS = 2  # the GIL runs one at a time anyway; two keep a huge one from queueing the rest
 T = TypeVar("T")
+# A stream that says [DONE] before each choice it began had its finish (AnswerStream.finished).
+UNFINISHED = ("the upstream ended its stream without a finish reason: the answer was cut short "
+              "(llama-cpp-python's server ends a stream so when another request reaches it, unless it "
+              "runs with --interrupt_requests false)")
 
 
 class _Ended(Exception):
@@ -172,6 +178,8 @@ class Pipeline:
         self._workers: ThreadPoolExecutor | None = None  # made at the first large step
         self.grammars = GrammarChecker(metrics)  # freeform tools' grammars, compiled off the loop
         self.models = Models(config.aliases(), config.models_refresh, metrics)  # names sent upstream
+        if config.upstream_kind != "auto":
+            self.models.kind = config.upstream_kind
         if config.rewrites_requests:
             from .upstream.fallback import Router  # the renderer: only when configured
 
@@ -352,6 +360,8 @@ class Pipeline:
             except (ConfigError, RenderError) as exc:
                 code = "tool_fallback_required" if isinstance(exc, FallbackRequired) else None
                 raise RequestError(str(exc), code=code, param="messages") from exc
+        if path == "/chat/completions":
+            adapt(self.models.kind, plan.body)  # what the upstream's kind refuses (upstream.quirks)
         if self.constrainer is not None:
             self.constrainer.apply(turn, plan, path)
         return plan, path, retry
@@ -501,7 +511,7 @@ class Pipeline:
         self.metrics.open_streams += 1
         ticker = keepalive(encoder, resp)
         try:
-            invalid = await self._relay(front, up, encoder, resp, plan)
+            invalid = await self._relay(front, up, encoder, resp, plan, answer)
         except ClientDisconnected:
             log.info("client disconnected mid-stream; upstream request closed")
             gone = getattr(encoder, "disconnected", None)  # an encoder that keeps state for its stream
@@ -515,7 +525,7 @@ class Pipeline:
         return invalid or (200, encoder.provenance)
 
     async def _relay(self, front: Front, up: Any, encoder: Any, resp: Response,
-                     plan: Plan) -> InvalidArguments | None:
+                     plan: Plan, answer: AnswerStream) -> InvalidArguments | None:
         """Relay a stream: each upstream event is translated and written from the upstream
         connection's read callback (``SSEStream.each``); an event over ``OFFLOOP_BYTES`` is
         translated on a worker thread instead, while reading waits (``drain``). What ends the
@@ -565,6 +575,8 @@ class Pipeline:
 
         def handle(event: bytes) -> int:
             if event == b"[DONE]":
+                if not answer.finished:  # cut short: an error, not a short answer
+                    ended.append((UNFINISHED, "upstream_error", None))
                 return STOP
             if len(event) > OFFLOOP_BYTES:
                 deferred.append(event)

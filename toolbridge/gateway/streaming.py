@@ -378,6 +378,13 @@ class AnswerStream:
         ``tool_choice`` is unmet."""
         return [(index, state.finish()) for index, state in sorted(self._choices.items())]
 
+    @property
+    def finished(self) -> bool:
+        """Whether the upstream began a choice and gave each choice it began a finish reason: a
+        stream that ends (``[DONE]``) otherwise was cut short, as llama-cpp-python's server cuts
+        one when another request reaches it."""
+        return bool(self._choices) and all(state.upstream_finish for state in self._choices.values())
+
     def feed_first(self, chunk: dict[str, Any]) -> list[Event]:
         """``feed`` for an API with one output (Messages, Responses): the first choice's events
         (other choices are not asked for)."""

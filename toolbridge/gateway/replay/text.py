@@ -2,8 +2,9 @@
 
 As ``ReplayUpstream`` for chat requests; a completions request's ``prompt`` goes to the same
 script, and the reply's text comes back as ``text_completion`` objects, whole or streamed in
-chunks. Like a real server it stops at the first of the request's ``stop`` strings and leaves
-the stop string out.
+chunks (cut after ``cut_after`` of them, as ``ReplayUpstream`` cuts its chat chunks). Like a
+real server it stops at the first of the request's ``stop`` strings and leaves the stop string
+out.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import time
 from typing import Any
 
 from ..http.server import Request, Response
-from .upstream import JSON, ReplayUpstream, Reply
+from .upstream import JSON, ReplayUpstream, Reply, cut
 
 
 class TextReplayUpstream(ReplayUpstream):
@@ -35,7 +36,10 @@ class TextReplayUpstream(ReplayUpstream):
             resp.send(200, JSON, json.dumps(_envelope(body, [_choice(text, finish)], reply)).encode())
             return
         resp.start(200, [(b"content-type", b"text/event-stream")])
-        for i in range(0, len(text), reply.chunk):
+        for n, i in enumerate(range(0, len(text), reply.chunk)):
+            if n == reply.cut_after:
+                cut(resp, reply)
+                return
             chunk = _envelope(body, [_choice(text[i:i + reply.chunk], None)], None)
             resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
         last = _envelope(body, [_choice("", finish)], None)

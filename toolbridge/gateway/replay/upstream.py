@@ -4,8 +4,9 @@ Used by the tests, the demo and the benchmark in place of a model server. A scri
 request to a ``Reply``: model text (in any dialect) to return as ``content`` or as reasoning,
 or native ``tool_calls``, streamed in chunks of a given size and pace or returned whole, with the
 quirks real upstreams have (a whole native call in one chunk, an id on every chunk, no index,
-arguments as an object), and with faults (an error status, silence, a stream cut mid-way, a
-connection dropped unanswered, an answer or a chunk that is not JSON).
+arguments as an object), and with faults (an error status, silence, a stream cut mid-way or
+ended early with ``[DONE]`` and no finish, a connection dropped unanswered, an answer or a chunk
+that is not JSON).
 Every request body it received is kept in ``requests``, and its ``Authorization`` field (None
 when absent) in ``authorizations``.
 """
@@ -42,7 +43,9 @@ class Reply:
     hold: threading.Event | None = None
     quirk: str = ""  # native streams: "whole", "id_every_chunk", "no_index", "object_arguments"
     # "reset": the connection is dropped unanswered; "garbage": the answer is not JSON (streamed:
-    # chunk ``cut_after`` is not JSON, and the stream goes on)
+    # chunk ``cut_after`` is not JSON, and the stream goes on); "interrupted" (streamed): after
+    # ``cut_after`` chunks the stream ends with ``[DONE]`` and no finish, as llama-cpp-python's
+    # server ends a stream when another request reaches it (its ``interrupt_requests``, on by default)
     fault: str = ""
     usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 10, "completion_tokens": 20,
                                                             "total_tokens": 30})
@@ -78,6 +81,10 @@ class ReplayUpstream:
         self.models_status = 200  # another status: GET /v1/models answers it with an error body
         self.models_probes = 0
         self.disconnects = 0  # streams whose client went away before the end
+        # As llama-cpp-python's server (its interrupt_requests): a stream ends with [DONE], no
+        # finish, after the chunk it is writing when any other request has arrived since it began.
+        self.interrupts = False
+        self.arrivals = 0  # requests received, of any kind
         self.server: H1Server | None = None
 
     @property
@@ -103,6 +110,7 @@ class ReplayUpstream:
         await self.server.close(grace=0.2)
 
     async def _handle(self, req: Request, resp: Response) -> None:
+        self.arrivals += 1
         if req.path.endswith("/models"):
             self.models_probes += 1
             if self.models is None:
@@ -144,22 +152,34 @@ class ReplayUpstream:
                       pieces: list[str] | None) -> None:
         resp.start(200, [(b"content-type", b"text/event-stream")])
         chunks = stream_chunks(reply, body, pieces)
+        begun = self.arrivals
         try:
             for n, chunk in enumerate(chunks):
                 if n == reply.cut_after and reply.fault == "garbage":
                     resp.write(b"data: " + GARBAGE + b"\n\n")
                 elif n == reply.cut_after:
-                    resp.abort()
+                    cut(resp, reply)
                     return
                 resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
                 if n == 0 and reply.hold is not None:
                     await asyncio.to_thread(reply.hold.wait, 10)
                 if reply.pace:
                     await asyncio.sleep(reply.pace)
+                if self.interrupts and self.arrivals != begun:
+                    break
             resp.end(b"data: [DONE]\n\n")
         except (ConnectionError, asyncio.CancelledError):
             self.disconnects += 1
             raise
+
+
+def cut(resp: Response, reply: Reply) -> None:
+    """End a stream at ``reply.cut_after``: ``[DONE]`` without a finish (``interrupted``), or
+    the connection dropped."""
+    if reply.fault == "interrupted":
+        resp.end(b"data: [DONE]\n\n")
+    else:
+        resp.abort()
 
 
 def completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,9 @@ logged once per (name, served) pair and counted (``toolbridge_models_mapped_tota
 how and by the served name: a client's names would make the labels unbounded).
 
 The listing is fetched off the request path: at start (``start``, waited for ``START_WAIT``
-seconds at most), every ``--models-refresh`` seconds by a background task, and when the
+seconds at most), every ``--models-refresh`` seconds by a background task (not from
+llama-cpp-python's server, once its listing says it is that: its models are fixed when it starts,
+and any request that reaches it ends the stream it is writing, cut short), and when the
 upstream answers a request 404 (``refresh``: the pipeline then asks once more if the name now
 maps elsewhere). Fetches are coalesced: one at a time, later callers share it. An upstream that
 cannot be reached keeps the last listing. With ``--workers``, each process keeps its own.
@@ -42,12 +44,14 @@ from ...errors import ConfigError
 from ..http.client import UpstreamError, UpstreamPool
 from ..metrics import Metrics
 from ..turn import RequestError
+from .kind import kind_of
 
 log = logging.getLogger("toolbridge.gateway")
 
 START_WAIT = 5.0  # seconds the start waits for the first listing; requests then pass names on
 FETCH_WAIT = 10.0  # seconds a later fetch (background or after a 404) may take
 ABSENT = (404, 405, 501)  # the answers of a server without the endpoint
+FIXED = frozenset({"llama-cpp-python"})  # kinds whose listing is not fetched again (module docstring)
 TOLD = 256  # mappings remembered as logged (names come from clients: bounded)
 LISTED = 20  # served names an error message names at most
 FLAG = "--model-alias PATTERN=NAME (TOOLBRIDGE_MODEL_ALIAS)"
@@ -107,6 +111,9 @@ class Models:
         self.served: tuple[str, ...] | None = None  # None: no listing (names pass through)
         self.only: str | None = None  # the name to send when the served names are one model's
         self.fetches = 0  # listings asked for (tests; the log)
+        # The upstream's kind (``upstream.kind``): given (``--upstream-kind``) or read from the
+        # listing; one in FIXED is not fetched from in the background.
+        self.kind: str | None = None
         self._metrics = metrics
         self._told: set[tuple[str, str]] = set()
         self._fetch: asyncio.Task[None] | None = None
@@ -177,10 +184,16 @@ class Models:
                 except asyncio.CancelledError:
                     pass
 
+    @property
+    def fixed(self) -> bool:
+        """The upstream's listing is not fetched in the background (its kind is in FIXED)."""
+        return self.kind in FIXED
+
     async def _tick(self, pool: UpstreamPool, target: str, headers: list[tuple[bytes, bytes]]) -> None:
-        while True:
+        while not self.fixed:
             await asyncio.sleep(self.every)
-            await self.refresh(pool, target, headers)
+            if not self.fixed:
+                await self.refresh(pool, target, headers)
 
     def _shared(self, pool: UpstreamPool, target: str,
                 headers: list[tuple[bytes, bytes]]) -> asyncio.Task[None]:
@@ -199,6 +212,12 @@ class Models:
             return
         if self.listener is not None:
             self.listener(target, status, body, fields)
+        if status == 200 and self.kind is None:
+            self.kind = kind_of(body, fields)
+            if self.fixed:
+                log.info("the upstream is llama-cpp-python's server: its model list is not fetched again "
+                         "(but after a 404): it is fixed when the server starts, and a request ends "
+                         "the stream the server is writing")
         listed = listed_names(body) if status == 200 else None
         names = listed[0] if listed is not None else None
         if status in ABSENT or (status == 200 and not names):
