@@ -2,8 +2,8 @@
 socket costs.
 
 Method: the gateway is ``python -m toolbridge serve`` (the real command, its defaults, the
-``hermes`` parser) in its own process, the scripted upstream (``model``, ``upstream_main``) in
-another, and the clients here.
+``hermes`` parser) in its own process on one core, the scripted upstream (``model``,
+``upstream_main``) in another process and the clients in this one, both on the other core.
 
 - A 20-turn tool loop, the benchmark's agent request (instructions, tools) and a model that calls
   ``read_file`` 19 times (each result 1,500 characters) then answers, streamed, in three ways:
@@ -24,9 +24,10 @@ another, and the clients here.
 - 1,000 idle sockets (each offering ``permessage-deflate`` as Codex does) on a fresh gateway
   process: its RSS after they are open minus before, per socket.
 
-Why CPU and separate processes: measured first by the client's time with the upstream on the
-client's event loop, the socket lost about 0.3 ms a turn, nearly all of it the Python client
-decoding frames (and the upstream's chunks waiting behind it), not the gateway.
+Why CPU, separate processes and cores: measured first by the client's time with the upstream on
+the client's event loop and every process on both cores, the socket lost about 0.3 ms a turn,
+nearly all of it the Python client decoding frames (the upstream's chunks waiting behind it, and
+the client's work on the gateway's core), not the gateway.
 
 Goals (PASS/FAIL): the socket's gateway CPU at or below both HTTP modes' on every turn (within
 10%, the noise of a shared machine), the socket's bytes flat in the turn number (the last turn's
@@ -49,7 +50,7 @@ import orjson
 from ..gateway.http.client import UpstreamPool
 from ..gateway.replay.upstream import Reply, ReplayUpstream
 from .fronts import responses_request
-from .gateway import Procs
+from .gateway import LOAD_CPU, SERVER_CPU, Procs
 from .ports import free_port
 
 TURNS = 20
@@ -288,7 +289,8 @@ def upstream_main(port: int) -> None:
 
 async def bench(a: argparse.Namespace) -> dict[str, Any]:
     procs = Procs(0)
-    cpus = os.sched_getaffinity(0)
+    cpus = {LOAD_CPU}  # the upstream and the clients (this process) on one core, the gateway on the other
+    os.sched_setaffinity(0, cpus)
     up = free_port()
     upstream = await asyncio.to_thread(procs.start, ["-c", "import sys; from toolbridge.bench.sockets import "
                                                      "upstream_main; upstream_main(int(sys.argv[1]))", str(up)],
@@ -298,7 +300,7 @@ async def bench(a: argparse.Namespace) -> dict[str, Any]:
         port = free_port()
         argv = ["-m", "toolbridge", "serve", "--port", str(port), "--upstream", url,
                 "--tool-call-parser", "hermes", "--log-level", "warning"]
-        proc = await asyncio.to_thread(procs.start, argv, cpus, port)
+        proc = await asyncio.to_thread(procs.start, argv, {SERVER_CPU}, port)
         try:
             runs, gateway_cpu = await loops(port, proc.pid, a.repeat)
         finally:
