@@ -384,3 +384,21 @@ def test_custom_tools_are_found_wherever_they_are(tools: Any, custom: bool) -> N
 
     out, freeforms = _custom_tools(tools)
     assert bool(freeforms) == custom and (out is tools) == (not custom)
+
+
+def test_equal_responses_tools_are_converted_once_and_a_refused_list_each_time() -> None:
+    import copy
+
+    from toolbridge.gateway.fronts.responses import request as responses_request
+
+    tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}},
+             {"type": "custom", "name": "apply_patch", "description": "a patch"},
+             {"type": "namespace", "name": "fs", "tools": [{"type": "function", "name": "read"}]}]
+    first = responses_request._tools_of(copy.deepcopy(tools), [])
+    assert responses_request._tools_of(copy.deepcopy(tools), []) is first  # the same list: made once
+    assert first == (responses_request._tools(tools, []), responses_request._repeated(tools))
+    additional = [("input[0].tools[0]", {"type": "function", "name": "more"})]
+    assert responses_request._tools_of(tools, additional) is not responses_request._tools_of(tools, additional)
+    for _ in range(2):  # never kept: refused every time
+        with pytest.raises(RequestError, match="file_search"):
+            responses_request._tools_of([{"type": "file_search"}], [])

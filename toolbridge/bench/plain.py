@@ -11,7 +11,10 @@ Completions and the gateway through each of its three fronts, one after the othe
 rotating between repeats; each figure is the median of its repeats, and each front's ratio is
 the median of the repeats' ratios to the floor's run of the same repeat. The first answer on
 every connection is checked (the call, the text; ``load``), so a wrong answer cannot pass for a
-fast one.
+fast one. Each row also gives the server's median CPU time a request (``µs/req``, from the
+server's schedstat over the measured window), the gateway's and the floor's: with both cores
+saturated the rates follow them, and on a machine shared with other work they move less than
+the rates do, so they tell where a change of the ratio comes from.
 
 Goals: each front at >= 0.5x the floor's rate, and the chat front at >= 2,500 req/s (one core,
 small call and prose).
