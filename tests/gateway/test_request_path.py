@@ -402,3 +402,18 @@ def test_equal_responses_tools_are_converted_once_and_a_refused_list_each_time()
     for _ in range(2):  # never kept: refused every time
         with pytest.raises(RequestError, match="file_search"):
             responses_request._tools_of([{"type": "file_search"}], [])
+
+
+def test_equal_messages_tools_are_converted_once_and_a_refused_list_each_time() -> None:
+    import copy
+
+    from toolbridge.gateway.fronts.messages import request as messages_request
+
+    tools = [{"name": "get_weather", "description": "the weather", "input_schema": {"type": "object"}},
+             {"name": "apply", "input_schema": {"type": "object"}, "strict": True}]
+    first = messages_request._tools_of(copy.deepcopy(tools))
+    assert messages_request._tools_of(copy.deepcopy(tools)) is first  # the same list: made once
+    assert first == messages_request._tools(tools)
+    for _ in range(2):  # never kept: refused every time
+        with pytest.raises(RequestError, match="tools.0.name"):
+            messages_request._tools_of([{"name": "", "input_schema": {"type": "object"}}])
