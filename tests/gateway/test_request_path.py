@@ -417,3 +417,44 @@ def test_equal_messages_tools_are_converted_once_and_a_refused_list_each_time() 
     for _ in range(2):  # never kept: refused every time
         with pytest.raises(RequestError, match="tools.0.name"):
             messages_request._tools_of([{"name": "", "input_schema": {"type": "object"}}])
+
+
+BIG_ARGUMENT = "x = 1\n" * 6000  # 36 KB of code in one call's argument
+ONE_LARGE_CALL = ('<tool_call>\n{"name": "get_weather", "arguments": {"city": %s}}\n</tool_call>'
+                  % __import__("json").dumps(BIG_ARGUMENT))
+DENSE_CALLS = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n' * 300
+BARE_CALLS = '{"name": "get_weather", "arguments": {"city": "Paris"}}\n' * 400
+
+
+@pytest.mark.parametrize("text, worker", [
+    (ONE_LARGE_CALL, False),  # 42 KB, one call: about 0.2 ms to read, read on the loop
+    ("All good. " * 4000, False),  # 40 KB of prose
+    (DENSE_CALLS, True),  # 26 KB of short calls: milliseconds, on a worker thread
+    (BARE_CALLS, True),  # calls without their tags (a bare call opens with "{")
+], ids=["one-large-call", "prose", "dense-calls", "bare-calls"])
+def test_a_whole_answer_goes_to_a_worker_when_reading_it_is_predicted_long(text: str, worker: bool) -> None:
+    import http.client
+    import json
+    from urllib.parse import urlsplit
+
+    from toolbridge.gateway.pipeline import OFFLOOP_BYTES
+    from toolbridge.parsing.parser import parse
+    from toolbridge.gateway.replay.stack import Stack
+    from toolbridge.gateway.replay.upstream import Reply
+
+    assert len(text) > OFFLOOP_BYTES  # (smaller answers are read on the loop, whatever they hold)
+    with Stack(lambda b: Reply(content=text), tool_call_parser="hermes") as stack:
+        parts = urlsplit(stack.url)
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+        body = {"model": "m", "messages": USER, "tools": [weather()]}
+        conn.request("POST", "/v1/chat/completions", json.dumps(body), {"content-type": "application/json"})
+        answer = json.loads(conn.getresponse().read())
+        conn.request("GET", "/metrics")
+        metrics = conn.getresponse().read().decode()
+        conn.close()
+    def calls(message: dict[str, Any]) -> list[Any]:  # (without the ids: each read makes its own)
+        return [call["function"] for call in message.get("tool_calls") or ()]
+
+    read = parse(text, "hermes", [weather()])  # the same answer, wherever it was read
+    assert calls(answer["choices"][0]["message"]) == calls(read.message)
+    assert ('toolbridge_offloaded_total{kind="whole"} 1' in metrics) is worker
