@@ -56,10 +56,9 @@ failures are written by ``failures.Failures`` (``self.fail``).
 it runs. Reading a whole answer or translating one streamed upstream event of more than
 ``OFFLOOP_BYTES``, and checking and planning a request of more than ``OFFLOOP_REQUEST_BYTES``,
 run on a small pool of worker threads (``PARSE_WORKERS``); smaller ones run inline, where the
-thread hop would cost about as much as the work, and so does a whole answer whose reading is
-predicted to be short (``reading_ns``: one large call, prose). A worker holds the GIL only in
-slices (``sys.getswitchinterval``), so the loop keeps answering meanwhile, provided the work
-does not release and retake the GIL at a high rate (which starves the loop: see ``parsing.ids``).
+thread hop would cost about as much as the work. A worker holds the GIL only in slices
+(``sys.getswitchinterval``), so the loop keeps answering meanwhile, provided the work does not
+release and retake the GIL at a high rate (which starves the loop: see ``parsing.ids``).
 
 **A front** is one module with: ``turn(body, request) -> Turn`` (the request tells a front that
 keeps things per caller whose they are), ``paths`` (how it spells a field's path) and ``rebuilds``
@@ -94,7 +93,6 @@ from typing import Any, Protocol, TypeVar
 import orjson
 
 from ..errors import ConfigError, FallbackRequired, RenderError
-from ..syntax.dialect import Dialect
 from .config import GatewayConfig
 from .http.client import STOP, GO, PAUSE, UpstreamError, UpstreamPool, UpstreamTimeout
 from .http.server import ClientDisconnected, Request, Response
@@ -102,7 +100,7 @@ from .http.sse import SSEError
 from .metrics import Metrics
 from .order import in_call_order
 from .state import StoreUnavailable
-from .repair import Provenance, answer_reasoning, answer_text, repair_completion
+from .repair import Provenance, repair_completion
 from .plain import PlainBytes
 from .stable import stable_prompt
 from .streaming import AnswerStream
@@ -120,18 +118,6 @@ log = logging.getLogger("toolbridge.gateway")
 # ns a byte of text dense with calls. At 16 KB prose takes about as long as the hop (offloading
 # at most doubles the cheapest step it takes), and the worst text held the loop for 8-17 ms.
 OFFLOOP_BYTES = 16 << 10
-# A whole answer above OFFLOOP_BYTES goes to a worker only when reading it is predicted to take
-# longer than OFFLOOP_WHOLE_NS: bytes alone do not tell (a 33 KB call costs 150 us to read, 16 KB
-# of short calls 4 ms), and the hop is not free: measured on a 33 KB call, 100 us of the process's
-# CPU more than reading it on the loop (thread wake-ups, the GIL taken in turns). Half a
-# millisecond is about ten hops, and far less than the interval between a stream's chunks.
-# Measured: 3-4 ns a character of text, 20-30 us a call (decoded, typed, checked). Answers above
-# OFFLOOP_DECODE_BYTES, and those the auto parser or the completions mode reads, go as before,
-# decoding and all (``_read_large``).
-OFFLOOP_WHOLE_NS = 500_000
-READ_NS_PER_CHAR = 5
-READ_NS_PER_CALL = 30_000
-OFFLOOP_DECODE_BYTES = 1 << 20
 # Checking and planning a request costs 2.5 ns a byte (15 with a template to render): agents
 # send 20-200 KB with every turn, for which the hop would cost more than it saves.
 OFFLOOP_REQUEST_BYTES = 256 << 10
@@ -426,7 +412,7 @@ class Pipeline:
             return streamed
         try:
             if len(raw) > OFFLOOP_BYTES:
-                body, provenance = await self._read_large(front, raw, plan)
+                body, provenance = await self.cpu(True, "whole", self._read_whole, front, raw, plan)
             else:
                 body, provenance = self._read_whole(front, raw, plan)
         except InvalidArguments as exc:
@@ -462,24 +448,13 @@ class Pipeline:
         self.constrainer.settled(plan, 400 if result is None else result[0])
         return result
 
-    async def _read_large(self, front: Front, raw: bytes, plan: Plan) -> tuple[bytes, Provenance]:
-        """``_read_whole`` of an answer over OFFLOOP_BYTES: decoded here, then read on a worker
-        thread when that is predicted to take longer than OFFLOOP_WHOLE_NS (``reading_ns``);
-        all of it on a worker when it is larger than OFFLOOP_DECODE_BYTES or its reading cannot
-        be predicted (the auto parser, the completions mode)."""
-        if len(raw) > OFFLOOP_DECODE_BYTES or self.router is not None or not isinstance(plan.dialect, Dialect):
-            return await self.cpu(True, "whole", self._read_whole, front, raw, plan)
-        answer = _decoded(raw)
-        markers = plan.dialect.call_start + plan.dialect.bare_start  # (a bare call opens with "{")
-        large = reading_ns(answer, markers) > OFFLOOP_WHOLE_NS
-        return await self.cpu(large, "whole", self._read_answer, front, answer, plan)
-
     def _read_whole(self, front: Front, raw: bytes, plan: Plan) -> tuple[bytes, Provenance]:
         """A whole upstream answer read, repaired and written in the front's shape."""
-        return self._read_answer(front, _decoded(raw), plan)
-
-    def _read_answer(self, front: Front, answer: Any, plan: Plan) -> tuple[bytes, Provenance]:
-        """A decoded whole answer repaired and written in the front's shape."""
+        try:
+            answer = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise RequestError("the upstream answered with invalid JSON", status=502,
+                               type="upstream_error") from exc
         if plan.asked is not None and isinstance(answer, dict):
             answer["model"] = plan.asked
         whole = self.router.whole if self.router is not None else repair_completion
@@ -634,31 +609,6 @@ class Pipeline:
             return None
         resp.end(closing + front.stream_end())
         return None
-
-
-def _decoded(raw: bytes) -> Any:
-    """A whole answer's JSON; a 502 RequestError when it is not JSON."""
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise RequestError("the upstream answered with invalid JSON", status=502,
-                           type="upstream_error") from exc
-
-
-def reading_ns(answer: Any, markers: tuple[str, ...]) -> int:
-    """How long reading a decoded whole answer is predicted to take, in ns: its choices' texts
-    by their characters and the calls they may hold (the dialect's call ``markers`` in them),
-    and their native calls."""
-    total = 0
-    for choice in answer.get("choices") or () if isinstance(answer, dict) else ():
-        message = choice.get("message") if isinstance(choice, dict) else None
-        if not isinstance(message, dict):
-            continue
-        for text in (answer_text(message), answer_reasoning(message)):
-            total += len(text) * READ_NS_PER_CHAR + sum(map(text.count, markers)) * READ_NS_PER_CALL
-        calls = message.get("tool_calls")
-        total += len(calls) * READ_NS_PER_CALL if isinstance(calls, list) else 0
-    return total
 
 
 async def _bounded(plan: Plan, exchange: Any) -> Result:
