@@ -29,6 +29,7 @@ def test_every_front_and_answer_has_its_row(figures: dict[str, Any]) -> None:
     assert [(r["size"], r["front"]) for r in rows] == [(s, f) for s in plain.SIZES for f in plain.FRONTS]
     for row in rows:
         assert row["rps"] > 0 and row["floor_rps"] > 0 and row["ratio"] > 0
+        assert row["cpu_us"] > 0 and row["floor_cpu_us"] > 0  # the servers' CPU a request
         assert isinstance(row["ratio_ok"], bool)
         assert (row["rps_goal"] is not None) == (row["front"] == "chat" and row["size"] != "33k")
 
@@ -38,6 +39,7 @@ def test_the_report_gives_each_row_its_verdict(figures: dict[str, Any]) -> None:
     lines = [line for line in text.splitlines() if line.startswith("  qwen3_coder")]
     assert len(lines) == len(figures["rows"])
     assert all(" PASS" in line or " FAIL" in line for line in lines)
+    assert "µs/req" in text
     assert text.splitlines()[-1].startswith("goals met: ")
 
 

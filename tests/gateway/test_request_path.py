@@ -279,6 +279,83 @@ def test_the_line_handler_applies_its_filters_as_the_stream_handler_does(keep: b
     assert streams[0].getvalue() == streams[1].getvalue() and bool(streams[0].getvalue()) == keep
 
 
+ACCESS = ("%s %s %d %s calls[%s] %.1fms%s", "POST", "/v1/chat/completions", 200, "req_x", "content=1", 1.25, "")
+
+
+def _configured(stream: Any, name: str) -> tuple[logging.Logger, logging.Handler]:
+    """A logger of its own under a root-like parent holding one LineHandler, as ``run`` configures."""
+    parent = logging.Logger(name + "-root")  # (not in the manager: the test's own hierarchy)
+    handler = run._LineHandler(stream)
+    handler.setFormatter(run._Formatter())
+    parent.addHandler(handler)
+    child = logging.Logger(name)
+    child.parent = parent
+    child.setLevel(logging.INFO)
+    return child, handler
+
+
+@pytest.mark.parametrize("args", [ACCESS, ("no arguments, a literal %%",), ("%(key)s from a mapping", {"key": "v"}),
+                                  ("päth %s", "ünïcode")])
+def test_the_access_line_is_what_the_record_writes(args: tuple[Any, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import time
+
+    from toolbridge.gateway.logline import access
+
+    monkeypatch.setattr(time, "time", lambda: 1_700_000_000.987654)  # the record's clock and the line's
+    direct, generic = io.StringIO(), io.StringIO()
+    logger, _ = _configured(direct, "toolbridge.gateway")
+    access(logger, *args)
+    logger, handler = _configured(generic, "toolbridge.gateway")
+    handler.addFilter(lambda record: True)  # a filter: the record is made and handled
+    access(logger, *args)
+    assert direct.getvalue() == generic.getvalue() and direct.getvalue().endswith("\n")
+    assert ",987 toolbridge.gateway POST" in direct.getvalue() or args != ACCESS
+
+
+def test_the_access_line_takes_the_generic_path_for_any_other_configuration() -> None:
+    import io
+
+    from toolbridge.gateway.logline import access
+
+    seen: list[logging.LogRecord] = []
+    logger, handler = _configured(io.StringIO(), "a")
+    handler.addFilter(lambda record: bool(seen.append(record)) or True)  # a handler's filter sees it
+    access(logger, *ACCESS)
+    logger, _ = _configured(io.StringIO(), "b")
+    logger.addFilter(lambda record: bool(seen.append(record)))  # the logger's own filter drops it
+    access(logger, *ACCESS)
+    logger, _ = _configured(io.StringIO(), "c")
+    other = logging.Handler()
+    other.handle = lambda record: bool(seen.append(record))  # type: ignore[method-assign]
+    logger.addHandler(other)  # a second handler
+    access(logger, *ACCESS)
+    assert [r.name for r in seen] == ["a", "b", "c"]
+    assert {r.getMessage() for r in seen} == {ACCESS[0] % ACCESS[1:]}
+    stream = io.StringIO()
+    logger, _ = _configured(stream, "d")
+    logger.setLevel(logging.WARNING)  # a level that leaves INFO out: nothing
+    access(logger, *ACCESS)
+    assert stream.getvalue() == ""
+
+
+def test_a_failed_access_line_is_reported_as_a_failed_record_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolbridge.gateway.logline import access
+
+    class Broken:
+        def write(self, text: str) -> None:
+            raise OSError("closed")
+
+        def flush(self) -> None:
+            pass
+
+    reported: list[logging.LogRecord] = []
+    logger, handler = _configured(Broken(), "e")
+    monkeypatch.setattr(handler, "handleError", reported.append)
+    access(logger, *ACCESS)  # (no loop running: written at once, and the write fails)
+    assert [r.getMessage() for r in reported] == [ACCESS[0] % ACCESS[1:]]
+
+
 ABSENT = object()
 
 
@@ -307,3 +384,36 @@ def test_custom_tools_are_found_wherever_they_are(tools: Any, custom: bool) -> N
 
     out, freeforms = _custom_tools(tools)
     assert bool(freeforms) == custom and (out is tools) == (not custom)
+
+
+def test_equal_responses_tools_are_converted_once_and_a_refused_list_each_time() -> None:
+    import copy
+
+    from toolbridge.gateway.fronts.responses import request as responses_request
+
+    tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}},
+             {"type": "custom", "name": "apply_patch", "description": "a patch"},
+             {"type": "namespace", "name": "fs", "tools": [{"type": "function", "name": "read"}]}]
+    first = responses_request._tools_of(copy.deepcopy(tools), [])
+    assert responses_request._tools_of(copy.deepcopy(tools), []) is first  # the same list: made once
+    assert first == (responses_request._tools(tools, []), responses_request._repeated(tools))
+    additional = [("input[0].tools[0]", {"type": "function", "name": "more"})]
+    assert responses_request._tools_of(tools, additional) is not responses_request._tools_of(tools, additional)
+    for _ in range(2):  # never kept: refused every time
+        with pytest.raises(RequestError, match="file_search"):
+            responses_request._tools_of([{"type": "file_search"}], [])
+
+
+def test_equal_messages_tools_are_converted_once_and_a_refused_list_each_time() -> None:
+    import copy
+
+    from toolbridge.gateway.fronts.messages import request as messages_request
+
+    tools = [{"name": "get_weather", "description": "the weather", "input_schema": {"type": "object"}},
+             {"name": "apply", "input_schema": {"type": "object"}, "strict": True}]
+    first = messages_request._tools_of(copy.deepcopy(tools))
+    assert messages_request._tools_of(copy.deepcopy(tools)) is first  # the same list: made once
+    assert first == messages_request._tools(tools)
+    for _ in range(2):  # never kept: refused every time
+        with pytest.raises(RequestError, match="tools.0.name"):
+            messages_request._tools_of([{"name": "", "input_schema": {"type": "object"}}])

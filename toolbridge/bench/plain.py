@@ -11,7 +11,10 @@ Completions and the gateway through each of its three fronts, one after the othe
 rotating between repeats; each figure is the median of its repeats, and each front's ratio is
 the median of the repeats' ratios to the floor's run of the same repeat. The first answer on
 every connection is checked (the call, the text; ``load``), so a wrong answer cannot pass for a
-fast one.
+fast one. Each row also gives the server's median CPU time a request (``µs/req``, from the
+server's schedstat over the measured window), the gateway's and the floor's: with both cores
+saturated the rates follow them, and on a machine shared with other work they move less than
+the rates do, so they tell where a change of the ratio comes from.
 
 Goals: each front at >= 0.5x the floor's rate, and the chat front at >= 2,500 req/s (one core,
 small call and prose).
@@ -58,6 +61,7 @@ def measure_case(procs: Procs, dialect: str, size: str, repeat: int, duration: f
     upstream = procs.start(["-m", SERVERS, "upstream", "--port", str(up), "--dialect", dialect,
                             "--args", size, "--rate", "30"], {LOAD_CPU}, up, harness=True)
     runs: dict[str, list[float]] = {"floor": [], **{f: [] for f in FRONTS}}
+    cpu: dict[str, list[float]] = {"floor": [], **{f: [] for f in FRONTS}}  # server µs a request
     problems: list[str] = []
     try:
         servers = {}
@@ -73,18 +77,24 @@ def measure_case(procs: Procs, dialect: str, size: str, repeat: int, duration: f
                 proc, port = servers[server]
                 res = _rate(procs, port, up, proc.pid, dialect, size, front, duration)
                 runs[front or "floor"].append(res["rps"])
+                used = res["proc"].get("server", {}).get("us_per_request")
+                if used is not None:
+                    cpu[front or "floor"].append(used)
                 problems += [f"{dialect} {size} {front or 'floor'}: {p}" for p in res["problems"]]
                 if res["errors"] or res["problem_count"]:
                     problems.append(f"{dialect} {size} {front or 'floor'}: {res['errors']} errors, "
                                     f"{res['problem_count']} failed checks")
     finally:
         procs.stop_all()
-    return {"dialect": dialect, "size": size, "rps": runs, "problems": sorted(set(problems))}
+    return {"dialect": dialect, "size": size, "rps": runs, "cpu_us": cpu, "problems": sorted(set(problems))}
 
 
 def rows(case: dict[str, Any]) -> list[dict[str, Any]]:
-    """The case's rows: each front's median rate, its median ratio to the floor, the verdicts."""
+    """The case's rows: each front's median rate, its median ratio to the floor, the verdicts,
+    and the server's median CPU time a request (the gateway's and the floor's: what the rates
+    come from when the server's core is saturated, and less disturbed by other work on it)."""
     floor = case["rps"]["floor"]
+    cpu = case.get("cpu_us", {})
     out = []
     for front in FRONTS:
         rates = case["rps"][front]
@@ -93,9 +103,14 @@ def rows(case: dict[str, Any]) -> list[dict[str, Any]]:
         rps_goal = RPS_GOAL if front == "chat" and case["size"] != "33k" else None
         out.append({"dialect": case["dialect"], "size": case["size"], "front": front, "rps": rps,
                     "floor_rps": statistics.median(floor) if floor else None, "ratio": ratio,
+                    "cpu_us": _median(cpu.get(front)), "floor_cpu_us": _median(cpu.get("floor")),
                     "ratio_ok": None if ratio is None else ratio >= RATIO_GOAL,
                     "rps_goal": rps_goal, "rps_ok": None if rps_goal is None or rps is None else rps >= rps_goal})
     return out
+
+
+def _median(values: list[float] | None) -> float | None:
+    return statistics.median(values) if values else None
 
 
 def _verdict(ok: bool | None) -> str:
@@ -106,16 +121,20 @@ def report(table: list[dict[str, Any]], repeat: int, duration: float) -> str:
     lines = ["toolbridge bench --plain: non-streamed requests, 64 keep-alive clients; gateway (1 worker) and "
              "floor on core 0, the load and the upstream on core 1",
              f"medians of {repeat} repeats of {duration:g} s each, the order rotating; ratio: the median of the "
-             "repeats' ratios to the floor (Chat Completions through the plain proxy)", "",
+             "repeats' ratios to the floor (Chat Completions through the plain proxy); µs/req: the server's median CPU "
+             "time a request (the gateway's, the floor's)", "",
              f"  {'dialect':<12}{'answer':<8}{'front':<11}{'req/s':>8}{'floor':>8}{'ratio':>8}  "
-             f"{'goal':<8}{'':<6}{'req/s goal':<12}"]
+             f"{'goal':<8}{'':<6}{'req/s goal':<12}{'':<6}{'µs/req':>8}{'floor':>8}"]
     for r in table:
         rps = "" if r["rps"] is None else f"{r['rps']:,.0f}"
         floor = "" if r["floor_rps"] is None else f"{r['floor_rps']:,.0f}"
         ratio = "" if r["ratio"] is None else f"{r['ratio']:.2f}x"
         rps_goal = "" if r["rps_goal"] is None else f">= {r['rps_goal']:,.0f}"
+        cpu = "" if r.get("cpu_us") is None else f"{r['cpu_us']:,.0f}"
+        floor_cpu = "" if r.get("floor_cpu_us") is None else f"{r['floor_cpu_us']:,.0f}"
         lines.append(f"  {r['dialect']:<12}{r['size']:<8}{r['front']:<11}{rps:>8}{floor:>8}{ratio:>8}  "
-                     f">= {RATIO_GOAL}x  {_verdict(r['ratio_ok']):<6}{rps_goal:<12}{_verdict(r['rps_ok'])}".rstrip())
+                     f">= {RATIO_GOAL}x  {_verdict(r['ratio_ok']):<6}{rps_goal:<12}{_verdict(r['rps_ok']):<6}"
+                     f"{cpu:>8}{floor_cpu:>8}".rstrip())
     verdicts = [v for r in table for v in (r["ratio_ok"], r["rps_ok"]) if v is not None]
     return "\n".join([*lines, "", f"goals met: {sum(verdicts)} of {len(verdicts)}"])
 

@@ -41,6 +41,7 @@ from .fronts.responses.socket import ResponsesSocket
 from .http.client import UpstreamError, UpstreamPool
 from .http.server import ClientDisconnected, H1Server, Limits, Request, Response, new_request_id
 from .http.websocket import SocketLimits, WebSocket, accept
+from .logline import access
 from .metrics import Metrics
 from .pipeline import JSON, OFFLOOP_REQUEST_BYTES, Pipeline
 from .repair import Provenance
@@ -183,8 +184,8 @@ class Gateway:
                         else path if route and (not req.upgrade or path == SOCKET) else "other")
             self.metrics.answered(endpoint, status, provenance, front.name)
             client = client_request_id(req)
-            log.info("%s %s %d %s calls[%s] %.1fms%s", method, path, status, request_id, provenance.header(),
-                     1000 * (time.perf_counter() - started), f" client_request_id={client}" if client else "")
+            access(log, "%s %s %d %s calls[%s] %.1fms%s", method, path, status, request_id, provenance.header(),
+                   1000 * (time.perf_counter() - started), f" client_request_id={client}" if client else "")
 
     def _front(self, path: str) -> Any:
         """The front whose error shape a path's answers take (refusals, failures): the Messages
@@ -233,8 +234,8 @@ class Gateway:
     def _turn_answered(self, status: int, provenance: Provenance, started: float) -> None:
         """A turn on a socket: counted and logged as a request of the Responses front."""
         self.metrics.answered(SOCKET, status, provenance, self.responses.name)
-        log.info("WS %s %d calls[%s] %.1fms", SOCKET, status, provenance.header(),
-                 1000 * (time.perf_counter() - started))
+        access(log, "WS %s %d calls[%s] %.1fms", SOCKET, status, provenance.header(),
+               1000 * (time.perf_counter() - started))
 
     # ---------------------------------------------------------------- endpoints
 

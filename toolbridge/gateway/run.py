@@ -16,12 +16,11 @@ import logging
 import secrets
 import signal
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from .config import GatewayConfig
+from .logline import Formatter as _Formatter, LineHandler as _LineHandler
 from .state import sqlite_path
 from .app import serve
 from .supervisor import Supervisor
@@ -50,88 +49,6 @@ def run(config: GatewayConfig) -> int:
         if scratch is not None:
             for suffix in ("", "-wal", "-shm"):
                 Path(scratch + suffix).unlink(missing_ok=True)
-
-
-class _Formatter(logging.Formatter):
-    """``FORMAT``, with the date and time formatted once per second, not per line, and a line
-    without exception or stack text written by one f-string instead of the generic path (the
-    same text: the gateway logs a line per request)."""
-
-    FORMAT = "%(asctime)s %(name)s %(message)s"
-    _second, _text = -1, ""
-
-    def __init__(self) -> None:
-        super().__init__(self.FORMAT)
-
-    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
-        second = int(record.created)
-        if second != self._second:
-            self._second, self._text = second, time.strftime("%Y-%m-%d %H:%M:%S", self.converter(second))
-        return f"{self._text},{int(record.msecs):03d}"
-
-    def format(self, record: logging.LogRecord) -> str:
-        if record.exc_info or record.exc_text or record.stack_info:
-            return super().format(record)
-        record.message = record.getMessage()  # set as the generic path sets them, for any
-        record.asctime = self.formatTime(record)  # other handler that reads them
-        return f"{record.asctime} {record.name} {record.message}"
-
-
-class _LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """A StreamHandler that writes a record's line and flushes its stream in one step: the same
-    text under the same lock, without the generic path's filter pass (when it has no filters),
-    second turn of the lock and lookups (the gateway logs a line per request).
-
-    On the event loop's thread the lines of one turn of the loop are written together, by one
-    write and flush scheduled for the loop's next turn (under load a turn finishes several
-    requests, and a write per line was a system call per request); elsewhere, and when the
-    handler is flushed (at exit too), at once. A line waits at most until the loop turns."""
-
-    def __init__(self, stream: Any = None) -> None:
-        super().__init__(stream)
-        self._pending: list[str] = []  # lines of this turn of the loop, not yet written
-
-    def handle(self, record: logging.LogRecord) -> Any:
-        if self.filters:
-            return super().handle(record)
-        with self.lock:  # type: ignore[union-attr]  # (made by the handler's __init__)
-            self.emit(record)
-        return True
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:  # (under the lock, as for the generic emit)
-            formatter = self.formatter
-            line = formatter.format(record) if formatter is not None else self.format(record)
-            pending = self._pending
-            if pending:  # this turn's write is scheduled already
-                pending.append(line + self.terminator)
-                return
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:  # not on an event loop's thread: written at once
-                stream = self.stream
-                stream.write(line + self.terminator)
-                stream.flush()
-                return
-            pending.append(line + self.terminator)
-            loop.call_soon(self.flush)
-        except RecursionError:
-            raise
-        except Exception:  # noqa: BLE001  # as StreamHandler.emit: reported by handleError
-            self.handleError(record)
-
-    def flush(self) -> None:
-        """Write the lines still pending, then flush the stream."""
-        with self.lock:  # type: ignore[union-attr]
-            pending = self._pending
-            if pending:
-                self._pending = []
-                try:
-                    self.stream.write("".join(pending))
-                except Exception:  # noqa: BLE001  # a closed stream: as a failed emit
-                    self.handleError(logging.makeLogRecord({"msg": "(log lines lost)"}))
-                    return
-            super().flush()
 
 
 def _configure_logging(config: GatewayConfig) -> None:

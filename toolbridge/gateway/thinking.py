@@ -100,6 +100,31 @@ def _pairs(dialect: Dialect) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     return (tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)) if pairs else None
 
 
+def _lead_markers(dialect: Dialect | str,
+                  model: str | None) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+    """``markers`` and ``call_markers`` of an answer's dialect (under auto, of its model), made
+    once per dialect (every answer asks: ``Lead.of``)."""
+    if not isinstance(dialect, Dialect):
+        return _auto_lead_markers(model)
+    kept = _LEAD_MARKERS.get(id(dialect))
+    if kept is not None and kept[0] is dialect:  # (the dialect is kept with them: its id is not reused)
+        return kept[1]
+    found = markers(dialect, model)
+    made = (*found, call_markers(dialect, model)) if found else None
+    if len(_LEAD_MARKERS) < 256:
+        _LEAD_MARKERS[id(dialect)] = (dialect, made)
+    return made
+
+
+_LEAD_MARKERS: dict[int, tuple[Dialect, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None]] = {}
+
+
+@lru_cache(maxsize=256)
+def _auto_lead_markers(model: str | None) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+    found = markers("auto", model)
+    return (*found, call_markers("auto", model)) if found else None
+
+
 @lru_cache(maxsize=256)
 def _search(marks: tuple[str, ...]) -> tuple[re.Pattern[str], int]:
     """The pattern that finds the first of ``marks`` (the longest first where one starts
@@ -129,8 +154,8 @@ class Lead:
     def of(cls, plan: Any) -> Lead | None:
         """The Lead of an answer to ``plan`` (None when its content is read as written)."""
         how = getattr(plan, "think", None)
-        found = markers(plan.dialect, plan.model) if how else None
-        return cls(how, *found, call_markers(plan.dialect, plan.model)) if found else None
+        found = _lead_markers(plan.dialect, plan.model) if how else None
+        return cls(how, *found) if found else None
 
     def opening_only(self) -> None:
         """Read only how the answer opens (mode ``opens``): the upstream gave the reasoning in

@@ -31,6 +31,7 @@ cannot be reached keeps the last listing. With ``--workers``, each process keeps
 from __future__ import annotations
 
 import asyncio
+import functools
 import fnmatch
 import logging
 from collections.abc import Callable, Iterable
@@ -75,6 +76,7 @@ def parse_aliases(text: str) -> tuple[Alias, ...]:
     return tuple(aliases)
 
 
+@functools.lru_cache(maxsize=256)  # a request's: the few names served, made once each
 def model_field(name: str) -> tuple[bytes, bytes]:
     """The ``x-toolbridge-model`` header field naming the model a request was sent to. A name
     passed on from a client may hold anything: what is not visible ASCII (and ``%``) is

@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from ....tools import SharedCache
 from ...turn import RequestError, Turn
 from ..dropped import Dropped
 from .ids import upstream_id
@@ -83,7 +84,7 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
         _drop("thread", "count_tokens counts the messages it is given")
     thread = None if count else thread_field(body.get("thread"))
     prior = kept_turn(body, thread, previous)
-    tools = prior.tools if prior is not None else _tools(body.get("tools"))
+    tools = prior.tools if prior is not None else _tools_of(body.get("tools"))
     choice, parallel = _tool_choice(body.get("tool_choice"), tools)
     messages = _conversation(body, prior)
     context = None if thread is None else Thread(thread or None, messages, tools, prior.size if prior else 0)
@@ -167,6 +168,20 @@ def _output_config(config: Any) -> None:
 
 
 # ---------------------------------------------------------------- tools
+
+
+def _tools_of(tools: Any) -> list[dict[str, Any]] | None:
+    """``_tools``, made once per distinct tools list and kept by its JSON text (agents send the
+    same tools with every request; the kept list is not changed by its users, as a kept thread's
+    tools are not); a list ``_tools`` refuses is refused each time."""
+    if not isinstance(tools, list) or not tools:
+        return _tools(tools)
+    key = orjson.dumps(tools)
+    kept = _OFFERED.get(key)
+    return kept if kept is not None else _OFFERED.put(key, _tools(tools))  # type: ignore[no-any-return]
+
+
+_OFFERED = SharedCache(256)  # by the tools' JSON text
 
 
 def _tools(tools: Any) -> list[dict[str, Any]] | None:

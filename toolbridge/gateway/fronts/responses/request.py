@@ -22,8 +22,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from ....errors import ConfigError
 from ....freeform import Format, arguments_of, declaration
+from ....tools import SharedCache
 from ...turn import RequestError, Turn
 from ..dropped import Dropped
 from ..ids import upstream_call_id
@@ -122,7 +125,7 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     if stream:
         options["stream"] = True
         options["stream_options"] = {"include_usage": True}
-    tools, freeforms, namespaces, schema_paths = _tools(body.get("tools"), _additional(body.get("input")))
+    (tools, freeforms, namespaces, schema_paths), shown = _tools_of(body.get("tools"), _additional(body.get("input")))
     choice = _tool_choice(body.get("tool_choice"), namespaces)
     parallel = body.get("parallel_tool_calls")
     if parallel is not None and not isinstance(parallel, bool):
@@ -140,7 +143,7 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise RequestError("instructions: must be a string", param="instructions")
-    context = Context(model=model or "", echo=_echo(body, parallel), stream=stream, store=store,
+    context = Context(model=model or "", echo=_echo(body, parallel, shown), stream=stream, store=store,
                       sealed="reasoning.encrypted_content" in _include(body.get("include")),
                       summary=_summary(body.get("reasoning")),
                       namespaces=namespaces, freeforms=freeforms, history=history, inputs=inputs,
@@ -170,8 +173,9 @@ def _include(include: Any) -> list[str]:
     return include
 
 
-def _echo(body: dict[str, Any], parallel: Any) -> dict[str, Any]:
-    """The request fields the response object repeats."""
+def _echo(body: dict[str, Any], parallel: Any, tools: list[Any]) -> dict[str, Any]:
+    """The request fields the response object repeats (``tools``: as it repeats them,
+    ``_repeated``)."""
     metadata = body.get("metadata")
     if metadata is not None and (not isinstance(metadata, dict) or len(metadata) > 16 or not all(
             isinstance(k, str) and len(k) <= 64 and isinstance(v, str) and len(v) <= 512
@@ -180,7 +184,6 @@ def _echo(body: dict[str, Any], parallel: Any) -> dict[str, Any]:
                            "(512 characters)", param="metadata")
     echo = {k: body.get(k) for k in ("instructions", "max_output_tokens", "previous_response_id",
                                      "prompt_cache_key", "user", "safety_identifier")}
-    tools = [_strict_shown(t) for t in body.get("tools") or ()] if isinstance(body.get("tools"), list) else []
     reasoning, text = body.get("reasoning"), body.get("text")
     echo.update(metadata=metadata or {}, tools=tools,
                 tool_choice=body.get("tool_choice") or "auto",
@@ -202,6 +205,11 @@ def _used(body: dict[str, Any]) -> dict[str, Any]:
 
 
 _DEFAULTS = {"temperature": 1.0, "top_p": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0}
+
+
+def _repeated(tools: Any) -> list[Any]:
+    """The tools as the response repeats them."""
+    return [_strict_shown(t) for t in tools] if isinstance(tools, list) else []
 
 
 def _strict_shown(tool: Any) -> Any:
@@ -307,6 +315,23 @@ def _additional(value: Any) -> list[tuple[str, Any]]:
                 raise RequestError(f"input[{i}].tools: must be an array", param=f"input[{i}].tools")
             out += [(f"input[{i}].tools[{j}]", tool) for j, tool in enumerate(tools)]
     return out
+
+
+def _tools_of(tools: Any, additional: list[tuple[str, Any]]) -> tuple[_Offered, list[Any]]:
+    """``_tools`` and the tools as the response repeats them (``_repeated``), made once per distinct
+    tools list and kept by its JSON text (agents send the same tools with every request; what is
+    kept is not changed by its users). A request with ``additional_tools`` items makes them
+    each time, and a list ``_tools`` refuses is refused each time."""
+    if additional or not isinstance(tools, list) or not tools:
+        return _tools(tools, additional), _repeated(tools)
+    key = orjson.dumps(tools)
+    kept = _OFFERED.get(key)
+    if kept is None:
+        kept = _OFFERED.put(key, (_tools(tools, additional), _repeated(tools)))
+    return kept  # type: ignore[no-any-return]
+
+
+_OFFERED = SharedCache(256)  # by the tools' JSON text
 
 
 def _tools(tools: Any, additional: list[tuple[str, Any]]) -> _Offered:
