@@ -144,22 +144,31 @@ def end_typed(sink: CallSink, pairs: list[tuple[str, str]]) -> None:
     """A call read whole (its block written plainly): its ``pairs`` typed once
     (``typed_object``, with the sink's schema and coercion), given as one piece of arguments,
     and the call ended."""
-    arguments, value = typed_object(pairs, sink.param_schema, lambda key, raw, _: sink.coerce(key, raw))
+    arguments, value, _ = typed_object(pairs, sink.param_schema, lambda key, raw, _: sink.coerce(key, raw))
     sink.args(arguments, value)
     sink.end()
 
 
 def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[str, Any] | None],
-                 coerce: Callable[[str, str, dict[str, Any] | None], Any]) -> tuple[str, dict[str, Any]]:
+                 coerce: Callable[[str, str, dict[str, Any] | None], Any],
+                 members: dict[str, Any] | None = None) -> tuple[str, dict[str, Any], bool]:
     """The arguments a call of whole raw values ``pairs`` (key, value text) streams out of
     ``RawValue``s, typed the same way (a value that can only be a string, or has no schema and
     cannot begin JSON, stays text; any other is ``coerce(key, raw, schema)``), and written the
     same way (``{``, ``", "`` between members, ``": "`` after keys, ``}``): the JSON text and
-    its value, so that neither is read again (no key may repeat: the value would lose one)."""
+    its value, so that neither is read again (no key may repeat: the value would lose one).
+
+    ``members``: the root schema's ``properties`` (a dict), whose entries ``schema_of`` resolves.
+    Then the third item tells whether every value is already what ``argtyper.already_typed``
+    passes at once, without a second look: a key ``members`` does not declare, or a value of
+    the one type its own schema declares (no ``$ref``; a string spelled as one of its enum's
+    values). False when ``members`` is not given."""
     value: dict[str, Any] = {}
     parts = []
+    settled = members is not None
     for key, raw in pairs:
         schema = schema_of(key)
+        declared = None
         if schema is None:
             plain = bool(raw) and raw[0] not in _JSON_START
         else:  # (a schema that declares one type: is_plain_string's common case, answered here)
@@ -174,9 +183,22 @@ def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[s
         else:
             raw = coerce(key, raw, schema)
             text = encode_string(raw) if type(raw) is str else to_json(raw)
+        if settled and key in members:  # type: ignore[operator]
+            # (the member's own schema: ``schema_of`` gave it back as it is, $ref-free)
+            settled = (members[key] is schema and declared is not None  # type: ignore[index]
+                       and declared == JSON_TYPE.get(type(raw))
+                       and (declared != "string" or spelled_as_enum(raw, schema.get("enum"))))  # type: ignore[union-attr]
         value[key] = raw
         parts.append(f"{_encode(key)}: {text}")
-    return "{" + ", ".join(parts) + "}", value
+    return "{" + ", ".join(parts) + "}", value, settled
+
+
+JSON_TYPE = {str: "string", int: "integer", float: "number", bool: "boolean"}  # by exact type
+
+
+def spelled_as_enum(value: str, enum: Any) -> bool:
+    """Whether a string needs no enum repair: no enum declared, or one of its values exactly."""
+    return not isinstance(enum, list) or value in enum
 
 
 _OTHER_TYPES = frozenset(("integer", "number", "boolean", "object", "array", "null"))
