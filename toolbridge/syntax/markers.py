@@ -1,7 +1,7 @@
 """Finding literal markers in streamed text, and holding back what may still become one.
 
 Strategy: one compiled alternation finds the earliest marker from a cursor (longest spelling
-first, so ``</tool_call>`` wins over ``</tool``); a set of every proper prefix of every marker
+first, so ``</tool_call>`` wins over ``</tool``); a set of every beginning of every marker
 tells how much of the buffer's tail could still grow into a marker. Only the tail is examined,
 from the last occurrences of the markers' first characters, so the cost per call is
 O(new text + longest marker) however long the output already is.
@@ -30,15 +30,15 @@ class MarkerSet:
     _groups: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
     _opening: re.Pattern[str] = field(init=False, repr=False)
-    _tail: re.Pattern[str] = field(init=False, repr=False)
+    _heads: frozenset[str] = field(init=False, repr=False)
     _waiting: frozenset[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         ordered = sorted(set(self.markers), key=len, reverse=True)
         pattern = _trie_pattern(ordered) if ordered else r"(?!)"
-        tail = _trie_pattern(ordered, every=True) + r"\Z" if ordered else r"(?!)"
-        object.__setattr__(self, "_tail", re.compile(tail))
         prefixes = {m[:k] for m in ordered for k in range(1, len(m))}
+        # What a held tail may be (``holdback``): the start of a marker, or a whole one
+        object.__setattr__(self, "_heads", frozenset(prefixes.union(ordered)))
         object.__setattr__(self, "_pattern", re.compile(pattern))
         object.__setattr__(self, "_prefixes", frozenset(prefixes))
         # The prefixes that hold no whole marker after their first character: such a text is
@@ -149,16 +149,23 @@ class MarkerSet:
 
     def holdback(self, buf: str, pos: int) -> int:
         """Length of the longest tail of ``buf[pos:]`` that is a proper prefix of a marker."""
-        # (one search: looking first for a marker's first character costs more than it saves)
-        found = self._tail.search(buf, max(pos, len(buf) - self._longest + 1))
-        return len(buf) - found.start() if found is not None else 0
+        # Each place in the tail where a marker's first character stands, from the earliest, is
+        # tried by one set lookup (one pattern of every marker's every beginning, anchored at
+        # the end, backtracked through all of them at each such place: several microseconds).
+        heads, first = self._heads, self._first_re.search
+        found = first(buf, max(pos, len(buf) - self._longest + 1))
+        while found is not None:
+            at = found.start()
+            if buf[at:] in heads:
+                return len(buf) - at
+            found = first(buf, at + 1)
+        return 0
 
 
-def _trie_pattern(markers: list[str], every: bool = False) -> str:
+def _trie_pattern(markers: list[str]) -> str:
     """One regex for the markers with shared prefixes factored out (``<tool_call>`` and
     ``<tool>`` share ``<tool``), so the engine tries each character once rather than once per
-    marker; where a marker is a prefix of another, the longer one wins, as before. ``every``:
-    match any non-empty prefix of a marker instead (what ``holdback`` looks for at the end)."""
+    marker; where a marker is a prefix of another, the longer one wins, as before."""
     trie: dict[str, dict] = {}
     for marker in markers:
         node = trie
@@ -171,7 +178,7 @@ def _trie_pattern(markers: list[str], every: bool = False) -> str:
         if not alts:
             return ""
         body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        return f"(?:{body})?" if "" in node or every else body
+        return f"(?:{body})?" if "" in node else body
 
     return "(?:" + "|".join(re.escape(ch) + build(child) for ch, child in sorted(trie.items())) + ")"
 
