@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 _WINDOW = 4096  # how far ``search`` looks for each first character's markers at a time
 _SHORT = 256  # texts up to this long are scanned by the alternation alone
@@ -28,6 +29,7 @@ class MarkerSet:
     _firsts: str = field(init=False, repr=False)
     _first_re: re.Pattern[str] = field(init=False, repr=False)
     _groups: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
+    _searches: tuple[tuple[str, Any], ...] = field(init=False, repr=False)  # (first character, its group's search)
     _longest: int = field(init=False, repr=False)
     _opening: re.Pattern[str] = field(init=False, repr=False)
     _heads: frozenset[str] = field(init=False, repr=False)
@@ -52,6 +54,7 @@ class MarkerSet:
         # the regex engine scans for in C, false starts included.
         groups = tuple(re.compile(_trie_pattern([m for m in ordered if m[0] == c])) for c in firsts)
         object.__setattr__(self, "_groups", groups)
+        object.__setattr__(self, "_searches", tuple(zip(firsts, (g.search for g in groups))))
         first_re = "[" + "".join(re.escape(c) for c in firsts) + "]" if firsts else r"(?!)"
         object.__setattr__(self, "_first_re", re.compile(first_re))
         # Where a marker may begin: its first two characters, or its first at the very end.
@@ -87,15 +90,15 @@ class MarkerSet:
         if found is not None and found.start() < pos + near:
             return found  # (a marker that starts in the window ends by its end + reach)
         pos += near
-        groups, window = self._groups, 8 * _SHORT
+        find, window = buf.find, 8 * _SHORT
         while pos < end:
             stop, window = pos + window, min(2 * window, _WINDOW)
             best = None
-            for first, group in zip(self._firsts, groups):
-                at = buf.find(first, pos, stop)
+            for first, group_search in self._searches:
+                at = find(first, pos, stop)
                 if at < 0:
                     continue
-                m = group.search(buf, at, stop + reach)
+                m = group_search(buf, at, stop + reach)
                 if m is not None and m.start() < stop:
                     best, stop = m, m.start()  # (the next first character's must start before it)
             if best is not None:
