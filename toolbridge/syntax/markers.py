@@ -123,9 +123,14 @@ class MarkerSet:
         written, with this one inside it (``Action: ```json`` whose ``Action: ``` `` is read
         so far holds a complete ``` ``` ``` ``); or this marker may grow into a longer one
         (``could_grow``)."""
-        tail = len(buf) - self.holdback(buf, pos)
-        if tail < start:
-            return tail
+        # (holdback's tail, looked for only before ``start``: only there can it begin a longer one)
+        heads, first = self._heads, self._first_re.search
+        found = first(buf, max(pos, len(buf) - self._longest + 1), start)
+        while found is not None:
+            at = found.start()
+            if buf[at:] in heads:
+                return at
+            found = first(buf, at + 1, start)
         return start if self.could_grow(buf, start) else None
 
     def waits(self, text: str) -> bool:
