@@ -31,7 +31,7 @@ class Patterns:
     """How blocks of one ``AttrTags`` are read whole (made once, kept on the tags: looking them
     up by the tags, a dataclass of a dozen fields, cost a hash of all of them per block)."""
 
-    __slots__ = ("close", "invoke", "others", "param", "plain")
+    __slots__ = ("block", "close", "invoke", "others", "param", "plain")
 
     def __init__(self, tags: Any) -> None:
         # The invoke's opening and a parameter's, canonical spellings (``<invoke name="x">``)
@@ -46,6 +46,11 @@ class Patterns:
         common = all(t.startswith(close[0]) for t in self.others)
         whole = f"{param}([^{re.escape(close[0])}]*){re.escape(close)}"
         self.plain = re.compile(whole) if common else None
+        # An invoke's parameters all written so, its close (the empty group: where ``feed``
+        # keeps the calls so far) and the block's
+        closes = "|".join(map(re.escape, tags.block_close))
+        block = rf"(?:{whole})*[ \t\r\n]*{re.escape(tags.invoke_close[0])}(?P<kept>)[ \t\r\n]*(?:{closes})"
+        self.block = re.compile(block) if common else None
 
 
 def read_params(tags: Any, text: str, pos: int) -> tuple[Pairs, int, int] | None:
@@ -53,6 +58,11 @@ def read_params(tags: Any, text: str, pos: int) -> tuple[Pairs, int, int] | None
     its close and the block's: the raw values, the position after the invoke's close (where
     ``feed`` keeps the calls so far) and after the block's; None for anything else."""
     patterns: Patterns = tags.whole
+    block = patterns.block.match(text, pos) if patterns.block is not None else None
+    if block is not None:  # (every parameter written plainly: all of them at once, the same reading)
+        pairs = patterns.plain.findall(text, pos, block.start("kept"))  # type: ignore[union-attr]
+        unique = len({k for k, _ in pairs}) == len(pairs)
+        return (pairs, block.end("kept"), block.end()) if unique else None
     plain, param, close, others = patterns.plain, patterns.param.match, patterns.close, patterns.others
     pairs: Pairs = []
     keys: set[str] = set()
