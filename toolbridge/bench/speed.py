@@ -212,7 +212,7 @@ def _xml_whole(m: Measured) -> list[Row]:
     rows = []
     pairs = [(short_output(d), short_output("hermes"), "short call") for d in ("qwen3_coder",)]
     pairs += [(file_output("qwen3_coder", size), file_output("hermes", size), f"{size} arg")
-              for size in ("1k", "8k", "33k")]  # (the sizes)
+              for size in ("1k", "8k", "33k")]
     for out, ref, what in pairs:
         dialect = out.case.split()[0]
         ours = Side("toolbridge", partial(parse, out.text, dialect, TOOLS), check_message(out))
