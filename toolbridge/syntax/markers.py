@@ -28,8 +28,10 @@ class MarkerSet:
     _prefixes: frozenset[str] = field(init=False, repr=False)
     _firsts: str = field(init=False, repr=False)
     _first_re: re.Pattern[str] = field(init=False, repr=False)
-    _groups: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
-    _searches: tuple[tuple[str, Any], ...] = field(init=False, repr=False)  # (first character, its group's search)
+    # Per group: the character its search looks for, the search, and for a group that also
+    # finds the markers folded into it (``_group_searches``) how far before that character
+    # they start and the group's own alternation (0 and None for the others)
+    _searches: tuple[tuple[str, Any, int, Any], ...] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
     _opening: re.Pattern[str] = field(init=False, repr=False)
     _heads: frozenset[str] = field(init=False, repr=False)
@@ -52,9 +54,7 @@ class MarkerSet:
         object.__setattr__(self, "_firsts", firsts)
         # One alternation per first character: it begins with that literal character, which
         # the regex engine scans for in C, false starts included.
-        groups = tuple(re.compile(_trie_pattern([m for m in ordered if m[0] == c])) for c in firsts)
-        object.__setattr__(self, "_groups", groups)
-        object.__setattr__(self, "_searches", tuple(zip(firsts, (g.search for g in groups))))
+        object.__setattr__(self, "_searches", _group_searches(ordered, firsts))
         first_re = "[" + "".join(re.escape(c) for c in firsts) + "]" if firsts else r"(?!)"
         object.__setattr__(self, "_first_re", re.compile(first_re))
         # Where a marker may begin: its first two characters (or its first at the very end, which
@@ -96,16 +96,40 @@ class MarkerSet:
         while pos < end:
             stop, window = pos + window, min(2 * window, _WINDOW)
             best = None
-            for first, group_search in self._searches:
-                at = find(first, pos, stop)
+            for first, group_search, fold, own in self._searches:
+                at = find(first, pos, stop + fold)
                 if at < 0:
                     continue
                 m = group_search(buf, at, stop + reach)
+                if fold:
+                    m = self._unfold(buf, m, pos, stop, fold, group_search, own)
                 if m is not None and m.start() < stop:
                     best, stop = m, m.start()  # (the next first character's must start before it)
             if best is not None:
                 return best
             pos = stop
+        return None
+
+    def _unfold(self, buf: str, m: re.Match[str] | None, pos: int, stop: int, fold: int, search: Any,
+                own: re.Pattern[str]) -> re.Match[str] | None:
+        """The earliest marker a group that holds folded markers finds, from its first match
+        ``m`` on: where the folded branch matched, the folded marker begins ``fold``
+        characters before (matched whole there), or else the group's own marker at the same
+        place; a marker of its own at or past ``stop`` stands only when no folded one could
+        still begin before ``stop``."""
+        limit = stop + self._longest - 1
+        while m is not None:
+            at = m.start()
+            if m.lastgroup == "fold":
+                start = at - fold
+                if pos <= start < stop and (whole := self._pattern.match(buf, start)) is not None:
+                    return whole
+                mine = own.match(buf, at, limit)
+                if mine is not None:
+                    return mine
+            elif at < stop or at >= stop + fold:
+                return m
+            m = search(buf, at + 1, limit)
         return None
 
     def at(self, buf: str, pos: int) -> re.Match[str] | None:
@@ -170,6 +194,49 @@ class MarkerSet:
                 return len(buf) - at
             found = first(buf, at + 1)
         return 0
+
+
+def _group_searches(ordered: list[str], firsts: str) -> tuple[tuple[str, Any, int, Any], ...]:
+    """``MarkerSet._searches``: one alternation per first character. A group whose first
+    character is a letter or digit (common in prose: the ``f`` of ``functools[``) and whose
+    markers all begin with the same text holding, after its first character, another group's
+    first character that is neither (the ``[``), is folded into that group: the other group's
+    alternation also matches that character where the text before it is the folded markers'
+    beginning (a look-behind, which names the branch ``fold``), so one scan finds both and the
+    folded group's own scan, for a character met in most lines of prose, is spared."""
+    groups = {c: [m for m in ordered if m[0] == c] for c in firsts}
+    folds: dict[str, tuple[int, str]] = {}  # anchor character -> (its place, the folded markers' beginning)
+    folded = set()
+    for c, group in groups.items():
+        if not c.isalnum():
+            continue
+        lead = _common_prefix(group)
+        k = next((i for i in range(1, len(lead)) if lead[i] in groups and not lead[i].isalnum()), 0)
+        if k and lead[k] not in folds:
+            folds[lead[k]] = (k, lead[: k + 1])
+            folded.add(c)
+    searches = []
+    for c, group in groups.items():
+        if c in folded:
+            continue  # (found by its anchor's group)
+        own = re.compile(_trie_pattern(group))
+        if c not in folds:
+            searches.append((c, own.search, 0, None))
+            continue
+        k, behind = folds[c]
+        rest = sorted({m[1:] for m in group if len(m) > 1}, key=len, reverse=True)
+        after = _trie_pattern(rest) if rest else ""
+        after = f"(?:{after})?" if len(min(group, key=len)) == 1 else after
+        source = f"{re.escape(c)}(?:(?<={re.escape(behind)})(?P<fold>)|{after})"
+        searches.append((c, re.compile(source).search, k, own))
+    return tuple(searches)
+
+
+def _common_prefix(markers: list[str]) -> str:
+    """The longest text every one of ``markers`` begins with."""
+    first, last = min(markers), max(markers)
+    n = next((i for i, (a, b) in enumerate(zip(first, last)) if a != b), min(len(first), len(last)))
+    return first[:n]
 
 
 def _trie_pattern(markers: list[str]) -> str:
