@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from ..rawvalue import plain_end
+from .xml import SHORT_BLOCK
 
 Pairs = list[tuple[str, str]]
 _SPACE = re.compile(r"[ \t\r\n]*")
@@ -58,8 +59,10 @@ def read_params(tags: Any, text: str, pos: int) -> tuple[Pairs, int, int] | None
     its close and the block's: the raw values, the position after the invoke's close (where
     ``feed`` keeps the calls so far) and after the block's; None for anything else."""
     patterns: Patterns = tags.whole
-    block = patterns.block.match(text, pos) if patterns.block is not None else None
-    if block is not None:  # (every parameter written plainly: all of them at once, the same reading)
+    # Every parameter of a short invoke written plainly: all of them at once, the same reading
+    # (a long one is read by the loop: the pattern and findall would each read its values).
+    block = patterns.block.match(text, pos, pos + SHORT_BLOCK) if patterns.block is not None else None
+    if block is not None:
         pairs = patterns.plain.findall(text, pos, block.start("kept"))  # type: ignore[union-attr]
         unique = len({k for k, _ in pairs}) == len(pairs)
         return (pairs, block.end("kept"), block.end()) if unique else None

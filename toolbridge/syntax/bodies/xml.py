@@ -134,6 +134,7 @@ def followed(buf: str, at: int, tags: tuple[str, ...], final: bool, space: re.Pa
 _SPACE = re.compile(r"[ \t\r\n]*")  # (what ``followed`` counts as the gap, unbounded)
 
 Pairs = list[tuple[str, str]]
+SHORT_BLOCK = 512  # the longest block ``read_params`` matches whole with one pattern
 
 
 def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
@@ -143,8 +144,10 @@ def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
     the layout places it), no key twice, one function in the block. The raw values (trimmed as
     ``RawValue`` trims them) and the position after the block's close; None for anything else
     (then it is read piece by piece). ``feed`` reads a whole block so, and ``read_plain`` too."""
-    block = tags.plain_block.match(text, pos)
-    if block is not None:  # (every parameter written plainly: all of them at once, the same reading)
+    # Every parameter of a short block written plainly: all of them at once, the same reading
+    # (a long one is read by the loop: the pattern and findall would each read its values).
+    block = tags.plain_block.match(text, pos, pos + SHORT_BLOCK)
+    if block is not None:
         trim = tags.trim_newline
         pairs = [(k.strip(), v[:-1] if trim and v.endswith("\n") else v)
                  for k, v in tags.plain_param.findall(text, pos, block.end())]
