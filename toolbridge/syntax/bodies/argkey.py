@@ -71,7 +71,7 @@ class ArgKeyTags:
         # (what ``plain_end`` finds for such a value, in the same match: only where the call's
         # close begins with the value close's first character, as then no tag can be in it)
         first = self.value[1][0]
-        whole = f"{pair}([^{re.escape(first)}]*){re.escape(self.value[1])}"
+        whole = f"{pair}([^{re.escape(first)}]*+){re.escape(self.value[1])}"
         object.__setattr__(self, "whole_pair", re.compile(whole) if self.block_close.startswith(first) else None)
 
 

@@ -45,7 +45,7 @@ class Patterns:
         # either, when every other one begins with it too), matched whole with its close: what
         # ``plain_end`` finds for it, in one match.
         common = all(t.startswith(close[0]) for t in self.others)
-        whole = f"{param}([^{re.escape(close[0])}]*){re.escape(close)}"
+        whole = f"{param}([^{re.escape(close[0])}]*+){re.escape(close)}"
         self.plain = re.compile(whole) if common else None
         # An invoke's parameters all written so, its close (the empty group: where ``feed``
         # keeps the calls so far) and the block's

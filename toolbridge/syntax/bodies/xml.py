@@ -72,10 +72,10 @@ class XmlTags:
         first = re.escape(self.parameter_close[0])
         nl = "\n?" if self.trim_newline else ""
         plain = (f"{re.escape(self.parameter[0])}([^<\n{re.escape(self.parameter[1][0])}]{{1,256}}){re.escape(self.parameter[1])}"
-                 f"{nl}([^{first}]*){re.escape(self.parameter_close)}[ \t\r\n]*")
+                 f"{nl}([^{first}]*+){re.escape(self.parameter_close)}[ \t\r\n]*")
         object.__setattr__(self, "plain_param", re.compile(plain))
         param = (f"{re.escape(self.parameter[0])}[^<\n{re.escape(self.parameter[1][0])}]{{1,256}}{re.escape(self.parameter[1])}"
-                 f"{nl}[^{first}]*{re.escape(self.parameter_close)}[ \t\r\n]*")
+                 f"{nl}[^{first}]*+{re.escape(self.parameter_close)}[ \t\r\n]*")
         block = f"[ \t\r\n]*(?:{param})*{re.escape(self.function_close)}[ \t\r\n]*{re.escape(self.block_close)}"
         object.__setattr__(self, "plain_block", re.compile(block))
         head = f"[ \t\n\r]*{re.escape(self.function[0])}([^<\n{re.escape(self.function[1][0])}]{{1,256}}){re.escape(self.function[1])}"
