@@ -59,9 +59,10 @@ def read_params(tags: Any, text: str, pos: int) -> tuple[Pairs, int, int] | None
     its close and the block's: the raw values, the position after the invoke's close (where
     ``feed`` keeps the calls so far) and after the block's; None for anything else."""
     patterns: Patterns = tags.whole
-    # Every parameter of a short invoke written plainly: all of them at once, the same reading
-    # (a long one is read by the loop: the pattern and findall would each read its values).
-    block = patterns.block.match(text, pos, pos + SHORT_BLOCK) if patterns.block is not None else None
+    # Every parameter of a short invoke written plainly, at the text's end: all of them at
+    # once, the same reading (see ``xml.read_params``; a longer text is read by the loop).
+    short = patterns.block is not None and len(text) - pos <= SHORT_BLOCK
+    block = patterns.block.match(text, pos) if short else None  # type: ignore[union-attr]
     if block is not None:
         pairs = patterns.plain.findall(text, pos, block.start("kept"))  # type: ignore[union-attr]
         unique = len({k for k, _ in pairs}) == len(pairs)

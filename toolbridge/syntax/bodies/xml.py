@@ -134,7 +134,7 @@ def followed(buf: str, at: int, tags: tuple[str, ...], final: bool, space: re.Pa
 _SPACE = re.compile(r"[ \t\r\n]*")  # (what ``followed`` counts as the gap, unbounded)
 
 Pairs = list[tuple[str, str]]
-SHORT_BLOCK = 512  # the longest block ``read_params`` matches whole with one pattern
+SHORT_BLOCK = 256  # the longest rest of a text whose block ``read_params`` matches with one pattern
 
 
 def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
@@ -144,9 +144,11 @@ def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
     the layout places it), no key twice, one function in the block. The raw values (trimmed as
     ``RawValue`` trims them) and the position after the block's close; None for anything else
     (then it is read piece by piece). ``feed`` reads a whole block so, and ``read_plain`` too."""
-    # Every parameter of a short block written plainly: all of them at once, the same reading
-    # (a long one is read by the loop: the pattern and findall would each read its values).
-    block = tags.plain_block.match(text, pos, pos + SHORT_BLOCK)
+    # Every parameter of a short block written plainly (the text's last characters: a whole
+    # answer's call, a held block): all of them at once, the same reading. (A longer text is
+    # read by the loop: the pattern and findall would each read a long value, and a failed
+    # try at a long one costs about what the pattern saves.)
+    block = tags.plain_block.match(text, pos) if len(text) - pos <= SHORT_BLOCK else None
     if block is not None:
         trim = tags.trim_newline
         pairs = [(k.strip(), v[:-1] if trim and v.endswith("\n") else v)
