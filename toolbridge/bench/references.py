@@ -24,7 +24,7 @@ from .parsers import Output
 
 DELTA = 4  # characters per streamed delta, about one token
 CALL_START, CALL_END = "<tool_call>", "</tool_call>"
-SIZES = {"1k": 1024, "8k": 8192, "33k": 33000, "128k": 131072}  # of the long argument
+SIZES = {"1k": 1024, "2k": 2048, "8k": 8192, "33k": 33000, "128k": 131072}  # of the long argument
 
 WRITE_SCHEMA = {
     "type": "object", "required": ["path", "content"],

@@ -2,9 +2,9 @@
 
 The rows: whole answers through ``parse()`` (hermes, one small call and then one call with a
 1k..128k-char argument, against a regex + ``json.loads`` parser as vLLM's hermes parser reads a
-message and against ``json.loads`` of the call's JSON alone), 2k characters of prose (against
-one substring test; beside it, with no goal, ``parse()`` of a two-character answer: the cost
-before any character is read), ``auto``
+message and against ``json.loads`` of the call's JSON alone), the XML family read whole beside
+Hermes on the same call, 2k characters of prose (against ``parse()`` of a two-character answer,
+the cost before any character is read, and against one substring test), ``auto``
 against the pinned dialect (whole and streamed, short and long, hermes and qwen3_coder), short
 streamed answers and 8 parallel calls against a plain incremental hermes parser, short streamed
 answers in twelve other families against hermes on the same call (no goal), parser
@@ -26,6 +26,12 @@ Method (for a shared, noisy machine):
   wrong parse cannot pass for a fast one; a row that fails its check is not timed;
 - each section runs in a process of its own, forked before any row ran (``_apart``), so that
   what one section ran does not tilt the next.
+
+Rows shown with their figure but no goal (no PASS/FAIL) include the absolute goals of the speed
+issue before issue 37 (``json.loads`` of the call's JSON within 3x, prose within 10x and 20x one
+substring test): they put budgets below the fixed cost of any answer (a Toolset, a parser, the
+message and report), and issue 37 goal 3 restated them as ratios to that cost (prose against
+``parse("hi")``, whole Hermes against the regex parser from 2k characters up).
 """
 
 from __future__ import annotations
@@ -189,7 +195,8 @@ def _whole(m: Measured) -> list[Row]:
         body = out.text[out.text.index(CALL_START) + len(CALL_START) : out.text.index(CALL_END)]
         expected = {"name": out.calls[0][0], "arguments": out.calls[0][1]}
         loads = Side("json.loads", partial(json.loads, body), check_equal(expected))
-        rows.append(m(Row(section, case, "json.loads of the call's JSON", 3.0), ours, loads))
+        # (an old absolute goal, restated by issue 37 as the ratio above: no goal, see the docstring)
+        rows.append(m(Row(section, case, "json.loads of the call's JSON", None), ours, loads))
     return rows
 
 
@@ -213,13 +220,13 @@ def _xml_whole(m: Measured) -> list[Row]:
         rows.append(m(Row(section, f"{dialect} {what}", "hermes, whole", 1.3), ours, hermes))
     made = [("get_weather", {"city": "Paris", "unit": "celsius", "days": 3})]
     ref = short_output("hermes")
-    for name in XML_FAMILY:  # (the other XML bodies: where they stand, no goal)
+    for name in XML_FAMILY:  # (the other XML bodies, where the same re-read happened: the same goal)
         render = get_dialect(name).render
         assert render is not None, name
         out = Output(f"{name} short", LEAD + render(made), made, LEAD, "")
         ours = Side("toolbridge", partial(parse, out.text, name, TOOLS), check_message(out))
         hermes = Side("hermes", partial(parse, ref.text, "hermes", TOOLS), check_message(ref))
-        rows.append(m(Row(section, f"{name} short call", "hermes, whole", None), ours, hermes))
+        rows.append(m(Row(section, f"{name} short call", "hermes, whole", 1.3), ours, hermes))
     return rows
 
 
@@ -231,10 +238,11 @@ def _prose(m: Measured) -> list[Row]:
     out = Output("prose", prose, [], prose, "")
     contains = Side("in", partial(operator.contains, prose, CALL_START), check_equal(False))
     section = f"prose, {len(prose)} chars, no markers: parse(prose, D, tools)"
+    # (old absolute goals, 10x and 20x, restated by issue 37 as the "vs hi" rows below: no goal)
     rows = [
-        m(Row(section, f"prose {dialect}", '"<tool_call>" in prose', goal),
+        m(Row(section, f"prose {dialect}", '"<tool_call>" in prose', None),
           Side("toolbridge", partial(parse, prose, dialect, TOOLS), check_message(out)), contains)
-        for dialect, goal in (("hermes", 10.0), ("auto", 20.0))
+        for dialect in ("hermes", "auto")
     ]
     # What parse() costs before it reads a character (tools, parser, message, report), beside
     # the same reference (no goal: the part of the prose rows that no search can win back).

@@ -27,6 +27,7 @@ from typing import Any
 from ..limits import loads
 from ..syntax.dialect import to_json
 from ..syntax.jsonscan import closing_quote, odd_backslashes
+from ..syntax.rawvalue import JSON_TYPE, spelled_as_enum
 from ..tools import deref, is_plain_string, repair_value
 
 _SCAN = json.JSONDecoder().scan_once  # the C scanner: one JSON value at a position
@@ -39,7 +40,7 @@ _WS = " \t\n\r"
 _FLAT_MEMBER = r'"(?:[^"\\]++|\\.)*+": (?:"(?:[^"\\]++|\\.)*+"|[-+.0-9eE]++|true|false|null)'
 _FLAT = re.compile(rf"\{{{_FLAT_MEMBER}(?:, {_FLAT_MEMBER})*+\}}", re.DOTALL)
 _FLAT_TEXT = 512
-_JSON_TYPE = {str: "string", int: "integer", float: "number", bool: "boolean"}  # by exact type
+_JSON_TYPE = JSON_TYPE  # (by exact type)
 
 # States.
 START, MEMBER, KEY, COLON, VALUE, STREAM, HELD, NEXT, DONE = range(9)
@@ -264,7 +265,7 @@ def already_typed(schema: dict[str, Any], text: str, value: Any) -> bool:
             continue
         declared = member_schema.get("type")
         if (declared is not None and declared == _JSON_TYPE.get(type(member)) and "$ref" not in member_schema
-                and (declared != "string" or _spelled_as_enum(member, member_schema.get("enum")))):
+                and (declared != "string" or spelled_as_enum(member, member_schema.get("enum")))):
             continue  # the one type declared, already (the common member): nothing to type
         resolved = deref(member_schema, schema)
         if type(member) is str and is_plain_string(resolved) and "enum" not in resolved:
@@ -274,15 +275,10 @@ def already_typed(schema: dict[str, Any], text: str, value: Any) -> bool:
         _, repairs, omit = repair_value(member, member_schema, schema, key, needed)
         if repairs or omit:
             return False
-    return _as_written(text, len(value))
+    return as_written(text, len(value))
 
 
-def _spelled_as_enum(value: str, enum: Any) -> bool:
-    """Whether a string needs no enum repair: no enum declared, or one of its values exactly."""
-    return not isinstance(enum, list) or value in enum
-
-
-def _as_written(text: str, members: int) -> bool:
+def as_written(text: str, members: int) -> bool:
     """Whether valid JSON object ``text`` of ``members`` members (no key written twice: the
     body's ``complete_object`` refuses that) is laid out as ``feed`` writes an object (``{``,
     ``", "`` between members, ``": "`` after keys, ``}``). The members before the last are

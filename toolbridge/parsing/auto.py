@@ -172,7 +172,8 @@ class _Trial:
         """Read ``text``; ``marker``: it is the block's beginning, which starts with that marker."""
         parser = self._parser or self.parser
         events = parser.feed_block(text, marker) if marker else parser.feed(text)
-        self._note(parser, len(self.events))
+        if self.settled is None and parser.first_settled is not None:  # (_note, inline: once per delta)
+            self.settled = len(self.events) + parser.first_settled
         if final and not self._refused(events):
             before = len(self.events) + len(events)
             events += parser.close(cut)
@@ -444,7 +445,8 @@ class AutoParser:
             self._emit(buf[pos:held])
             self._buf = buf[held:]
             return None
-        self._emit(buf[pos : m.start()])
+        if m.start() > pos:
+            self._emit(buf[pos : m.start()])
         marker = m.group()
         if marker in self._drop:
             if self._phase is REASONING and marker in self._answers:
@@ -460,7 +462,9 @@ class AutoParser:
             self._emit(marker)
             self._phase = START
             return m.end()
-        claims = self._unread(self._claims.get(marker, ()), m.start())
+        claims = self._claims.get(marker, ())
+        if self._reach:
+            claims = self._unread(claims, m.start())
         if marker in self._guarded:
             claims = self._passed_over(claims, marker, buf, m.end())
         if self._phase is REASONING:

@@ -47,7 +47,7 @@ from ..events import (
     ToolCallEnd,
 )
 from ..tools import Toolset, coerce, deref
-from .argtyper import ArgumentTyper, already_typed
+from .argtyper import ArgumentTyper, already_typed, as_written
 
 _SPACE = re.compile(r"\s*")
 _PLAUSIBLE_NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")
@@ -110,6 +110,7 @@ def _loose(key: str, raw: str, schema: None) -> Any:
 _UNMADE = object()  # a call's typer, before its first piece of arguments
 _NO_BLOCK = TextBuffer()  # the parser's ``_raw`` outside a block (never appended to)
 _NO_IDS: frozenset[str] = frozenset()
+_ABSENT = object()  # a key the schema does not declare
 
 
 @dataclass(frozen=True)
@@ -389,17 +390,22 @@ class DialectParser:
             return (name, arguments, end) if arguments is not None else (name, self._typed(name, value)[0], end)
         if name not in tools.schemas or name in tools.freeforms:
             return None
+        settled = False
         if arguments is None:  # raw values (the XML family), typed as the body's ``feed`` types them
-            arguments, value = self._typed(name, value)
+            arguments, value, settled = self._typed(name, value)
         if self._coerce:
             schema = tools.root_schema(name)
-            if ArgumentTyper.wanted(schema) and not already_typed(schema, arguments, value):
+            # (values ``typed_object`` found settled: already_typed would pass every member at
+            # once, and only the layout is left to check)
+            typed = as_written(arguments, len(value)) if settled else already_typed(schema, arguments, value)
+            if ArgumentTyper.wanted(schema) and not typed:
                 return None
         return None if self._check(name, arguments, value) else (name, arguments, end)
 
-    def _typed(self, name: str, pairs: list[tuple[str, str]]) -> tuple[str, dict[str, Any]]:
+    def _typed(self, name: str, pairs: list[tuple[str, str]]) -> tuple[str, dict[str, Any], bool]:
         """A whole call's raw values typed by the tool ``name``'s schema (``typed_object``),
-        as ``param_schema`` and ``coerce`` type them once the call has begun (not freeform)."""
+        as ``param_schema`` and ``coerce`` type them once the call has begun (not freeform);
+        and whether they are settled (``typed_object``'s third item)."""
         tools = self._tools
         if tools is None:
             return typed_object(pairs, _no_schema, _loose)
@@ -408,9 +414,12 @@ class DialectParser:
         props = props if isinstance(props, dict) else {}
 
         def schema_of(key: str) -> dict[str, Any] | None:
-            return deref(props[key], root) if key in props else None
+            member = props.get(key, _ABSENT)
+            if type(member) is dict and "$ref" not in member:
+                return member  # (what deref gives back for it)
+            return None if member is _ABSENT else deref(member, root)
 
-        return typed_object(pairs, schema_of, lambda key, raw, schema: coerce(raw, schema, root))
+        return typed_object(pairs, schema_of, lambda key, raw, schema: coerce(raw, schema, root), props)
 
     def held_block(self) -> tuple[str, Callable[[str], bool]] | None:
         """When a call block waits, unread, at the start of the buffer (a short block, a head or

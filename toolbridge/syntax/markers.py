@@ -1,7 +1,7 @@
 """Finding literal markers in streamed text, and holding back what may still become one.
 
 Strategy: one compiled alternation finds the earliest marker from a cursor (longest spelling
-first, so ``</tool_call>`` wins over ``</tool``); a set of every proper prefix of every marker
+first, so ``</tool_call>`` wins over ``</tool``); a set of every beginning of every marker
 tells how much of the buffer's tail could still grow into a marker. Only the tail is examined,
 from the last occurrences of the markers' first characters, so the cost per call is
 O(new text + longest marker) however long the output already is.
@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 _WINDOW = 4096  # how far ``search`` looks for each first character's markers at a time
 _SHORT = 256  # texts up to this long are scanned by the alternation alone
@@ -27,18 +28,21 @@ class MarkerSet:
     _prefixes: frozenset[str] = field(init=False, repr=False)
     _firsts: str = field(init=False, repr=False)
     _first_re: re.Pattern[str] = field(init=False, repr=False)
-    _groups: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
+    # Per group: the character its search looks for, the search, and for a group that also
+    # finds the markers folded into it (``_group_searches``) how far before that character
+    # they start and the group's own alternation (0 and None for the others)
+    _searches: tuple[tuple[str, Any, int, Any], ...] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
     _opening: re.Pattern[str] = field(init=False, repr=False)
-    _tail: re.Pattern[str] = field(init=False, repr=False)
+    _heads: frozenset[str] = field(init=False, repr=False)
     _waiting: frozenset[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         ordered = sorted(set(self.markers), key=len, reverse=True)
         pattern = _trie_pattern(ordered) if ordered else r"(?!)"
-        tail = _trie_pattern(ordered, every=True) + r"\Z" if ordered else r"(?!)"
-        object.__setattr__(self, "_tail", re.compile(tail))
         prefixes = {m[:k] for m in ordered for k in range(1, len(m))}
+        # What a held tail may be (``holdback``): the start of a marker, or a whole one
+        object.__setattr__(self, "_heads", frozenset(prefixes.union(ordered)))
         object.__setattr__(self, "_pattern", re.compile(pattern))
         object.__setattr__(self, "_prefixes", frozenset(prefixes))
         # The prefixes that hold no whole marker after their first character: such a text is
@@ -50,14 +54,15 @@ class MarkerSet:
         object.__setattr__(self, "_firsts", firsts)
         # One alternation per first character: it begins with that literal character, which
         # the regex engine scans for in C, false starts included.
-        groups = tuple(re.compile(_trie_pattern([m for m in ordered if m[0] == c])) for c in firsts)
-        object.__setattr__(self, "_groups", groups)
+        object.__setattr__(self, "_searches", _group_searches(ordered, firsts))
         first_re = "[" + "".join(re.escape(c) for c in firsts) + "]" if firsts else r"(?!)"
         object.__setattr__(self, "_first_re", re.compile(first_re))
-        # Where a marker may begin: its first two characters, or its first at the very end.
+        # Where a marker may begin: its first two characters (or its first at the very end, which
+        # ``clear`` tests by itself: as a branch of this pattern, tried at every character, it
+        # made the pattern several times slower).
         pairs = sorted({m[:2] for m in ordered})
         # (as a trie: one branch per first character, where a flat alternation tries every pair)
-        opening = _trie_pattern(pairs) + "|" + first_re + r"\Z" if ordered else r"(?!)"
+        opening = _trie_pattern(pairs) if ordered else r"(?!)"
         object.__setattr__(self, "_opening", re.compile(opening))
         object.__setattr__(self, "_longest", max((len(m) for m in ordered), default=0))
 
@@ -87,20 +92,44 @@ class MarkerSet:
         if found is not None and found.start() < pos + near:
             return found  # (a marker that starts in the window ends by its end + reach)
         pos += near
-        groups, window = self._groups, 8 * _SHORT
+        find, window = buf.find, 8 * _SHORT
         while pos < end:
             stop, window = pos + window, min(2 * window, _WINDOW)
             best = None
-            for first, group in zip(self._firsts, groups):
-                at = buf.find(first, pos, stop)
+            for first, group_search, fold, own in self._searches:
+                at = find(first, pos, stop + fold)
                 if at < 0:
                     continue
-                m = group.search(buf, at, stop + reach)
+                m = group_search(buf, at, stop + reach)
+                if fold:
+                    m = self._unfold(buf, m, pos, stop, fold, group_search, own)
                 if m is not None and m.start() < stop:
                     best, stop = m, m.start()  # (the next first character's must start before it)
             if best is not None:
                 return best
             pos = stop
+        return None
+
+    def _unfold(self, buf: str, m: re.Match[str] | None, pos: int, stop: int, fold: int, search: Any,
+                own: re.Pattern[str]) -> re.Match[str] | None:
+        """The earliest marker a group that holds folded markers finds, from its first match
+        ``m`` on: where the folded branch matched, the folded marker begins ``fold``
+        characters before (matched whole there), or else the group's own marker at the same
+        place; a marker of its own at or past ``stop`` stands only when no folded one could
+        still begin before ``stop``."""
+        limit = stop + self._longest - 1
+        while m is not None:
+            at = m.start()
+            if m.lastgroup == "fold":
+                start = at - fold
+                if pos <= start < stop and (whole := self._pattern.match(buf, start)) is not None:
+                    return whole
+                mine = own.match(buf, at, limit)
+                if mine is not None:
+                    return mine
+            elif at < stop or at >= stop + fold:
+                return m
+            m = search(buf, at + 1, limit)
         return None
 
     def at(self, buf: str, pos: int) -> re.Match[str] | None:
@@ -118,9 +147,14 @@ class MarkerSet:
         written, with this one inside it (``Action: ```json`` whose ``Action: ``` `` is read
         so far holds a complete ``` ``` ``` ``); or this marker may grow into a longer one
         (``could_grow``)."""
-        tail = len(buf) - self.holdback(buf, pos)
-        if tail < start:
-            return tail
+        # (holdback's tail, looked for only before ``start``: only there can it begin a longer one)
+        heads, first = self._heads, self._first_re.search
+        found = first(buf, max(pos, len(buf) - self._longest + 1), start)
+        while found is not None:
+            at = found.start()
+            if buf[at:] in heads:
+                return at
+            found = first(buf, at + 1, start)
         return start if self.could_grow(buf, start) else None
 
     def waits(self, text: str) -> bool:
@@ -145,20 +179,70 @@ class MarkerSet:
                     break
             else:
                 return True
-        return self._opening.search(text) is None
+        return text[-1] not in firsts and self._opening.search(text) is None
 
     def holdback(self, buf: str, pos: int) -> int:
         """Length of the longest tail of ``buf[pos:]`` that is a proper prefix of a marker."""
-        # (one search: looking first for a marker's first character costs more than it saves)
-        found = self._tail.search(buf, max(pos, len(buf) - self._longest + 1))
-        return len(buf) - found.start() if found is not None else 0
+        # Each place in the tail where a marker's first character stands, from the earliest, is
+        # tried by one set lookup (one pattern of every marker's every beginning, anchored at
+        # the end, backtracked through all of them at each such place: several microseconds).
+        heads, first = self._heads, self._first_re.search
+        found = first(buf, max(pos, len(buf) - self._longest + 1))
+        while found is not None:
+            at = found.start()
+            if buf[at:] in heads:
+                return len(buf) - at
+            found = first(buf, at + 1)
+        return 0
 
 
-def _trie_pattern(markers: list[str], every: bool = False) -> str:
+def _group_searches(ordered: list[str], firsts: str) -> tuple[tuple[str, Any, int, Any], ...]:
+    """``MarkerSet._searches``: one alternation per first character. A group whose first
+    character is a letter or digit (common in prose: the ``f`` of ``functools[``) and whose
+    markers all begin with the same text holding, after its first character, another group's
+    first character that is neither (the ``[``), is folded into that group: the other group's
+    alternation also matches that character where the text before it is the folded markers'
+    beginning (a look-behind, which names the branch ``fold``), so one scan finds both and the
+    folded group's own scan, for a character met in most lines of prose, is spared."""
+    groups = {c: [m for m in ordered if m[0] == c] for c in firsts}
+    folds: dict[str, tuple[int, str]] = {}  # anchor character -> (its place, the folded markers' beginning)
+    folded = set()
+    for c, group in groups.items():
+        if not c.isalnum():
+            continue
+        lead = _common_prefix(group)
+        k = next((i for i in range(1, len(lead)) if lead[i] in groups and not lead[i].isalnum()), 0)
+        if k and lead[k] not in folds:
+            folds[lead[k]] = (k, lead[: k + 1])
+            folded.add(c)
+    searches = []
+    for c, group in groups.items():
+        if c in folded:
+            continue  # (found by its anchor's group)
+        own = re.compile(_trie_pattern(group))
+        if c not in folds:
+            searches.append((c, own.search, 0, None))
+            continue
+        k, behind = folds[c]
+        rest = sorted({m[1:] for m in group if len(m) > 1}, key=len, reverse=True)
+        after = _trie_pattern(rest) if rest else ""
+        after = f"(?:{after})?" if len(min(group, key=len)) == 1 else after
+        source = f"{re.escape(c)}(?:(?<={re.escape(behind)})(?P<fold>)|{after})"
+        searches.append((c, re.compile(source).search, k, own))
+    return tuple(searches)
+
+
+def _common_prefix(markers: list[str]) -> str:
+    """The longest text every one of ``markers`` begins with."""
+    first, last = min(markers), max(markers)
+    n = next((i for i, (a, b) in enumerate(zip(first, last)) if a != b), min(len(first), len(last)))
+    return first[:n]
+
+
+def _trie_pattern(markers: list[str]) -> str:
     """One regex for the markers with shared prefixes factored out (``<tool_call>`` and
     ``<tool>`` share ``<tool``), so the engine tries each character once rather than once per
-    marker; where a marker is a prefix of another, the longer one wins, as before. ``every``:
-    match any non-empty prefix of a marker instead (what ``holdback`` looks for at the end)."""
+    marker; where a marker is a prefix of another, the longer one wins, as before."""
     trie: dict[str, dict] = {}
     for marker in markers:
         node = trie
@@ -171,7 +255,7 @@ def _trie_pattern(markers: list[str], every: bool = False) -> str:
         if not alts:
             return ""
         body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        return f"(?:{body})?" if "" in node or every else body
+        return f"(?:{body})?" if "" in node else body
 
     return "(?:" + "|".join(re.escape(ch) + build(child) for ch, child in sorted(trie.items())) + ")"
 

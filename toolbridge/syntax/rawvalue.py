@@ -144,39 +144,71 @@ def end_typed(sink: CallSink, pairs: list[tuple[str, str]]) -> None:
     """A call read whole (its block written plainly): its ``pairs`` typed once
     (``typed_object``, with the sink's schema and coercion), given as one piece of arguments,
     and the call ended."""
-    arguments, value = typed_object(pairs, sink.param_schema, lambda key, raw, _: sink.coerce(key, raw))
+    arguments, value, _ = typed_object(pairs, sink.param_schema, lambda key, raw, _: sink.coerce(key, raw))
     sink.args(arguments, value)
     sink.end()
 
 
 def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[str, Any] | None],
-                 coerce: Callable[[str, str, dict[str, Any] | None], Any]) -> tuple[str, dict[str, Any]]:
+                 coerce: Callable[[str, str, dict[str, Any] | None], Any],
+                 members: dict[str, Any] | None = None) -> tuple[str, dict[str, Any], bool]:
     """The arguments a call of whole raw values ``pairs`` (key, value text) streams out of
     ``RawValue``s, typed the same way (a value that can only be a string, or has no schema and
     cannot begin JSON, stays text; any other is ``coerce(key, raw, schema)``), and written the
     same way (``{``, ``", "`` between members, ``": "`` after keys, ``}``): the JSON text and
-    its value, so that neither is read again (no key may repeat: the value would lose one)."""
+    its value, so that neither is read again (no key may repeat: the value would lose one).
+
+    ``members``: the root schema's ``properties`` (a dict), from which ``schema_of`` reads each
+    key's schema (a key it does not declare has none). Then the third item tells whether every
+    value is already what ``argtyper.already_typed`` passes at once, without a second look: a
+    key ``members`` does not declare, or a value of the one type its own schema declares (no
+    ``$ref``: ``schema_of`` gave the member back as it is; a string spelled as one of its
+    enum's values). False when ``members`` is not given."""
     value: dict[str, Any] = {}
     parts = []
+    settled = members is not None
     for key, raw in pairs:
         schema = schema_of(key)
-        if schema is None:
-            plain = bool(raw) and raw[0] not in _JSON_START
-        else:  # (a schema that declares one type: is_plain_string's common case, answered here)
-            declared = schema.get("type") if "$ref" not in schema else None
-            declared = declared if isinstance(declared, str) else None
-            plain = declared == "string" or (declared not in _OTHER_TYPES and is_plain_string(schema))
-        if plain:
-            text = encode_string(raw)
-        elif schema is not None and declared in _NUMBERS and (literal := _INTEGER.fullmatch(raw)) is not None:
+        if schema is None:  # (a key not declared: settled stays as it is)
+            if raw and raw[0] not in _JSON_START:
+                text = encode_string(raw)
+            else:
+                raw = coerce(key, raw, schema)
+                text = encode_string(raw) if type(raw) is str else to_json(raw)
+            value[key] = raw
+            parts.append(f"{_encode(key)}: {text}")
+            continue
+        # (a schema that declares one type: is_plain_string's common case, answered here)
+        declared = schema.get("type") if "$ref" not in schema else None
+        declared = declared if isinstance(declared, str) else None
+        if declared == "string" or (declared not in _OTHER_TYPES and is_plain_string(schema)):
+            text = _encode(raw) if len(raw) <= _SHORT_STRING else encode_string(raw)
+            if settled:
+                settled = (declared == "string" and members[key] is schema  # type: ignore[index]
+                           and spelled_as_enum(raw, schema.get("enum")))
+        elif declared in _NUMBERS and (literal := _INTEGER.fullmatch(raw)) is not None:
             raw = int(literal[1])  # (what ``coerce`` makes of an integer written plainly, at once)
             text = repr(raw)
+            if settled:
+                settled = declared == "integer" and members[key] is schema  # type: ignore[index]
         else:
             raw = coerce(key, raw, schema)
             text = encode_string(raw) if type(raw) is str else to_json(raw)
+            if settled:
+                settled = (members[key] is schema and declared is not None  # type: ignore[index]
+                           and declared == JSON_TYPE.get(type(raw))
+                           and (declared != "string" or spelled_as_enum(raw, schema.get("enum"))))
         value[key] = raw
         parts.append(f"{_encode(key)}: {text}")
-    return "{" + ", ".join(parts) + "}", value
+    return "{" + ", ".join(parts) + "}", value, settled
+
+
+JSON_TYPE = {str: "string", int: "integer", float: "number", bool: "boolean"}  # by exact type
+
+
+def spelled_as_enum(value: str, enum: Any) -> bool:
+    """Whether a string needs no enum repair: no enum declared, or one of its values exactly."""
+    return not isinstance(enum, list) or value in enum
 
 
 _OTHER_TYPES = frozenset(("integer", "number", "boolean", "object", "array", "null"))
@@ -184,11 +216,14 @@ _NUMBERS = ("integer", "number")
 _INTEGER = re.compile(r"[ \t\n\r]*(-?(?:0|[1-9][0-9]{0,17}))[ \t\n\r]*")
 
 
+_SHORT_STRING = 256  # (up to this long, a string is encoded by the standard encoder: encode_string)
+
+
 def encode_string(text: str) -> str:
     """``text`` as a JSON string, exactly as ``to_json`` writes it (non-ASCII kept); a long one
     by orjson when it is installed, which writes every character the same way and refuses the
     lone surrogates (then the standard encoder writes it)."""
-    if _dumps is not None and len(text) > 256:
+    if _dumps is not None and len(text) > _SHORT_STRING:
         try:
             return _dumps(text).decode()
         except _OrjsonRefused:

@@ -58,6 +58,8 @@ class ArgKeyTags:
     value_ends: MarkerSet = field(init=False, repr=False)
     # A pair's opening written plainly, up to its value (``read_pairs``)
     plain_pair: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    # and a whole pair whose value holds no tag's first character, with its value's close
+    whole_pair: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # A </tool_call> inside a value may be the model closing the call without </arg_value>,
@@ -66,6 +68,11 @@ class ArgKeyTags:
         pair = (f"[ \t\r\n]*{re.escape(self.key[0])}([^<]{{0,{_LIMIT}}}){re.escape(self.key[1])}"
                 f"[ \t\r\n]*{re.escape(self.value[0])}")
         object.__setattr__(self, "plain_pair", re.compile(pair))
+        # (what ``plain_end`` finds for such a value, in the same match: only where the call's
+        # close begins with the value close's first character, as then no tag can be in it)
+        first = self.value[1][0]
+        whole = f"{pair}([^{re.escape(first)}]*+){re.escape(self.value[1])}"
+        object.__setattr__(self, "whole_pair", re.compile(whole) if self.block_close.startswith(first) else None)
 
 
 _PLAIN_NAME = re.compile(rf"[ \t\r\n]*(\w[^<\s\\]{{0,{_LIMIT - 1}}})[ \t\r\n]*(?=<)")
@@ -82,9 +89,19 @@ def read_pairs(tags: ArgKeyTags, text: str, pos: int) -> tuple[Pairs, int] | Non
     None for anything else (then it is read piece by piece). ``feed`` and ``read_plain`` both
     read a whole block so."""
     plain, v_close, b_close = tags.plain_pair.match, tags.value[1], tags.block_close
+    whole = tags.whole_pair.match if tags.whole_pair is not None else None
     pairs: Pairs = []
     keys: set[str] = set()
     while True:
+        m = whole(text, pos) if whole is not None else None
+        if m is not None:  # (the common pair, at once; the same reading as below)
+            key = m[1]
+            if key in keys:
+                return None
+            keys.add(key)
+            pairs.append((key, m[2]))
+            pos = m.end()
+            continue
         m = plain(text, pos)
         if m is None:
             break

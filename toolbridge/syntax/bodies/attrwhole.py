@@ -11,10 +11,10 @@ places the close, another tag end) are not read so.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any
 
 from ..rawvalue import plain_end
+from .xml import SHORT_BLOCK
 
 Pairs = list[tuple[str, str]]
 _SPACE = re.compile(r"[ \t\r\n]*")
@@ -28,24 +28,61 @@ def plain_tags(tags: Any) -> bool:
                                            or tags.skip or tags.close_by_layout or tags.tag_end != ">")
 
 
-@lru_cache(maxsize=16)
-def _patterns(tags: Any) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """The invoke's opening and a parameter's, canonical spellings (``<invoke name="x">``)."""
-    invoke = rf"[ \t\r\n]*{re.escape(tags.invoke[0])} {re.escape(tags.name_attr)}={_NAME}>"
-    param = rf"[ \t\r\n]*{re.escape(tags.param[0])} {re.escape(tags.key_attr)}={_NAME}>"
-    return re.compile(invoke), re.compile(param)
+class Patterns:
+    """How blocks of one ``AttrTags`` are read whole (made once, kept on the tags: looking them
+    up by the tags, a dataclass of a dozen fields, cost a hash of all of them per block)."""
+
+    __slots__ = ("block", "close", "invoke", "others", "param", "plain")
+
+    def __init__(self, tags: Any) -> None:
+        # The invoke's opening and a parameter's, canonical spellings (``<invoke name="x">``)
+        self.invoke = re.compile(rf"[ \t\r\n]*{re.escape(tags.invoke[0])} {re.escape(tags.name_attr)}={_NAME}>")
+        param = rf"[ \t\r\n]*{re.escape(tags.param[0])} {re.escape(tags.key_attr)}={_NAME}>"
+        self.param = re.compile(param)
+        self.close = close = tags.param_close[0]
+        self.others = tuple(t for t in tags.value_ends.markers if t != close)
+        # A parameter whose value holds no character of the close's first (then no other tag
+        # either, when every other one begins with it too), matched whole with its close: what
+        # ``plain_end`` finds for it, in one match.
+        common = all(t.startswith(close[0]) for t in self.others)
+        whole = f"{param}([^{re.escape(close[0])}]*+){re.escape(close)}"
+        self.plain = re.compile(whole) if common else None
+        # An invoke's parameters all written so, its close (the empty group: where ``feed``
+        # keeps the calls so far) and the block's
+        closes = "|".join(map(re.escape, tags.block_close))
+        block = rf"(?:{whole})*[ \t\r\n]*{re.escape(tags.invoke_close[0])}(?P<kept>)[ \t\r\n]*(?:{closes})"
+        self.block = re.compile(block) if common else None
 
 
 def read_params(tags: Any, text: str, pos: int) -> tuple[Pairs, int, int] | None:
     """An invoke's parameters from ``pos`` (after its opening tag), when written plainly, to
     its close and the block's: the raw values, the position after the invoke's close (where
     ``feed`` keeps the calls so far) and after the block's; None for anything else."""
-    param = _patterns(tags)[1].match
-    close, others = tags.param_close[0], tags.value_ends.markers
-    others = tuple(t for t in others if t != close)
+    patterns: Patterns = tags.whole
+    # Every parameter of a short invoke written plainly, at the text's end: all of them at
+    # once, the same reading (see ``xml.read_params``; a longer text is read by the loop).
+    short = patterns.block is not None and len(text) - pos <= SHORT_BLOCK
+    block = patterns.block.match(text, pos) if short else None  # type: ignore[union-attr]
+    if block is not None:
+        pairs = patterns.plain.findall(text, pos, block.start("kept"))  # type: ignore[union-attr]
+        unique = len({k for k, _ in pairs}) == len(pairs)
+        return (pairs, block.end("kept"), block.end()) if unique else None
+    plain, param, close, others = patterns.plain, patterns.param.match, patterns.close, patterns.others
     pairs: Pairs = []
     keys: set[str] = set()
-    while (m := param(text, pos)) is not None:
+    while True:
+        m = plain.match(text, pos) if plain is not None else None
+        if m is not None:  # (the common parameter, at once; the same reading as below)
+            key = m[1]
+            if key in keys:
+                return None
+            keys.add(key)
+            pairs.append((key, m[2]))
+            pos = m.end()
+            continue
+        m = param(text, pos)
+        if m is None:
+            break
         key, start = m[1], m.end()
         end = plain_end(text, start, close, others)
         if end < 0 or key in keys:
@@ -65,6 +102,6 @@ def read_params(tags: Any, text: str, pos: int) -> tuple[Pairs, int, int] | None
 def read_whole(tags: Any, text: str, pos: int) -> tuple[str, None, Pairs, int] | None:
     """A block from ``pos`` (after its opening marker) read whole: the function's name, None for
     arguments still to type, the raw values, where the block ends."""
-    head = _patterns(tags)[0].match(text, pos)
+    head = tags.whole.invoke.match(text, pos)
     read = read_params(tags, text, head.end()) if head is not None else None
     return None if read is None else (head[1], None, read[0], read[2])  # type: ignore[index]

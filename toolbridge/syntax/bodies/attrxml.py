@@ -69,10 +69,13 @@ class AttrTags:
     # A parameter close ends a value only where the layout places one (``CloseByLayout``): Kimi K3.
     close_by_layout: bool = False
     value_ends: MarkerSet = field(init=False, repr=False)
+    # How a block is read whole (``attrwhole``); None for tags whose options change the reading
+    whole: attrwhole.Patterns | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         ends = self.param_close + tuple(f"{p} {self.key_attr}=" for p in self.param) + self.invoke_close
         object.__setattr__(self, "value_ends", marker_set(ends))
+        object.__setattr__(self, "whole", attrwhole.Patterns(self) if attrwhole.plain_tags(self) else None)
 
 
 _GAP = re.compile(rf"\s{{0,{GAP}}}")  # white space a layout may put after a parameter close
@@ -173,7 +176,7 @@ class AttrXmlBody(NamedCall):
         self._scanner: JsonScanner | None = None
         # (Body.hold_until: a short block comes whole)
         self.hold_until = tags.block_close if tags.block_close and not self._bare else tags.invoke_close
-        self._plain = attrwhole.plain_tags(tags)  # (a block written plainly is read whole)
+        self._plain = tags.whole is not None  # (a block written plainly is read whole)
 
     def whole_reader(self) -> Any:
         """How a block this body reads is read whole (``attrwhole.read_whole``; its raw values

@@ -59,6 +59,8 @@ class XmlTags:
     # A parameter with no tag's first character in its value, matched whole (``read_params``)
     plain_param: re.Pattern[str] = field(init=False, repr=False, compare=False)
     plain_head: re.Pattern[str] = field(init=False, repr=False, compare=False)  # and the function tag
+    # A function's parameters all written so, then its close and the block's (``read_params``)
+    plain_block: re.Pattern[str] = field(init=False, repr=False, compare=False)
     layouts: tuple[XmlLayout, XmlLayout] = field(init=False, repr=False, compare=False)  # (wrapped, bare)
 
     def __post_init__(self) -> None:
@@ -70,8 +72,12 @@ class XmlTags:
         first = re.escape(self.parameter_close[0])
         nl = "\n?" if self.trim_newline else ""
         plain = (f"{re.escape(self.parameter[0])}([^<\n{re.escape(self.parameter[1][0])}]{{1,256}}){re.escape(self.parameter[1])}"
-                 f"{nl}([^{first}]*){re.escape(self.parameter_close)}[ \t\r\n]*")
+                 f"{nl}([^{first}]*+){re.escape(self.parameter_close)}[ \t\r\n]*")
         object.__setattr__(self, "plain_param", re.compile(plain))
+        param = (f"{re.escape(self.parameter[0])}[^<\n{re.escape(self.parameter[1][0])}]{{1,256}}{re.escape(self.parameter[1])}"
+                 f"{nl}[^{first}]*+{re.escape(self.parameter_close)}[ \t\r\n]*")
+        block = f"[ \t\r\n]*(?:{param})*{re.escape(self.function_close)}[ \t\r\n]*{re.escape(self.block_close)}"
+        object.__setattr__(self, "plain_block", re.compile(block))
         head = f"[ \t\n\r]*{re.escape(self.function[0])}([^<\n{re.escape(self.function[1][0])}]{{1,256}}){re.escape(self.function[1])}"
         object.__setattr__(self, "plain_head", re.compile(head))
 
@@ -128,6 +134,7 @@ def followed(buf: str, at: int, tags: tuple[str, ...], final: bool, space: re.Pa
 _SPACE = re.compile(r"[ \t\r\n]*")  # (what ``followed`` counts as the gap, unbounded)
 
 Pairs = list[tuple[str, str]]
+SHORT_BLOCK = 256  # the longest rest of a text whose block ``read_params`` matches with one pattern
 
 
 def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
@@ -137,6 +144,17 @@ def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
     the layout places it), no key twice, one function in the block. The raw values (trimmed as
     ``RawValue`` trims them) and the position after the block's close; None for anything else
     (then it is read piece by piece). ``feed`` reads a whole block so, and ``read_plain`` too."""
+    # Every parameter of a short block written plainly (the text's last characters: a whole
+    # answer's call, a held block): all of them at once, the same reading. (A longer text is
+    # read by the loop: the pattern and findall would each read a long value, and a failed
+    # try at a long one costs about what the pattern saves.)
+    block = tags.plain_block.match(text, pos) if len(text) - pos <= SHORT_BLOCK else None
+    if block is not None:
+        trim = tags.trim_newline
+        pairs = [(k.strip(), v[:-1] if trim and v.endswith("\n") else v)
+                 for k, v in tags.plain_param.findall(text, pos, block.end())]
+        keys = {k for k, _ in pairs}
+        return (pairs, block.end()) if len(keys) == len(pairs) and "" not in keys else None
     p_open, p_stop = tags.parameter
     p_close, f_close = tags.parameter_close, tags.function_close
     pairs: Pairs = []
