@@ -54,6 +54,7 @@ from .gateway import LOAD_CPU, SERVER_CPU, Procs
 from .ports import free_port
 
 TURNS = 20
+PACE = 0.001  # seconds between the upstream's chunks (a model streaming some 16,000 tokens a second)
 SETTLE = 0.003  # seconds a turn's gateway CPU is counted past its last event (``cpu_after``)
 RESULT = "x = 1  # a line of the file that was read\n" * 36  # ~1,500 characters
 IDLE_GOAL = 64 << 10
@@ -65,8 +66,8 @@ def model(body: dict[str, Any]) -> Reply:
     done = sum(1 for m in body["messages"] if m["role"] == "tool")
     if done < TURNS - 1:
         call = '<tool_call>\n{"name": "read_file", "arguments": {"path": "src/part%d.py"}}\n</tool_call>' % done
-        return Reply(content=f"Reading part {done}.\n{call}", chunk=64)
-    return Reply(content="All parts are read; nothing to change.", chunk=64)
+        return Reply(content=f"Reading part {done}.\n{call}", chunk=64, pace=PACE)
+    return Reply(content="All parts are read; nothing to change.", chunk=64, pace=PACE)
 
 
 def first_body() -> dict[str, Any]:
