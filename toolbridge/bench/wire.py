@@ -63,14 +63,9 @@ def translate(script: Script, stream_arguments: bool, last: int) -> tuple[float,
 
 
 def ending(script: Script) -> int:
-    """The index of the upstream chunk a whole call comes out of."""
-    front = ChatFront()
-    plan = plan_turn(front.turn(dict(REQUEST, stream=True)), Settings(script.dialect))
-    encoder = front.stream(AnswerStream(plan))
-    for i, template in enumerate(script.chunks):
-        if _call_parts(_chunks(encoder.feed_sse(orjson.loads(template % (b"chatcmpl-bench",))))):
-            return i
-    return len(script.chunks) - 1
+    """The index of the upstream chunk a whole call comes out of (``Script.call_source``)."""
+    last = script.call_source()
+    return len(script.chunks) - 1 if last is None else last
 
 
 def _problem(script: Script, out: list[bytes], last: int, stream_arguments: bool) -> str | None:
