@@ -564,6 +564,7 @@ class Pipeline:
                 chunks += data.count(b"\n\n")
 
         def handle(event: bytes) -> int:
+            nonlocal chunks
             if event == b"[DONE]":
                 return STOP
             if len(event) > OFFLOOP_BYTES:
@@ -572,7 +573,9 @@ class Pipeline:
             data = step(event)
             if data is None:
                 return STOP
-            emit(data)
+            if data:  # emit's lines, without its call: this runs for every chunk
+                write(data)
+                chunks += data.count(b"\n\n")
             return PAUSE if resp.paused else GO
 
         async def drain() -> None:
