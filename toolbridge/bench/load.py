@@ -9,8 +9,12 @@ its bytes are kept; nothing else is done while the streams run. Afterwards, outs
 measured window: the upstream's send log is fetched, every stream is decoded and checked
 against the ``Script`` (chunk count, and the assembled message: the tool call for the gateway,
 the verbatim text for a plain proxy), and each chunk's delay is its receive time minus the send
-time of the upstream chunk it comes from (``Script.sources``). ``lost`` = upstream chunks of
-the streams started minus those whose output reached a client.
+time of the upstream chunk it comes from (``Script.sources``). ``call_delay_ms``: the same
+delay for one chunk of each stream, the one that brings the client the call's last character
+(``Script.call_source``: through the gateway, the chunk the whole call comes in; through a
+plain proxy, that upstream chunk relayed), so the time from a call's end to its bytes on the
+wire has the floor's beside it. ``lost`` = upstream chunks of the streams started minus those
+whose output reached a client.
 
 ``plain``: ``--clients`` connections sending non-streamed requests back to back for
 ``--warmup`` + ``--duration`` seconds; requests completed in the last ``--duration`` seconds
