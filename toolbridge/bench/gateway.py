@@ -23,7 +23,8 @@ Method (that of benchmarks/stack/README.md, whose load generator this reuses):
   the top one about the chunk rate of 512 small streams). Every stream a client receives is
   checked against the script after the run. Delay = client receive time - upstream send time
   of the chunk it comes from; CPU per chunk = the server's CPU over the run / upstream chunks
-  relayed.
+  relayed. A call's last character to its bytes on the wire = the delay of the chunk the
+  (whole) call comes in, beside the floor's delay for the same upstream chunk (p50, p99).
 - Non-streamed: 64 keep-alive clients back to back (then 1 client); the answer's text holds the
   call (of each size), which the gateway turns into ``tool_calls``. "Added" latency = server
   minus direct.

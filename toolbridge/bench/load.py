@@ -9,8 +9,12 @@ its bytes are kept; nothing else is done while the streams run. Afterwards, outs
 measured window: the upstream's send log is fetched, every stream is decoded and checked
 against the ``Script`` (chunk count, and the assembled message: the tool call for the gateway,
 the verbatim text for a plain proxy), and each chunk's delay is its receive time minus the send
-time of the upstream chunk it comes from (``Script.sources``). ``lost`` = upstream chunks of
-the streams started minus those whose output reached a client.
+time of the upstream chunk it comes from (``Script.sources``). ``call_delay_ms``: the same
+delay for one chunk of each stream, the one that brings the client the call's last character
+(``Script.call_source``: through the gateway, the chunk the whole call comes in; through a
+plain proxy, that upstream chunk relayed), so the time from a call's end to its bytes on the
+wire has the floor's beside it. ``lost`` = upstream chunks of the streams started minus those
+whose output reached a client.
 
 ``plain``: ``--clients`` connections sending non-streamed requests back to back for
 ``--warmup`` + ``--duration`` seconds; requests completed in the last ``--duration`` seconds
@@ -34,7 +38,7 @@ from typing import Any
 import httptools
 import orjson
 
-from .script import DIALECTS, PATH, Script, check_message
+from .script import DIALECTS, PATH, Script, check_message, has_call
 from ..gateway.http.sse import SSEDecoder
 
 
@@ -211,6 +215,8 @@ def _stream_results(args: argparse.Namespace, script: Script, sources: list[int]
                     clients: list[StreamClient], sendlog: dict[str, list[int]],
                     proc: dict[str, Any]) -> dict[str, Any]:
     delays: list[float] = []
+    call_delays: list[float] = []  # each stream's call: its last character's chunk to the client
+    call_source = script.call_source()
     relayed = complete = 0
     problems: list[str] = []
     for c in clients:
@@ -227,7 +233,11 @@ def _stream_results(args: argparse.Namespace, script: Script, sources: list[int]
             continue
         complete += 1
         delays += [(r - sent[s]) / 1e6 for r, s in zip(c.received, sources)]
+        at = _call_chunk(chunks, sources, call_source, args.translated)
+        if at is not None:
+            call_delays.append((c.received[at] - sent[call_source]) / 1e6)  # type: ignore[index]
     delays.sort()
+    call_delays.sort()
     res = {"mode": "stream", "streams": args.streams, "streams_complete": complete,
            "problems": problems[:3], "problem_count": len(problems),
            "upstream_chunks": relayed, "chunks_lost": args.streams * len(script.chunks) - relayed,
@@ -235,12 +245,29 @@ def _stream_results(args: argparse.Namespace, script: Script, sources: list[int]
            "upstream_chunks_per_stream": len(script.chunks),
            "delay_ms": {"p50": pct(delays, 0.5), "p90": pct(delays, 0.9), "p99": pct(delays, 0.99),
                         "max": delays[-1] if delays else float("nan")},
+           "call_delay_ms": {"p50": pct(call_delays, 0.5), "p90": pct(call_delays, 0.9),
+                             "p99": pct(call_delays, 0.99), "n": len(call_delays)},
            "proc": proc}
     for p in proc.values():
         if isinstance(p, dict) and relayed:
             p["us_per_chunk"] = p["cpu_s"] / relayed * 1e6
             p["rss_per_stream_kb"] = (p["rss_peak_kb"] - p["rss0_kb"]) / args.streams
     return res
+
+
+def _call_chunk(chunks: list[dict[str, Any]], sources: list[int], call_source: int | None,
+                translated: bool) -> int | None:
+    """Which of a checked stream's chunks brought the client the call's last character: through
+    the gateway, the one carrying the call (sent whole: out of upstream chunk ``call_source``);
+    through a plain proxy, that upstream chunk relayed. None when the turn has no call."""
+    if call_source is None:
+        return None
+    if not translated:
+        return sources.index(call_source)
+    for i, chunk in enumerate(chunks):
+        if has_call(chunk):
+            return i if sources[i] == call_source else None
+    return None
 
 
 async def _get_json(target: str, path: str) -> Any:

@@ -173,12 +173,31 @@ class Script:
             out += [seq] * len(translator.feed(json.loads(template % (b"x",))))
         return out + [len(self.chunks) - 1] * len(translator.finish())
 
+    def call_source(self) -> int | None:
+        """The index of the upstream chunk the call comes out of, sent whole: the one whose text
+        ends the call for the gateway's parser, which also holds the call's last character
+        (None for ``prose``: no call)."""
+        from ..gateway.fronts.chat import StreamTranslator, plan_request
+        from ..gateway.turn import Settings
+
+        plan = plan_request(json.loads(self.request(True)), Settings(self.dialect))
+        translator = StreamTranslator(plan)
+        for seq, template in enumerate(self.chunks):
+            if any(has_call(c) for c in translator.feed(json.loads(template % (b"x",)))):
+                return seq
+        return None
+
     def check(self, chunks: list[dict[str, Any]], sources: list[int],
               translated: bool) -> str | None:
         """What is wrong with one stream as a client received it (None: nothing)."""
         if len(chunks) != len(sources):
             return f"{len(chunks)} chunks, expected {len(sources)}"
         return check_message(assemble(chunks), self.dialect, translated, self.size)
+
+
+def has_call(chunk: dict[str, Any]) -> bool:
+    """Whether a client chunk carries a piece of a tool call."""
+    return any((choice.get("delta") or {}).get("tool_calls") for choice in chunk.get("choices") or ())
 
 
 def assemble(chunks: list[dict[str, Any]]) -> dict[str, Any]:

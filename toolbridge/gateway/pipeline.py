@@ -574,6 +574,7 @@ class Pipeline:
                 chunks += data.count(b"\n\n")
 
         def handle(event: bytes) -> int:
+            nonlocal chunks
             if event == b"[DONE]":
                 if not answer.finished:  # cut short: an error, not a short answer
                     ended.append((UNFINISHED, "upstream_error", None))
@@ -584,7 +585,9 @@ class Pipeline:
             data = step(event)
             if data is None:
                 return STOP
-            emit(data)
+            if data:  # emit's lines, without its call: this runs for every chunk
+                write(data)
+                chunks += data.count(b"\n\n")
             return PAUSE if resp.paused else GO
 
         async def drain() -> None:

@@ -251,8 +251,8 @@ class StreamTranslator:
         """``feed_sse`` of a chunk that is only a piece of content (``plain_content``), once
         ``ready``."""
         sent = self._hot.plain(text)
-        if sent is not None:  # plain content: no events made
-            return self._content_chunk(sent) if sent else b""
+        if sent is not None:  # plain content: no events made (``_content_chunk``, inline)
+            return self._pre + b'{"content":%b}' % _dumps(sent) + self._tail if sent else b""
         events = self._hot.content(text)
         if len(events) == 1:
             ev = events[0]
