@@ -251,3 +251,34 @@ def plain_end(text: str, pos: int, close: str, others: tuple[str, ...], looks: i
     if end < 0 or any(0 <= text.find(t, pos, end + len(t) - 1) for t in others):
         return -1
     return end
+
+
+Match = Callable[[str, int], "re.Match[str] | None"]
+
+
+def plain_pairs(text: str, pos: int, whole: Match | None, opener: Match, close: str,
+                others: tuple[str, ...]) -> tuple[list[tuple[str, str]], int] | None:
+    """The (key, raw value) pairs written plainly from ``pos``, one after the other, and where
+    they end; None when a key comes twice or a value is not written plainly (``plain_end``).
+    ``whole`` matches a common pair at once (its key and value as groups 1 and 2), ``opener``
+    a pair's opening up to its value (its key as group 1); a value ends at ``close``. The GLM
+    and MiniMax whole-block readers share it."""
+    pairs: list[tuple[str, str]] = []
+    keys: set[str] = set()
+    while True:
+        m = whole(text, pos) if whole is not None else None
+        if m is not None:  # (the common pair, at once; the same reading as below)
+            key, value, pos = m[1], m[2], m.end()
+        else:
+            m = opener(text, pos)
+            if m is None:
+                return pairs, pos
+            key, start = m[1], m.end()
+            end = plain_end(text, start, close, others)
+            if end < 0:
+                return None
+            value, pos = text[start:end], end + len(close)
+        if key in keys:
+            return None
+        keys.add(key)
+        pairs.append((key, value))

@@ -25,7 +25,7 @@ from functools import lru_cache, partial
 
 from .json import JsonEnvelopeBody
 from ..markers import MarkerSet, marker_set, match_at, opens_more
-from ..rawvalue import RawValue, end_typed, plain_end
+from ..rawvalue import RawValue, end_typed, plain_pairs
 from ..dialect import (
     DONE,
     FAIL,
@@ -88,30 +88,12 @@ def read_pairs(tags: ArgKeyTags, text: str, pos: int) -> tuple[Pairs, int] | Non
     the block's close after the last. The raw values and the position after the block's close;
     None for anything else (then it is read piece by piece). ``feed`` and ``read_plain`` both
     read a whole block so."""
-    plain, v_close, b_close = tags.plain_pair.match, tags.value[1], tags.block_close
+    b_close = tags.block_close
     whole = tags.whole_pair.match if tags.whole_pair is not None else None
-    pairs: Pairs = []
-    keys: set[str] = set()
-    while True:
-        m = whole(text, pos) if whole is not None else None
-        if m is not None:  # (the common pair, at once; the same reading as below)
-            key = m[1]
-            if key in keys:
-                return None
-            keys.add(key)
-            pairs.append((key, m[2]))
-            pos = m.end()
-            continue
-        m = plain(text, pos)
-        if m is None:
-            break
-        key, start = m[1], m.end()
-        end = plain_end(text, start, v_close, (b_close,))
-        if end < 0 or key in keys:
-            return None
-        keys.add(key)
-        pairs.append((key, text[start:end]))
-        pos = end + len(v_close)
+    read = plain_pairs(text, pos, whole, tags.plain_pair.match, tags.value[1], (b_close,))
+    if read is None:
+        return None
+    pairs, pos = read
     pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
     return (pairs, pos + len(b_close)) if pairs and text.startswith(b_close, pos) else None
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..rawvalue import plain_end
+from ..rawvalue import plain_pairs
 from .xml import SHORT_BLOCK
 
 Pairs = list[tuple[str, str]]
@@ -67,29 +67,11 @@ def read_params(tags: Any, text: str, pos: int) -> tuple[Pairs, int, int] | None
         pairs = patterns.plain.findall(text, pos, block.start("kept"))  # type: ignore[union-attr]
         unique = len({k for k, _ in pairs}) == len(pairs)
         return (pairs, block.end("kept"), block.end()) if unique else None
-    plain, param, close, others = patterns.plain, patterns.param.match, patterns.close, patterns.others
-    pairs: Pairs = []
-    keys: set[str] = set()
-    while True:
-        m = plain.match(text, pos) if plain is not None else None
-        if m is not None:  # (the common parameter, at once; the same reading as below)
-            key = m[1]
-            if key in keys:
-                return None
-            keys.add(key)
-            pairs.append((key, m[2]))
-            pos = m.end()
-            continue
-        m = param(text, pos)
-        if m is None:
-            break
-        key, start = m[1], m.end()
-        end = plain_end(text, start, close, others)
-        if end < 0 or key in keys:
-            return None
-        keys.add(key)
-        pairs.append((key, text[start:end]))
-        pos = end + len(close)
+    whole = patterns.plain.match if patterns.plain is not None else None
+    read = plain_pairs(text, pos, whole, patterns.param.match, patterns.close, patterns.others)
+    if read is None:
+        return None
+    pairs, pos = read
     pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
     if not text.startswith(tags.invoke_close[0], pos):
         return None
