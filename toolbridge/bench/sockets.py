@@ -342,6 +342,11 @@ def report(figures: dict[str, Any]) -> str:
                  + ", ".join(f"{m} {used[m]:.2f}" for m in MODES))
     lines.append("  (the client's time also holds its own decoding: a Python client parses each of a socket "
                  "answer's ~13 frames, where over HTTP it reads one body)")
+    sock = t["socket"]
+    for m in ("http full", "http prev"):
+        within = sum(s["cpu_ms"] <= 1.1 * o["cpu_ms"] for s, o in zip(sock, t[m]))
+        lines.append(f"  socket's gateway CPU against {m}: within 10% on {within} of {TURNS} turns, "
+                     f"{total['socket'][0] / total[m][0]:.2f}x over the loop")
     lines.append(f"  socket's gateway CPU at or below HTTP's on every turn (within 10%): {word[v['time']]}")
     lines.append(f"  socket bytes flat in the turn number (turn {TURNS} {t['socket'][-1]['bytes']} B, "
                  f"turn 2 {t['socket'][1]['bytes']} B): {word[v['bytes']]}")
