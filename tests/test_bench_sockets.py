@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 
 from toolbridge.bench import sockets
 
 
 def test_the_socket_rows_are_measured() -> None:
+    cores = os.sched_getaffinity(0)
     figures = asyncio.run(sockets.bench(argparse.Namespace(repeat=1, sockets=20)))
+    assert os.sched_getaffinity(0) == cores  # (the bench runs on one core, then gives the rest back)
     turns = figures["turns"]
     assert set(turns) == set(sockets.MODES) and all(len(t) == sockets.TURNS for t in turns.values())
     assert all(row["ms"] > 0 and row["cpu_ms"] > 0 for t in turns.values() for row in t)
