@@ -19,6 +19,7 @@ import json
 import marshal
 import re
 import threading
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from . import freeform
@@ -174,6 +175,11 @@ class SharedCache:
             self._items[key] = value
         return value
 
+    def made(self, key: Any, make: Callable[..., Any], *args: Any) -> Any:
+        """The value kept under ``key``, or ``make(*args)`` kept there (None is kept too)."""
+        found = self._items.get(key, _UNSET)
+        return self.put(key, make(*args)) if found is _UNSET else found
+
 
 _VALIDATORS = SharedCache(1024)
 _QUICK = SharedCache(1024)
@@ -195,11 +201,7 @@ def _schema_key(schema: dict[str, Any]) -> bytes | str:
 
 def _quick_check(schema: dict[str, Any]) -> Any:
     """The quick check of ``schema`` (``_quickcheck``), shared like the validators."""
-    key = _schema_key(schema)
-    found = _QUICK.get(key, _UNSET)
-    if found is _UNSET:
-        found = _QUICK.put(key, quick_check(_standard_types(schema)))
-    return found
+    return _QUICK.made(_schema_key(schema), lambda: quick_check(_standard_types(schema)))
 
 
 def _validator(schema: dict[str, Any]) -> Any:
@@ -208,11 +210,7 @@ def _validator(schema: dict[str, Any]) -> Any:
     Checking a schema costs milliseconds, far more than parsing a typical answer; clients send
     the same tools with every request, so validators are kept, keyed by the schema's text.
     """
-    key = _schema_key(schema)
-    validator = _VALIDATORS.get(key)
-    if validator is None:
-        validator = _VALIDATORS.put(key, _make_validator(schema))
-    return validator
+    return _VALIDATORS.made(_schema_key(schema), _make_validator, schema)
 
 
 def _forget_validator(schema: dict[str, Any]) -> _NoValidator:

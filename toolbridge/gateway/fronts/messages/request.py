@@ -176,9 +176,7 @@ def _tools_of(tools: Any) -> list[dict[str, Any]] | None:
     tools are not); a list ``_tools`` refuses is refused each time."""
     if not isinstance(tools, list) or not tools:
         return _tools(tools)
-    key = orjson.dumps(tools)
-    kept = _OFFERED.get(key)
-    return kept if kept is not None else _OFFERED.put(key, _tools(tools))  # type: ignore[no-any-return]
+    return _OFFERED.made(orjson.dumps(tools), _tools, tools)  # type: ignore[no-any-return]
 
 
 _OFFERED = SharedCache(256)  # by the tools' JSON text

@@ -324,11 +324,7 @@ def _tools_of(tools: Any, additional: list[tuple[str, Any]]) -> tuple[_Offered, 
     each time, and a list ``_tools`` refuses is refused each time."""
     if additional or not isinstance(tools, list) or not tools:
         return _tools(tools, additional), _repeated(tools)
-    key = orjson.dumps(tools)
-    kept = _OFFERED.get(key)
-    if kept is None:
-        kept = _OFFERED.put(key, (_tools(tools, additional), _repeated(tools)))
-    return kept  # type: ignore[no-any-return]
+    return _OFFERED.made(orjson.dumps(tools), lambda: (_tools(tools, additional), _repeated(tools)))  # type: ignore[no-any-return]
 
 
 _OFFERED = SharedCache(256)  # by the tools' JSON text
