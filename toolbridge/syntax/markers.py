@@ -147,14 +147,9 @@ class MarkerSet:
         written, with this one inside it (``Action: ```json`` whose ``Action: ``` `` is read
         so far holds a complete ``` ``` ``` ``); or this marker may grow into a longer one
         (``could_grow``)."""
-        # (holdback's tail, looked for only before ``start``: only there can it begin a longer one)
-        heads, first = self._heads, self._first_re.search
-        found = first(buf, max(pos, len(buf) - self._longest + 1), start)
-        while found is not None:
-            at = found.start()
-            if buf[at:] in heads:
-                return at
-            found = first(buf, at + 1, start)
+        at = self._tail(buf, pos, start)  # (holdback's, begun before ``start``: only there can it begin a longer one)
+        if at >= 0:
+            return at
         return start if self.could_grow(buf, start) else None
 
     def waits(self, text: str) -> bool:
@@ -183,17 +178,23 @@ class MarkerSet:
 
     def holdback(self, buf: str, pos: int) -> int:
         """Length of the longest tail of ``buf[pos:]`` that is a proper prefix of a marker."""
-        # Each place in the tail where a marker's first character stands, from the earliest, is
-        # tried by one set lookup (one pattern of every marker's every beginning, anchored at
-        # the end, backtracked through all of them at each such place: several microseconds).
+        at = self._tail(buf, pos, len(buf))
+        return len(buf) - at if at >= 0 else 0
+
+    def _tail(self, buf: str, pos: int, end: int) -> int:
+        """Where the longest tail of ``buf[pos:]`` that begins a marker (or is one) starts, when
+        it starts before ``end``; -1 when none does. Each place in the tail where a marker's
+        first character stands, from the earliest, is tried by one set lookup (one pattern of
+        every marker's every beginning, anchored at the end, backtracked through all of them at
+        each such place: several microseconds)."""
         heads, first = self._heads, self._first_re.search
-        found = first(buf, max(pos, len(buf) - self._longest + 1))
+        found = first(buf, max(pos, len(buf) - self._longest + 1), end)
         while found is not None:
             at = found.start()
             if buf[at:] in heads:
-                return len(buf) - at
-            found = first(buf, at + 1)
-        return 0
+                return at
+            found = first(buf, at + 1, end)
+        return -1
 
 
 def _group_searches(ordered: list[str], firsts: str) -> tuple[tuple[str, Any, int, Any], ...]:
