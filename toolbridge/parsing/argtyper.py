@@ -40,7 +40,6 @@ _WS = " \t\n\r"
 _FLAT_MEMBER = r'"(?:[^"\\]++|\\.)*+": (?:"(?:[^"\\]++|\\.)*+"|[-+.0-9eE]++|true|false|null)'
 _FLAT = re.compile(rf"\{{{_FLAT_MEMBER}(?:, {_FLAT_MEMBER})*+\}}", re.DOTALL)
 _FLAT_TEXT = 512
-_JSON_TYPE = JSON_TYPE  # (by exact type)
 
 # States.
 START, MEMBER, KEY, COLON, VALUE, STREAM, HELD, NEXT, DONE = range(9)
@@ -264,7 +263,7 @@ def already_typed(schema: dict[str, Any], text: str, value: Any) -> bool:
         if not isinstance(member_schema, dict):
             continue
         declared = member_schema.get("type")
-        if (declared is not None and declared == _JSON_TYPE.get(type(member)) and "$ref" not in member_schema
+        if (declared is not None and declared == JSON_TYPE.get(type(member)) and "$ref" not in member_schema
                 and (declared != "string" or spelled_as_enum(member, member_schema.get("enum")))):
             continue  # the one type declared, already (the common member): nothing to type
         resolved = deref(member_schema, schema)
