@@ -58,13 +58,14 @@ _quiet.setLevel(logging.WARNING)
 
 
 class _Deflate(PerMessageDeflate):
-    """websockets' ``permessage-deflate``, with small messages sent raw and the context made
-    when first needed (see ``RAW_BELOW``)."""
+    """websockets' ``permessage-deflate``, with small messages sent raw and the shared context
+    made when first needed (see ``RAW_BELOW``; without context takeover websockets makes one per
+    message itself)."""
 
     def encode(self, frame: Frame) -> Frame:
         if frame.opcode is Opcode.TEXT and frame.fin and len(frame.data) < RAW_BELOW:
             return frame
-        if frame.opcode not in CTRL_OPCODES and not hasattr(self, "encoder"):
+        if frame.opcode not in CTRL_OPCODES and not self.local_no_context_takeover and not hasattr(self, "encoder"):
             self.encoder = zlib.compressobj(wbits=-self.local_max_window_bits, **self.compress_settings)
         return super().encode(frame)
 
