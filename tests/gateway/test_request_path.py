@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.harness import tool
-from toolbridge.gateway import run
+from toolbridge.gateway import logline
 from toolbridge.gateway.fronts.chat import chat_turn
 from toolbridge.gateway.http.client import UpstreamPool
 from toolbridge.gateway.http.server import Request, Response
@@ -142,8 +142,8 @@ def test_an_upstream_request_header_with_a_forbidden_byte_is_refused(name: bytes
     ("%(key)s from a mapping", ({"key": "value"},)),
 ])
 def test_the_log_line_is_the_generic_formatters(message: str, args: tuple[Any, ...]) -> None:
-    ours = run._Formatter()
-    generic = logging.Formatter(run._Formatter.FORMAT)
+    ours = logline.Formatter()
+    generic = logging.Formatter(logline.Formatter.FORMAT)
     generic.formatTime = ours.formatTime  # type: ignore[method-assign]  # the date, once a second
     record = logging.LogRecord("toolbridge.gateway", logging.INFO, "(unknown file)", 0, message, args, None)
     assert ours.format(record) == generic.format(record)
@@ -199,9 +199,9 @@ def test_the_line_handler_writes_what_the_stream_handler_does() -> None:
     import io
 
     streams = io.StringIO(), io.StringIO()
-    ours, generic = run._LineHandler(streams[0]), logging.StreamHandler(streams[1])
+    ours, generic = logline.LineHandler(streams[0]), logging.StreamHandler(streams[1])
     for handler in (ours, generic):
-        handler.setFormatter(run._Formatter())
+        handler.setFormatter(logline.Formatter())
     for record in _records():
         ours.handle(record)
         generic.handle(record)
@@ -221,7 +221,7 @@ def test_the_line_handler_flushes_each_line() -> None:
             self.calls.append("flush")
 
     stream = Stream()
-    handler = run._LineHandler(stream)
+    handler = logline.LineHandler(stream)
     for record in _records()[:2]:
         handler.handle(record)
     assert stream.calls == ["write", "flush", "write", "flush"]
@@ -245,9 +245,9 @@ def test_on_the_loop_a_turns_lines_are_written_together_at_the_next_turn() -> No
     import io
 
     stream, reference = _CountingStream(), io.StringIO()
-    handler, generic = run._LineHandler(stream), logging.StreamHandler(reference)
+    handler, generic = logline.LineHandler(stream), logging.StreamHandler(reference)
     for h in (handler, generic):
-        h.setFormatter(run._Formatter())
+        h.setFormatter(logline.Formatter())
 
     async def turns() -> None:
         for record in _records():  # one turn of the loop finishes several requests
@@ -270,9 +270,9 @@ def test_the_line_handler_applies_its_filters_as_the_stream_handler_does(keep: b
     import io
 
     streams = io.StringIO(), io.StringIO()
-    ours, generic = run._LineHandler(streams[0]), logging.StreamHandler(streams[1])
+    ours, generic = logline.LineHandler(streams[0]), logging.StreamHandler(streams[1])
     for handler in (ours, generic):
-        handler.setFormatter(run._Formatter())
+        handler.setFormatter(logline.Formatter())
         handler.addFilter(lambda record: keep)
     for record in _records():
         assert bool(ours.handle(record)) == bool(generic.handle(record)) == keep
@@ -285,8 +285,8 @@ ACCESS = ("%s %s %d %s calls[%s] %.1fms%s", "POST", "/v1/chat/completions", 200,
 def _configured(stream: Any, name: str) -> tuple[logging.Logger, logging.Handler]:
     """A logger of its own under a root-like parent holding one LineHandler, as ``run`` configures."""
     parent = logging.Logger(name + "-root")  # (not in the manager: the test's own hierarchy)
-    handler = run._LineHandler(stream)
-    handler.setFormatter(run._Formatter())
+    handler = logline.LineHandler(stream)
+    handler.setFormatter(logline.Formatter())
     parent.addHandler(handler)
     child = logging.Logger(name)
     child.parent = parent

@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .config import GatewayConfig
-from .logline import Formatter as _Formatter, LineHandler as _LineHandler
+from .logline import Formatter, LineHandler
 from .state import sqlite_path
 from .app import serve
 from .supervisor import Supervisor
@@ -55,8 +55,8 @@ def _configure_logging(config: GatewayConfig) -> None:
     """Log lines to standard error. Records skip what the format does not show (caller,
     thread, process): the gateway logs one line per request, and these lookups cost a third
     of it. Run in each worker: a spawned process does not inherit the configuration."""
-    handler = _LineHandler(sys.stderr)
-    handler.setFormatter(_Formatter())
+    handler = LineHandler(sys.stderr)
+    handler.setFormatter(Formatter())
     logging.basicConfig(level=config.log_level.upper(), handlers=[handler])
     logging.logThreads = False
     logging.logProcesses = False
