@@ -22,6 +22,9 @@ def test_the_socket_rows_are_measured() -> None:
     assert turns["socket"][-1]["bytes"] == turns["socket"][1]["bytes"]
     assert turns["http full"][-1]["bytes"] > 10 * turns["http full"][1]["bytes"] / 2
     assert figures["idle"]["sockets"] == 20  # (its RSS growth over 20 sockets may be 0: pages already there)
+    # Each turn's socket CPU against the same round's loop over HTTP, per HTTP mode.
+    assert set(figures["paired"]) == {"http full", "http prev"}
+    assert all(len(r) == sockets.TURNS and min(r) > 0 for r in figures["paired"].values())
     verdicts = sockets.verdicts(figures)
     assert verdicts["bytes"] and set(verdicts) == {"time", "bytes", "idle"}
     text = sockets.report(figures)

@@ -148,19 +148,22 @@ class WebSocket:
     def open(self) -> bool:
         return self.proto.state is State.OPEN and not self.tunnel.closed
 
-    def send(self, messages: list[bytes]) -> None:
+    def send(self, messages: list[bytes]) -> bool:
         """Send text messages (UTF-8 JSON), in order, in one write; nothing once the socket is
-        closing. Each is the protocol's own frame (``Frame.serialize``, what ``send_text``
-        appends to the protocol's output), made here so that an answer's dozen events cost one
-        join and one write instead of a pass through the protocol's buffer each."""
-        if not self.open:
-            return
+        closing (False). Each is the protocol's own frame (``Frame.serialize``, what
+        ``send_text`` appends to the protocol's output), made here so that an answer's dozen
+        events cost one join and one write instead of a pass through the protocol's buffer each;
+        a message under ``RAW_BELOW`` bytes passes no extension (``_Deflate`` sends it raw)."""
+        proto, tunnel = self.proto, self.tunnel
+        if proto.state is not State.OPEN or tunnel.closed:
+            return False
         self.flush()  # (what the protocol holds, a pong, goes first)
-        extensions = self.proto.extensions
-        self.tunnel.write(b"".join([Frame(Opcode.TEXT, data).serialize(mask=False, extensions=extensions)
-                                    for data in messages]))
+        extensions = proto.extensions or None
+        tunnel.write(b"".join([Frame(Opcode.TEXT, data).serialize(
+            mask=False, extensions=extensions if len(data) >= RAW_BELOW else None) for data in messages]))
         if not self.app.busy:  # (an error message between answers: no context kept for it)
             self.rest()
+        return True
 
     def close(self, code: int, reason: str) -> None:
         """Start the close handshake; the connection is cut if the client does not answer."""

@@ -29,6 +29,7 @@ is added to it later) therefore holds on the socket. Turns run one at a time.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -71,23 +72,19 @@ def _error_of(status: int, body: bytes) -> bytes:
         "param": error.get("param")}})
 
 
-def sse_messages(data: bytes) -> list[bytes]:
-    """The JSON objects of SSE events (``event: T\\ndata: {...}\\n\\n``); comments dropped."""
-    out = []
-    for block in data.split(b"\n\n"):
-        at = block.find(b"data: ")
-        if at >= 0:
-            out.append(block[at + 6:])
-    return out
+# The JSON objects of SSE events (``event: T\ndata: {...}\n\n``; a data line holds no newline:
+# the events are compact JSON); comments and event lines are not data lines.
+sse_messages = re.compile(rb"^data: (.*)$", re.MULTILINE).findall
 
 
 class FrameResponse:
     """The pipeline's ``Response`` for one turn on a socket (see the module docstring)."""
 
-    __slots__ = ("_socket", "encoder", "extra", "finished", "last", "started", "status", "writes")
+    __slots__ = ("_socket", "_tunnel", "encoder", "extra", "finished", "last", "started", "status", "writes")
 
     def __init__(self, socket: WebSocket) -> None:
         self._socket = socket
+        self._tunnel = socket.tunnel
         self.started = self.finished = False
         self.encoder: Any = None
         self.extra: tuple[tuple[bytes, bytes], ...] = ()
@@ -118,17 +115,16 @@ class FrameResponse:
         self._socket.close(1011, "the answer was cut")
 
     def _send(self, messages: list[bytes]) -> None:
-        if not self._socket.open:
+        if not self._socket.send(messages):
             raise ClientDisconnected()
-        self._socket.send(messages)
         self.last = messages[-1]
 
     @property
     def paused(self) -> bool:
-        return self._socket.paused
+        return self._tunnel.paused
 
     async def drain(self) -> None:
-        await self._socket.drain()
+        await self._tunnel.drain()
 
     @property
     def disconnected(self) -> bool:
