@@ -29,7 +29,6 @@ is added to it later) therefore holds on the socket. Turns run one at a time.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -72,9 +71,18 @@ def _error_of(status: int, body: bytes) -> bytes:
         "param": error.get("param")}})
 
 
-# The JSON objects of SSE events (``event: T\ndata: {...}\n\n``; a data line holds no newline:
-# the events are compact JSON); comments and event lines are not data lines.
-sse_messages = re.compile(rb"^data: (.*)$", re.MULTILINE).findall
+def sse_messages(data: bytes) -> list[bytes]:
+    """The JSON objects of SSE events (``event: T\ndata: {...}\n\n``: a data line holds no
+    newline, the events being compact JSON); comments and event lines are not data lines."""
+    out = []
+    at = data.find(b"data: ")
+    while at >= 0:
+        end = data.find(b"\n", at)
+        out.append(data[at + 6:end] if end >= 0 else data[at + 6:])
+        at = data.find(b"\ndata: ", end) + 1 if end >= 0 else 0
+        if at <= 0:
+            break
+    return out
 
 
 class FrameResponse:
@@ -170,6 +178,7 @@ class ResponsesSocket:
         self.request = request  # the running turn's (between turns the handshake's: no body kept)
         self._serve, self._check, self._refuse, self._answered = serve, check, refuse, answered
         self._task: asyncio.Task[None] | None = None
+        self._loop = asyncio.get_running_loop()
         self.held: Record | None = None  # the last response made here with store: false (never stored)
         self.context: Context | None = None  # the running turn's
 
@@ -190,7 +199,7 @@ class ResponsesSocket:
             return
         body = self._body(data, text)
         if body is not None:
-            self._task = asyncio.get_running_loop().create_task(self._turn(*body))
+            self._task = self._loop.create_task(self._turn(*body))
 
     def closed(self) -> None:
         """The socket is gone: a running turn stops (and its upstream request), the held
@@ -245,7 +254,7 @@ class ResponsesSocket:
             return
         finally:
             self.context, self.request = None, self._handshake
-            if self._task is asyncio.current_task():
+            if self._task is asyncio.current_task(self._loop):
                 self._task = None
                 self.socket.idle()
         self._answered(status, provenance, started)
