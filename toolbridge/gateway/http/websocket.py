@@ -159,8 +159,11 @@ class WebSocket:
             return False
         self.flush()  # (what the protocol holds, a pong, goes first)
         extensions = proto.extensions or None
-        tunnel.write(b"".join([Frame(Opcode.TEXT, data).serialize(
-            mask=False, extensions=extensions if len(data) >= RAW_BELOW else None) for data in messages]))
+        frame, frames = Frame(Opcode.TEXT, b""), []  # (one Frame, its data set for each message)
+        for data in messages:
+            frame.data = data
+            frames.append(frame.serialize(mask=False, extensions=extensions if len(data) >= RAW_BELOW else None))
+        tunnel.write(b"".join(frames))
         if not self.app.busy:  # (an error message between answers: no context kept for it)
             self.rest()
         return True
