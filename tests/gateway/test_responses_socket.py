@@ -21,7 +21,7 @@ import pytest
 
 from tests.gateway.test_responses import KINDS, PARIS, TOOLS, USER, agent, answer, apply_patch, parser
 from tests.gateway.test_responses_stream import check_events, sse
-from toolbridge.gateway.fronts.responses.socket import FrameResponse, ResponsesSocket
+from toolbridge.gateway.fronts.responses.socket import FrameResponse, ResponsesSocket, sse_messages
 from toolbridge.gateway.http.websocket import WebSocket
 from toolbridge.gateway.replay.stack import Stack
 from toolbridge.gateway.replay.upstream import Reply
@@ -87,6 +87,19 @@ def stack() -> Iterator[Stack]:
 
 
 # ---------------------------------------------------------------- one code path
+
+
+@pytest.mark.parametrize(("sse_bytes", "messages"), [
+    (b'event: a\ndata: {"n":1}\n\n', [b'{"n":1}']),
+    (b'event: a\ndata: {"n":1}\n\nevent: b\ndata: {"n":2}\n\n', [b'{"n":1}', b'{"n":2}']),
+    (b": keep-alive\n\n", []),  # a comment is no message
+    (b'event: a\ndata: {"n":1}\n\n: keep-alive\n\ndata: {"n":3}\n\n', [b'{"n":1}', b'{"n":3}']),
+    (b'data: {"s":"data: x"}\n\n', [b'{"s":"data: x"}']),  # (the words inside a string are not a line)
+    (b'data: {"n":1}', [b'{"n":1}']),  # (the last event without its blank line)
+    (b"", []),
+])
+def test_the_messages_of_sse_events(sse_bytes: bytes, messages: list[bytes]) -> None:
+    assert sse_messages(sse_bytes) == messages
 
 
 @pytest.mark.parametrize("kind", KINDS)
