@@ -28,7 +28,7 @@ def plain_content(chunk: dict[str, Any]) -> str | None:
 
 
 _CONTENT_KEY = b'"content":'
-_loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
+_loads = orjson.loads
 _LEARN_TRIES = 4  # chunks a stream may show before the shape is given up (logprobs, ...)
 
 
@@ -88,7 +88,7 @@ class PlainBytes:
             return None
         try:
             text = _loads(raw[self._start:self._stop])
-        except JSONDecodeError:
+        except orjson.JSONDecodeError:
             return None
         return text if type(text) is str else None
 

@@ -46,8 +46,8 @@ class SSEDecoder:
             line_end = find(b"\n", start)
             if line_end < 0 or line_end + 1 == size:
                 break
-            if buf[line_end + 1] == 0x0A and buf.startswith(b"data:", start):  # the common case:
-                # one data line, then the blank line
+            # The common case: one data line, then the blank line that ends the event.
+            if buf[line_end + 1] == 0x0A and buf.startswith(b"data:", start):
                 at = start + 6 if buf[start + 5] == 0x20 else start + 5
                 out.append(buf[at:line_end])
                 start = line_end + 2
