@@ -534,16 +534,18 @@ class Pipeline:
         feed, write, loads = encoder.feed_sse, resp.write, orjson.loads
         asked = plan.asked
         content = getattr(encoder, "content_sse", None)  # a plain-content chunk, undecoded
+        plain_sse = getattr(encoder, "plain_sse", None)  # its events when the parser reads it as plain
         plain = PlainBytes()
+        text_of = plain.text
         chunks = 0
         ended: list[tuple[str, str, str | None]] = []  # the error event that ends the stream
         invalid: list[InvalidArguments] = []
         deferred: list[bytes] = []  # a large event, for drain to translate off the loop
 
-        def step(event: bytes) -> bytes | None:
-            """The client's bytes for one upstream event; None when it ends the stream."""
+        def step(event: bytes, text: str | None) -> bytes | None:
+            """The client's bytes for one upstream event (``text``: its content, when it is a
+            plain-content chunk read from its bytes); None when it ends the stream."""
             try:
-                text = plain.text(event)
                 if text is not None:  # nearly every chunk: its content, read from its bytes
                     return content(text)  # type: ignore[misc,no-any-return]
                 try:
@@ -582,7 +584,15 @@ class Pipeline:
             if len(event) > OFFLOOP_BYTES:
                 deferred.append(event)
                 return PAUSE  # reading waits (the rest of the read is kept) for drain
-            data = step(event)
+            text = text_of(event)
+            if text is not None and plain_sse is not None:  # nearly every chunk: plain content
+                data = plain_sse(text)
+                if data is not None:  # one event or none: counted without a search
+                    if data:
+                        write(data)
+                        chunks += 1
+                    return PAUSE if resp.paused else GO
+            data = step(event, text)
             if data is None:
                 return STOP
             if data:  # emit's lines, without its call: this runs for every chunk
@@ -592,7 +602,8 @@ class Pipeline:
 
         async def drain() -> None:
             if deferred:
-                data = await self.cpu(True, "chunk", step, deferred.pop())
+                event = deferred.pop()
+                data = await self.cpu(True, "chunk", lambda: step(event, text_of(event)))
                 if data is None:
                     raise _Ended
                 emit(data)

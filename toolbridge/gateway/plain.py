@@ -28,6 +28,7 @@ def plain_content(chunk: dict[str, Any]) -> str | None:
 
 
 _CONTENT_KEY = b'"content":'
+_loads = orjson.loads
 _LEARN_TRIES = 4  # chunks a stream may show before the shape is given up (logprobs, ...)
 
 
@@ -44,12 +45,13 @@ class PlainBytes:
     string followed by more, fails and the chunk is decoded whole).
     """
 
-    __slots__ = ("_prefix", "_suffix", "_start", "_tries")
+    __slots__ = ("_prefix", "_suffix", "_start", "_stop", "_tries")
 
     def __init__(self) -> None:
         self._prefix: bytes | None = None
         self._suffix = b""
         self._start = 0
+        self._stop = -1  # the content string's end, from the end of the chunk
         self._tries = _LEARN_TRIES
 
     @property
@@ -67,25 +69,25 @@ class PlainBytes:
         while raw[start:start + 1] in (b" ", b"\t", b"\n", b"\r"):
             start += 1
         end = _string_end(raw, start)
-        if end < 0:
+        if end < 0 or end == len(raw):  # (a chunk is an object: its end follows the string)
             return
         try:
             if orjson.loads(raw[start:end]) != text:
                 return
         except orjson.JSONDecodeError:
             return
-        self._prefix, self._suffix, self._start = raw[:start], raw[end:], start
+        self._prefix, self._suffix, self._start, self._stop = raw[:start], raw[end:], start, end - len(raw)
 
     def text(self, raw: bytes) -> str | None:
-        """The content of ``raw`` when it is the learnt envelope around one string, else None."""
+        """The content of ``raw`` when it is the learnt envelope around one string, else None.
+
+        (A raw shorter than the envelope, its two ends overlapping, leaves less than a string
+        between them, which the decoder refuses.)"""
         prefix = self._prefix
         if prefix is None or not raw.startswith(prefix) or not raw.endswith(self._suffix):
             return None
-        stop = len(raw) - len(self._suffix)
-        if stop - self._start < 2:
-            return None
         try:
-            text = orjson.loads(raw[self._start:stop])
+            text = _loads(raw[self._start:self._stop])
         except orjson.JSONDecodeError:
             return None
         return text if type(text) is str else None

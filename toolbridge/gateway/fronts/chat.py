@@ -227,6 +227,8 @@ class StreamTranslator:
         self._hot: Any = None  # choice 0 once its first chunk is out: the fast path
         self._pre = b""  # the head and b'0,"delta":'
         self._tail = b',"finish_reason":null}]' + (b',"usage":null' if plan.include_usage else b"") + b"}\n\n"
+        self._text_pre = b""  # the head and b'0,"delta":{"content":'
+        self._text_tail = b"}" + self._tail
         self._inputs: dict[int, InputDeltas] = {}  # freeform calls in progress, by call index
         self.idle_seconds = IDLE_SECONDS
 
@@ -247,12 +249,20 @@ class StreamTranslator:
         """Whether ``content_sse`` may be used (once the first chunk is out)."""
         return self._hot is not None
 
+    def plain_sse(self, text: str) -> bytes | None:
+        """``content_sse(text)`` when the parser reads ``text`` as plain content (``_Choice.plain``):
+        one event, or none while it is held; None otherwise, nothing read (then ``content_sse``)."""
+        sent = self._hot.plain(text)
+        if sent is None:
+            return None
+        return self._text_pre + _dumps(sent) + self._text_tail if sent else b""
+
     def content_sse(self, text: str) -> bytes:
         """``feed_sse`` of a chunk that is only a piece of content (``plain_content``), once
         ``ready``."""
-        sent = self._hot.plain(text)
-        if sent is not None:  # plain content: no events made (``_content_chunk``, inline)
-            return self._pre + b'{"content":%b}' % _dumps(sent) + self._tail if sent else b""
+        data = self.plain_sse(text)
+        if data is not None:  # plain content: no events made
+            return data
         events = self._hot.content(text)
         if len(events) == 1:
             ev = events[0]
@@ -264,7 +274,7 @@ class StreamTranslator:
 
     def _content_chunk(self, text: str) -> bytes:
         """The chunk of a piece of content on the fast path (the envelope made once)."""
-        return self._pre + b'{"content":%b}' % _dumps(text) + self._tail
+        return self._text_pre + _dumps(text) + self._text_tail
 
     def idle_sse(self) -> bytes:
         """What keeps the stream alive while nothing else is written (``pipeline.keepalive``)."""
@@ -296,6 +306,7 @@ class StreamTranslator:
         out = [self._frames(index, events) for index, events in pairs]
         if self._hot is None and 0 in self._role_sent:
             self._hot, self._pre = answer.hot, self._head + b'0,"delta":'
+            self._text_pre = self._pre + b'{"content":'
         return b"".join(out)
 
     def _frames(self, index: int, events: list[Event]) -> bytes:

@@ -102,6 +102,9 @@ class CompactionStream(ResponsesStream):
         super().__init__(answer, front, response_id)
         self._summary: list[str] = []
 
+    def plain_sse(self, text: str) -> bytes | None:
+        return None  # nothing is sent of the text: content_sse gathers every piece
+
     def content_sse(self, text: str) -> bytes:
         return self._events(self._answer.hot.content(text))  # type: ignore[union-attr]
 

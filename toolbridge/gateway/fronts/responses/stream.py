@@ -106,13 +106,22 @@ class ResponsesStream:
         """Whether ``content_sse`` may be used (once the first chunk is out)."""
         return self._started and self._answer.hot is not None
 
+    def plain_sse(self, text: str) -> bytes | None:
+        """``content_sse(text)`` when the parser reads ``text`` as plain content in the open
+        message: one event, or none while it is held; None otherwise, nothing read."""
+        if self._open is None or self._open.kind != "message":
+            return None
+        sent = self._answer.hot.plain(text)  # type: ignore[union-attr]
+        if sent is None:
+            return None
+        return self._text(sent) if sent else b""
+
     def content_sse(self, text: str) -> bytes:
         """``feed_sse`` of a chunk that is only a piece of content (``plain_content``), once
         ``ready``."""
-        if self._open is not None and self._open.kind == "message":
-            sent = self._answer.hot.plain(text)  # type: ignore[union-attr]
-            if sent is not None:  # plain content, in the open message: no events made
-                return self._text(sent) if sent else b""
+        data = self.plain_sse(text)
+        if data is not None:  # plain content, in the open message: no events made
+            return data
         events = self._answer.hot.content(text)  # type: ignore[union-attr]
         if len(events) == 1:
             ev = events[0]
