@@ -16,7 +16,7 @@ from typing import Any
 from ..events import ToolCallBegin
 from ..parsing.parser import parse
 from ..tools import Toolset
-from .thinking import Lead
+from .thinking import PLAIN, Lead
 from .upstream.native import check_calls, new_id
 from .turn import Plan, RequestError
 from .validation import enforce, native_verdicts
@@ -151,10 +151,9 @@ def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Proven
     if not isinstance(text, str) or not text:
         return [], False
     options = parser_options(plan)
-    lead = Lead.of(plan) if key == "content" else None
-    if lead is not None and answer_reasoning(message):  # the upstream reads reasoning itself
-        lead.opening_only()
-    split, inside = lead.whole(text) if lead is not None else (False, False)
+    # (the upstream that gave reasoning in its own field reads reasoning itself: opening_only)
+    verdict = Lead.read_whole(plan, text, bool(answer_reasoning(message))) if key == "content" else None
+    split, inside = verdict if verdict is not None else PLAIN
     if split:  # reasoning written in the content (thinking.py)
         options.update(reasoning=True, in_reasoning=inside)
     elif tools is not None:
