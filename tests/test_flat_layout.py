@@ -61,3 +61,23 @@ def test_encoded_objects_are_written(value: dict[str, object]) -> None:
     for ascii_only in (True, False):
         text = json.dumps(value, ensure_ascii=ascii_only)
         assert _FLAT.fullmatch(text) and as_written(text, len(value))
+
+
+_RAW = st.one_of(st.text(max_size=10), st.sampled_from(["1", "-2", "1.5", "true", "null", "[1, 2]", '{"a": 1}',
+                                                        " 3 ", "x\ny", '"q"', "NaN", "1e400"]))
+_DECLARED = st.sampled_from([None, "string", "integer", "number", "boolean", "object", "array"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(min_size=1, max_size=6), st.tuples(_RAW, _DECLARED), min_size=0, max_size=4))
+def test_typed_objects_are_written(members: dict[str, tuple[str, str | None]]) -> None:
+    """What ``typed_object`` writes (the XML family's calls read whole) is laid out as ``feed``
+    writes an object: ``read_plain`` does not check the layout of the values it found settled."""
+    from toolbridge.syntax.rawvalue import typed_object
+    from toolbridge.tools import coerce
+
+    props = {k: ({"type": t} if t else {}) for k, (_, t) in members.items()}
+    pairs = [(k, raw) for k, (raw, _) in members.items()]
+    text, value, _ = typed_object(pairs, lambda key: props.get(key), lambda key, raw, schema: coerce(raw, schema),
+                                  props)
+    assert as_written(text, len(value))

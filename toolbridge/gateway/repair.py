@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..events import ToolCallBegin
-from ..parsing.parser import parse
+from ..parsing.parser import parse, parse_plain
 from ..tools import Toolset
 from .thinking import PLAIN, Lead
 from .upstream.native import check_calls, new_id
@@ -87,24 +87,34 @@ def tool_choice_unmet(required: str) -> RequestError:
                         status=502, type="upstream_error", code="tool_choice_unmet")
 
 
-def repair_completion(answer: dict[str, Any], plan: Plan) -> tuple[dict[str, Any], Provenance]:
+class NotPlain(Exception):
+    """An answer ``repair_completion`` was asked to read only at C speed (``plain``) is not
+    read so: what it repaired so far is to be dropped, and the answer read again in full."""
+
+
+def repair_completion(answer: dict[str, Any], plan: Plan,
+                      plain: int | None = None) -> tuple[dict[str, Any], Provenance]:
     """Repair a chat.completion object in place; raises RequestError when tool_choice is unmet,
-    InvalidArguments (a RequestError) when a call that must be valid is not."""
+    InvalidArguments (a RequestError) when a call that must be valid is not. ``plain``: read
+    each text only when it is read at C speed with at most this many calls
+    (``parsing.parser.parse_plain``), else raise NotPlain (the answer half repaired): the same
+    result, or the exception, in a time bounded by the answer's length."""
     provenance = Provenance()
     if plan.tools is None:
         if Lead.of(plan) is not None:  # only reasoning written in the content is read
             for choice in answer.get("choices") or ():
                 if isinstance(choice, dict) and isinstance(choice.get("message"), dict):
-                    _reasoning_only(choice, plan, provenance)
+                    _reasoning_only(choice, plan, provenance, plain)
         return answer, provenance
     seen_ids: set[str] = set()
     for choice in answer.get("choices") or ():
         if isinstance(choice, dict) and isinstance(choice.get("message"), dict):
-            _repair_choice(choice, plan, provenance, seen_ids)
+            _repair_choice(choice, plan, provenance, seen_ids, plain)
     return answer, provenance
 
 
-def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, seen_ids: set[str]) -> None:
+def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, seen_ids: set[str],
+                   plain: int | None) -> None:
     message = choice["message"]
     leftovers: list[str] = []
     truncated = False
@@ -116,15 +126,15 @@ def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, s
         provenance.invalid += checked.invalid
         if checked.invalid and plan.enforcing:
             verdicts = native_verdicts(plan, calls)
-        _reasoning_only(choice, plan, provenance)  # the upstream read the calls, not the reasoning
+        _reasoning_only(choice, plan, provenance, plain)  # the upstream read the calls, not the reasoning
     else:
         cut = choice.get("finish_reason") == "length"  # a call the end would close is truncated
         own = [key for key in REASONING_KEYS if message.get(key)]  # not what the content's parser splits
-        calls, truncated = _from_text(message, "content", plan, provenance, verdicts, cut)
+        calls, truncated = _from_text(message, "content", plan, provenance, verdicts, cut, plain=plain)
         provenance.content += len(calls)
         if plan.recover_from_reasoning:
             for key in own:
-                found, broke = _from_text(message, key, plan, provenance, verdicts, cut)
+                found, broke = _from_text(message, key, plan, provenance, verdicts, cut, plain=plain)
                 provenance.reasoning += len(found)
                 calls, truncated = calls + found, truncated or broke
     provenance.rejected += len(leftovers)
@@ -137,16 +147,16 @@ def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, s
     _settle(choice, message, calls, leftovers, truncated)
 
 
-def _reasoning_only(choice: dict[str, Any], plan: Plan, provenance: Provenance) -> None:
+def _reasoning_only(choice: dict[str, Any], plan: Plan, provenance: Provenance, plain: int | None) -> None:
     """Split reasoning written in the content out of an answer whose content holds no call to
     read (no tools offered, or native calls), as a stream's content parser does."""
     cut = choice.get("finish_reason") == "length"
-    _from_text(choice["message"], "content", plan, provenance, {}, cut, NO_TOOLS)
+    _from_text(choice["message"], "content", plan, provenance, {}, cut, NO_TOOLS, plain)
 
 
 def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Provenance,
                verdicts: dict[str, tuple[str, ...]], cut: bool = False,
-               tools: Toolset | None = None) -> tuple[list[Any], bool]:
+               tools: Toolset | None = None, plain: int | None = None) -> tuple[list[Any], bool]:
     text = message.get(key)
     if not isinstance(text, str) or not text:
         return [], False
@@ -158,7 +168,14 @@ def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Proven
         options.update(reasoning=True, in_reasoning=inside)
     elif tools is not None:
         return [], False  # nothing to split, nothing to read
-    result = parse(text, plan.dialect, plan.tools if tools is None else tools, cut, **options)
+    offered = plan.tools if tools is None else tools
+    if plain is None:
+        result = parse(text, plan.dialect, offered, cut, **options)
+    else:
+        read = parse_plain(text, plan.dialect, offered, cut, plain, **options)
+        if read is None:
+            raise NotPlain
+        result = read
     if split:  # the answer without the white space that led it (thinking.py, as a stream has it)
         thought = (result.message.get("reasoning_content") or "").lstrip()
         if thought and not answer_reasoning(message):
