@@ -81,3 +81,23 @@ def test_typed_objects_are_written(members: dict[str, tuple[str, str | None]]) -
     text, value, _ = typed_object(pairs, lambda key: props.get(key), lambda key, raw, schema: coerce(raw, schema),
                                   props)
     assert as_written(text, len(value))
+
+
+@pytest.mark.parametrize("escape", ["\\n", "\\u000a", "\\/", '\\"'])
+@pytest.mark.parametrize("at", ["first", "middle", "last"])
+def test_long_strings_as_written(escape: str, at: str) -> None:
+    """A long string value is passed over by comparing it with its encoding when it is written
+    so, and by the scanner when it is written otherwise (an escape the encoder does not
+    write): the layout reads the same either way."""
+    long = "x" * 1500 + escape + "y" * 10
+    members = {"first": ['"a"', long_json(long), "1"], "middle": ["1", long_json(long), '"b"'],
+               "last": ["1", '"b"', long_json(long)]}[at]
+    for sep, written in ((", ", True), (",  ", False)):
+        text = "{" + sep.join(f'"k{i}": {v}' for i, v in enumerate(members)) + "}"
+        value = json.loads(text)
+        assert as_written(text, len(value), value) is written
+        assert as_written(text, len(value)) is written
+
+
+def long_json(text: str) -> str:
+    return '"' + text + '"'  # (``text`` holds its escapes as written)
