@@ -25,6 +25,10 @@ REASONING_KEYS = ("reasoning_content", "reasoning")
 NO_TOOLS = Toolset([])  # a parser that only splits reasoning: every call-like block stays text
 
 
+HEADERS_KEPT = 1024
+_HEADERS: dict[tuple[Any, ...], str] = {}  # Provenance.header's text, by the figures
+
+
 @dataclass
 class Provenance:
     """Where one response's calls came from."""
@@ -39,10 +43,18 @@ class Provenance:
     dialect: str | None = None  # with the auto parser: the dialect it recognised
 
     def header(self) -> str:
-        """The ``x-toolbridge-calls`` header: the report's own words."""
-        return (f"native={self.native}; content={self.content}; reasoning={self.reasoning}; "
-                f"rejected={self.rejected}; aborted={self.aborted}; repaired={self.repaired}; "
-                f"invalid={self.invalid}" + (f"; dialect={self.dialect}" if self.dialect else ""))
+        """The ``x-toolbridge-calls`` header: the report's own words (written once per distinct
+        figures: every answer's response head and access line give it)."""
+        figures = (self.native, self.content, self.reasoning, self.rejected, self.aborted, self.repaired,
+                   self.invalid, self.dialect)
+        text = _HEADERS.get(figures)
+        if text is None:
+            text = (f"native={self.native}; content={self.content}; reasoning={self.reasoning}; "
+                    f"rejected={self.rejected}; aborted={self.aborted}; repaired={self.repaired}; "
+                    f"invalid={self.invalid}" + (f"; dialect={self.dialect}" if self.dialect else ""))
+            if len(_HEADERS) < HEADERS_KEPT:  # call counts vary: keep the common figures
+                _HEADERS[figures] = text
+        return text
 
     def noted(self, parser: Any) -> None:
         """Keep the dialect an auto parser recognised (the first one, when choices differ)."""
