@@ -86,6 +86,21 @@ def test_verdicts(mode: str, text: str, verdict: tuple[bool, bool]) -> None:
     assert (told if told is not None else lead.end()) == verdict
 
 
+@pytest.mark.parametrize("flag", ["auto", "on", "off"])
+@pytest.mark.parametrize("asked", [False, True])
+@pytest.mark.parametrize("reasoned", [False, True])
+@pytest.mark.parametrize("text", ["<think>a</think>b", "  \n<think>a", "a</think>b", "b <think>a</think>", "",
+                                  " \n ", "<thi", "a<think>b</think>c", "plain", CALL])
+def test_whole_verdict_as_the_lead_reads_it(flag: str, asked: bool, reasoned: bool, text: str) -> None:
+    """``Lead.read_whole`` (the whole answer's verdict, mostly without a Lead) is the Lead's:
+    ``Lead.of``, made ``opening_only`` when the upstream gave reasoning in its own field."""
+    planned = plan(asked, True, flag)
+    lead = Lead.of(planned)
+    if lead is not None and reasoned:
+        lead.opening_only()
+    assert Lead.read_whole(planned, text, reasoned) == (lead.whole(text) if lead is not None else None)
+
+
 def test_opener_still_being_written_is_held() -> None:
     lead = Lead("opens", ("<think>",), ("</think>",))
     assert [lead.feed(c) for c in " <thi"] == [None] * 5

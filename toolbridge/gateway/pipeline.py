@@ -57,7 +57,9 @@ failures are written by ``failures.Failures`` (``self.fail``).
 it runs. Reading a whole answer or translating one streamed upstream event of more than
 ``OFFLOOP_BYTES``, and checking and planning a request of more than ``OFFLOOP_REQUEST_BYTES``,
 run on a small pool of worker threads (``PARSE_WORKERS``); smaller ones run inline, where the
-thread hop would cost about as much as the work. A worker holds the GIL only in slices
+thread hop would cost about as much as the work, and so does a whole answer of up to
+``OFFLOOP_PLAIN_BYTES`` that reads at C speed (prose, a few calls written plainly: tried on the
+loop first, and given to a worker when it turns out otherwise). A worker holds the GIL only in slices
 (``sys.getswitchinterval``), so the loop keeps answering meanwhile, provided the work does not
 release and retake the GIL at a high rate (which starves the loop: see ``parsing.ids``).
 
@@ -94,6 +96,7 @@ from typing import Any, Protocol, TypeVar
 import orjson
 
 from ..errors import ConfigError, FallbackRequired, RenderError
+from ..syntax.dialect import Dialect
 from .config import GatewayConfig
 from .http.client import STOP, GO, PAUSE, UpstreamError, UpstreamPool, UpstreamTimeout
 from .http.server import ClientDisconnected, Request, Response
@@ -101,7 +104,7 @@ from .http.sse import SSEError
 from .metrics import Metrics
 from .order import in_call_order
 from .state import StoreUnavailable
-from .repair import Provenance, repair_completion
+from .repair import NotPlain, Provenance, repair_completion
 from .plain import PlainBytes
 from .stable import stable_prompt
 from .streaming import AnswerStream
@@ -120,6 +123,13 @@ log = logging.getLogger("toolbridge.gateway")
 # ns a byte of text dense with calls. At 16 KB prose takes about as long as the hop (offloading
 # at most doubles the cheapest step it takes), and the worst text held the loop for 8-17 ms.
 OFFLOOP_BYTES = 16 << 10
+# A larger answer is first read on the loop when it reads at C speed (prose, and at most
+# OFFLOOP_PLAIN_CALLS calls written plainly: ``repair.NotPlain`` otherwise, and it goes to a worker):
+# 3-5 ns a byte (a 33 KB call: about 130 us, where the thread round trip cost some 80-100 us of CPU
+# more), some 15 us a call, so the loop is held at most a couple of milliseconds, well within
+# what the worst 16 KB text costs inline.
+OFFLOOP_PLAIN_BYTES = 256 << 10
+OFFLOOP_PLAIN_CALLS = 32
 # Checking and planning a request costs 2.5 ns a byte (15 with a template to render): agents
 # send 20-200 KB with every turn, for which the hop would cost more than it saves.
 OFFLOOP_REQUEST_BYTES = 256 << 10
@@ -422,7 +432,10 @@ class Pipeline:
             return streamed
         try:
             if len(raw) > OFFLOOP_BYTES:
-                body, provenance = await self.cpu(True, "whole", self._read_whole, front, raw, plan)
+                read = self._read_plain(front, raw, plan)
+                if read is None:
+                    read = await self.cpu(True, "whole", self._read_whole, front, raw, plan)
+                body, provenance = read
             else:
                 body, provenance = self._read_whole(front, raw, plan)
         except InvalidArguments as exc:
@@ -458,8 +471,20 @@ class Pipeline:
         self.constrainer.settled(plan, 400 if result is None else result[0])
         return result
 
-    def _read_whole(self, front: Front, raw: bytes, plan: Plan) -> tuple[bytes, Provenance]:
-        """A whole upstream answer read, repaired and written in the front's shape."""
+    def _read_plain(self, front: Front, raw: bytes, plan: Plan) -> tuple[bytes, Provenance] | None:
+        """``_read_whole`` of a large answer, on the loop, when it reads at C speed (see
+        ``OFFLOOP_PLAIN_BYTES``); None when it does not (nothing of it is kept)."""
+        if len(raw) > OFFLOOP_PLAIN_BYTES or self.router is not None or not isinstance(plan.dialect, Dialect):
+            return None  # (the renderer's reading, and auto's, are not bounded so)
+        try:
+            return self._read_whole(front, raw, plan, OFFLOOP_PLAIN_CALLS)
+        except NotPlain:
+            return None
+
+    def _read_whole(self, front: Front, raw: bytes, plan: Plan,
+                    plain: int | None = None) -> tuple[bytes, Provenance]:
+        """A whole upstream answer read, repaired and written in the front's shape (``plain``:
+        see ``repair_completion``)."""
         try:
             answer = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
@@ -467,8 +492,10 @@ class Pipeline:
                                type="upstream_error") from exc
         if plan.asked is not None and isinstance(answer, dict):
             answer["model"] = plan.asked
-        whole = self.router.whole if self.router is not None else repair_completion
-        answer, provenance = whole(answer, plan)
+        if self.router is not None:
+            answer, provenance = self.router.whole(answer, plan)
+        else:
+            answer, provenance = repair_completion(answer, plan, plain)
         return front.whole(answer, plan), provenance
 
     async def _again(self, front: Front, exc: InvalidArguments, headers: list[tuple[bytes, bytes]],

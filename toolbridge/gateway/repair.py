@@ -14,15 +14,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..events import ToolCallBegin
-from ..parsing.parser import parse
+from ..parsing.parser import parse, parse_plain
 from ..tools import Toolset
-from .thinking import Lead
+from .thinking import PLAIN, Lead
 from .upstream.native import check_calls, new_id
 from .turn import Plan, RequestError
 from .validation import enforce, native_verdicts
 
 REASONING_KEYS = ("reasoning_content", "reasoning")
 NO_TOOLS = Toolset([])  # a parser that only splits reasoning: every call-like block stays text
+
+
+HEADERS_KEPT = 1024
+_HEADERS: dict[tuple[Any, ...], str] = {}  # Provenance.header's text, by the figures
 
 
 @dataclass
@@ -39,10 +43,18 @@ class Provenance:
     dialect: str | None = None  # with the auto parser: the dialect it recognised
 
     def header(self) -> str:
-        """The ``x-toolbridge-calls`` header: the report's own words."""
-        return (f"native={self.native}; content={self.content}; reasoning={self.reasoning}; "
-                f"rejected={self.rejected}; aborted={self.aborted}; repaired={self.repaired}; "
-                f"invalid={self.invalid}" + (f"; dialect={self.dialect}" if self.dialect else ""))
+        """The ``x-toolbridge-calls`` header: the report's own words (written once per distinct
+        figures: every answer's response head and access line give it)."""
+        figures = (self.native, self.content, self.reasoning, self.rejected, self.aborted, self.repaired,
+                   self.invalid, self.dialect)
+        text = _HEADERS.get(figures)
+        if text is None:
+            text = (f"native={self.native}; content={self.content}; reasoning={self.reasoning}; "
+                    f"rejected={self.rejected}; aborted={self.aborted}; repaired={self.repaired}; "
+                    f"invalid={self.invalid}" + (f"; dialect={self.dialect}" if self.dialect else ""))
+            if len(_HEADERS) < HEADERS_KEPT:  # call counts vary: keep the common figures
+                _HEADERS[figures] = text
+        return text
 
     def noted(self, parser: Any) -> None:
         """Keep the dialect an auto parser recognised (the first one, when choices differ)."""
@@ -87,24 +99,34 @@ def tool_choice_unmet(required: str) -> RequestError:
                         status=502, type="upstream_error", code="tool_choice_unmet")
 
 
-def repair_completion(answer: dict[str, Any], plan: Plan) -> tuple[dict[str, Any], Provenance]:
+class NotPlain(Exception):
+    """An answer ``repair_completion`` was asked to read only at C speed (``plain``) is not
+    read so: what it repaired so far is to be dropped, and the answer read again in full."""
+
+
+def repair_completion(answer: dict[str, Any], plan: Plan,
+                      plain: int | None = None) -> tuple[dict[str, Any], Provenance]:
     """Repair a chat.completion object in place; raises RequestError when tool_choice is unmet,
-    InvalidArguments (a RequestError) when a call that must be valid is not."""
+    InvalidArguments (a RequestError) when a call that must be valid is not. ``plain``: read
+    each text only when it is read at C speed with at most this many calls
+    (``parsing.parser.parse_plain``), else raise NotPlain (the answer half repaired): the same
+    result, or the exception, in a time bounded by the answer's length."""
     provenance = Provenance()
     if plan.tools is None:
         if Lead.of(plan) is not None:  # only reasoning written in the content is read
             for choice in answer.get("choices") or ():
                 if isinstance(choice, dict) and isinstance(choice.get("message"), dict):
-                    _reasoning_only(choice, plan, provenance)
+                    _reasoning_only(choice, plan, provenance, plain)
         return answer, provenance
     seen_ids: set[str] = set()
     for choice in answer.get("choices") or ():
         if isinstance(choice, dict) and isinstance(choice.get("message"), dict):
-            _repair_choice(choice, plan, provenance, seen_ids)
+            _repair_choice(choice, plan, provenance, seen_ids, plain)
     return answer, provenance
 
 
-def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, seen_ids: set[str]) -> None:
+def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, seen_ids: set[str],
+                   plain: int | None) -> None:
     message = choice["message"]
     leftovers: list[str] = []
     truncated = False
@@ -116,15 +138,15 @@ def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, s
         provenance.invalid += checked.invalid
         if checked.invalid and plan.enforcing:
             verdicts = native_verdicts(plan, calls)
-        _reasoning_only(choice, plan, provenance)  # the upstream read the calls, not the reasoning
+        _reasoning_only(choice, plan, provenance, plain)  # the upstream read the calls, not the reasoning
     else:
         cut = choice.get("finish_reason") == "length"  # a call the end would close is truncated
         own = [key for key in REASONING_KEYS if message.get(key)]  # not what the content's parser splits
-        calls, truncated = _from_text(message, "content", plan, provenance, verdicts, cut)
+        calls, truncated = _from_text(message, "content", plan, provenance, verdicts, cut, plain=plain)
         provenance.content += len(calls)
         if plan.recover_from_reasoning:
             for key in own:
-                found, broke = _from_text(message, key, plan, provenance, verdicts, cut)
+                found, broke = _from_text(message, key, plan, provenance, verdicts, cut, plain=plain)
                 provenance.reasoning += len(found)
                 calls, truncated = calls + found, truncated or broke
     provenance.rejected += len(leftovers)
@@ -137,29 +159,35 @@ def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, s
     _settle(choice, message, calls, leftovers, truncated)
 
 
-def _reasoning_only(choice: dict[str, Any], plan: Plan, provenance: Provenance) -> None:
+def _reasoning_only(choice: dict[str, Any], plan: Plan, provenance: Provenance, plain: int | None) -> None:
     """Split reasoning written in the content out of an answer whose content holds no call to
     read (no tools offered, or native calls), as a stream's content parser does."""
     cut = choice.get("finish_reason") == "length"
-    _from_text(choice["message"], "content", plan, provenance, {}, cut, NO_TOOLS)
+    _from_text(choice["message"], "content", plan, provenance, {}, cut, NO_TOOLS, plain)
 
 
 def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Provenance,
                verdicts: dict[str, tuple[str, ...]], cut: bool = False,
-               tools: Toolset | None = None) -> tuple[list[Any], bool]:
+               tools: Toolset | None = None, plain: int | None = None) -> tuple[list[Any], bool]:
     text = message.get(key)
     if not isinstance(text, str) or not text:
         return [], False
     options = parser_options(plan)
-    lead = Lead.of(plan) if key == "content" else None
-    if lead is not None and answer_reasoning(message):  # the upstream reads reasoning itself
-        lead.opening_only()
-    split, inside = lead.whole(text) if lead is not None else (False, False)
+    # (the upstream that gave reasoning in its own field reads reasoning itself: opening_only)
+    verdict = Lead.read_whole(plan, text, bool(answer_reasoning(message))) if key == "content" else None
+    split, inside = verdict if verdict is not None else PLAIN
     if split:  # reasoning written in the content (thinking.py)
         options.update(reasoning=True, in_reasoning=inside)
     elif tools is not None:
         return [], False  # nothing to split, nothing to read
-    result = parse(text, plan.dialect, plan.tools if tools is None else tools, cut, **options)
+    offered = plan.tools if tools is None else tools
+    if plain is None:
+        result = parse(text, plan.dialect, offered, cut, **options)
+    else:
+        read = parse_plain(text, plan.dialect, offered, cut, plain, **options)
+        if read is None:
+            raise NotPlain
+        result = read
     if split:  # the answer without the white space that led it (thinking.py, as a stream has it)
         thought = (result.message.get("reasoning_content") or "").lstrip()
         if thought and not answer_reasoning(message):

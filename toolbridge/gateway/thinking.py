@@ -157,6 +157,21 @@ class Lead:
         found = _lead_markers(plan.dialect, plan.model) if how else None
         return cls(how, *found) if found else None
 
+    @staticmethod
+    def read_whole(plan: Any, text: str, reasoned: bool) -> Verdict | None:
+        """The verdict on a whole answer's content ``text`` (None when it is read as written):
+        ``Lead.of(plan)``, made ``opening_only`` when the upstream gave reasoning in its own
+        field (``reasoned``), then ``whole(text)``; the opening alone is read without making
+        the Lead (the common answer)."""
+        how = getattr(plan, "think", None)
+        found = _lead_markers(plan.dialect, plan.model) if how else None
+        if not found:
+            return None
+        if how == "asked" and not reasoned:
+            return Lead(how, *found).whole(text)
+        head = text.lstrip()  # (mode opens, final: as ``_verdict`` reads it)
+        return SPLIT if head and head.startswith(found[0]) else PLAIN
+
     def opening_only(self) -> None:
         """Read only how the answer opens (mode ``opens``): the upstream gave the reasoning in
         its own field, so it runs a reasoning parser and the content holds no reasoning the

@@ -94,7 +94,29 @@ def parse(
     # (the parser StreamParser would make, made directly)
     auto = dialect == "auto"
     parser = AutoParser(tools, **options) if auto else DialectParser(dialect, tools, **options)
-    events = parser.parse_whole(text, cut)
+    return _result(parser, parser.parse_whole(text, cut), auto)
+
+
+def parse_plain(
+    text: str,
+    dialect: str | Dialect,
+    tools: list[dict[str, Any]] | Toolset | None = None,
+    cut: bool = False,
+    most: int | None = None,
+    **options: Any,
+) -> ParseResult | None:
+    """``parse``'s result when the whole output is read at C speed (``DialectParser.read_plain``:
+    prose, and at most ``most`` calls written plainly, for a caller that must bound the time
+    it takes); None otherwise. A named dialect only (None for ``auto``)."""
+    if dialect == "auto":
+        return None
+    parser = DialectParser(dialect, tools, **options)
+    events = parser.read_plain(text, cut, most=most)
+    return None if events is None else _result(parser, events, False)
+
+
+def _result(parser: Any, events: list[Event], auto: bool) -> ParseResult:
+    """A whole output's events folded into the message and the report."""
     builder = MessageBuilder(parser.dialect.name if parser.dialect else "auto")
     builder.add(events)
     if auto:

@@ -47,7 +47,7 @@ from ..events import (
     ToolCallEnd,
 )
 from ..tools import Toolset, coerce, deref
-from .argtyper import ArgumentTyper, already_typed, as_written
+from .argtyper import ArgumentTyper, already_typed
 
 _SPACE = re.compile(r"\s*")
 _PLAUSIBLE_NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")
@@ -321,13 +321,16 @@ class DialectParser:
         events = self.read_plain(text, cut)
         return self.feed(text) + self.close(cut) if events is None else events
 
-    def read_plain(self, text: str, cut: bool = False, start: int = 0, opened: str = "") -> list[Event] | None:
+    def read_plain(self, text: str, cut: bool = False, start: int = 0, opened: str = "",
+                   most: int | None = None) -> list[Event] | None:
         """The events of ``feed(text[start:]) + close(cut)``, read at C speed, when the rest of
         the output, ``text[start:]``, holds no marker but the dialect's call openers and each
         call block is read whole by its body (``whole``: one decode) into a call that ``feed``
         would make as it is (a name offered exactly, arguments already typed and valid); the
         parser is then closed. None for anything else, the parser unchanged. ``opened``: the
-        call marker ``text`` has at ``start`` (``auto`` found it), read without a search."""
+        call marker ``text`` has at ``start`` (``auto`` found it), read without a search.
+        ``most``: an output of more calls than this is None as well (each costs some
+        microseconds of Python: a bound on the time, for a caller that must keep it short)."""
         if self.lenient or self._buf or self._closed or self._phase is REASONING or self._phase is CALL:
             return None
         if self._phase is START and self._bare_at_start(text[start:] if start else text):
@@ -339,6 +342,8 @@ class DialectParser:
                 if m is None:
                     break
                 at, marker = m.start(), m.group()
+            if len(calls) == most:
+                return None
             read = self._plain_call(text, marker, at + len(marker))
             if read is None:
                 return None
@@ -393,12 +398,12 @@ class DialectParser:
         settled = False
         if arguments is None:  # raw values (the XML family), typed as the body's ``feed`` types them
             arguments, value, settled = self._typed(name, value)
-        if self._coerce:
-            schema = tools.root_schema(name)
+        if self._coerce and not settled:
             # (values ``typed_object`` found settled: already_typed would pass every member at
-            # once, and only the layout is left to check)
-            typed = as_written(arguments, len(value)) if settled else already_typed(schema, arguments, value)
-            if ArgumentTyper.wanted(schema) and not typed:
+            # once, and ``typed_object`` writes its text laid out as ``feed`` writes an object, with
+            # no key twice (``read_params`` refuses one), so ``as_written`` passes it too)
+            schema = tools.root_schema(name)
+            if ArgumentTyper.wanted(schema) and not already_typed(schema, arguments, value):
                 return None
         return None if self._check(name, arguments, value) else (name, arguments, end)
 
