@@ -116,6 +116,13 @@ def _lead_markers(dialect: Dialect | str,
     return made
 
 
+def _reading(plan: Any) -> tuple[Any, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None]:
+    """How ``plan``'s answers are read for reasoning in the content (its ``think``), and the
+    markers that reading looks for (None when it is read as written)."""
+    how = getattr(plan, "think", None)
+    return how, (_lead_markers(plan.dialect, plan.model) if how else None)
+
+
 _LEAD_MARKERS: dict[int, tuple[Dialect, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None]] = {}
 
 
@@ -153,8 +160,7 @@ class Lead:
     @classmethod
     def of(cls, plan: Any) -> Lead | None:
         """The Lead of an answer to ``plan`` (None when its content is read as written)."""
-        how = getattr(plan, "think", None)
-        found = _lead_markers(plan.dialect, plan.model) if how else None
+        how, found = _reading(plan)
         return cls(how, *found) if found else None
 
     @staticmethod
@@ -163,8 +169,7 @@ class Lead:
         ``Lead.of(plan)``, made ``opening_only`` when the upstream gave reasoning in its own
         field (``reasoned``), then ``whole(text)``; the opening alone is read without making
         the Lead (the common answer)."""
-        how = getattr(plan, "think", None)
-        found = _lead_markers(plan.dialect, plan.model) if how else None
+        how, found = _reading(plan)
         if not found:
             return None
         if how == "asked" and not reasoned:

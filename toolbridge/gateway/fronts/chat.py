@@ -255,7 +255,7 @@ class StreamTranslator:
         sent = self._hot.plain(text)
         if sent is None:
             return None
-        return self._text_pre + _dumps(sent) + self._text_tail if sent else b""
+        return self._content_chunk(sent) if sent else b""
 
     def content_sse(self, text: str) -> bytes:
         """``feed_sse`` of a chunk that is only a piece of content (``plain_content``), once

@@ -154,16 +154,15 @@ class WebSocket:
         ``send_text`` appends to the protocol's output), made here so that an answer's dozen
         events cost one join and one write instead of a pass through the protocol's buffer each;
         a message under ``RAW_BELOW`` bytes passes no extension (``_Deflate`` sends it raw)."""
-        proto, tunnel = self.proto, self.tunnel
-        if proto.state is not State.OPEN or tunnel.closed:
+        if not self.open:
             return False
         self.flush()  # (what the protocol holds, a pong, goes first)
-        extensions = proto.extensions or None
+        extensions = self.proto.extensions or None
         frame, frames = Frame(Opcode.TEXT, b""), []  # (one Frame, its data set for each message)
         for data in messages:
             frame.data = data
             frames.append(frame.serialize(mask=False, extensions=extensions if len(data) >= RAW_BELOW else None))
-        tunnel.write(b"".join(frames))
+        self.tunnel.write(b"".join(frames))
         if not self.app.busy:  # (an error message between answers: no context kept for it)
             self.rest()
         return True

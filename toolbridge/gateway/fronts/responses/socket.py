@@ -72,16 +72,18 @@ def _error_of(status: int, body: bytes) -> bytes:
 
 
 def sse_messages(data: bytes) -> list[bytes]:
-    """The JSON objects of SSE events (``event: T\ndata: {...}\n\n``: a data line holds no
+    """The JSON objects of SSE events (``event: T\\ndata: {...}\\n\\n``: a data line holds no
     newline, the events being compact JSON); comments and event lines are not data lines."""
     out = []
     at = data.find(b"data: ")
     while at >= 0:
         end = data.find(b"\n", at)
-        out.append(data[at + 6:end] if end >= 0 else data[at + 6:])
-        at = data.find(b"\ndata: ", end) + 1 if end >= 0 else 0
-        if at <= 0:
-            break
+        if end < 0:
+            end = len(data)
+        out.append(data[at + 6:end])
+        at = data.find(b"\ndata: ", end)
+        if at >= 0:
+            at += 1
     return out
 
 
