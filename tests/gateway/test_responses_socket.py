@@ -102,6 +102,21 @@ def test_the_messages_of_sse_events(sse_bytes: bytes, messages: list[bytes]) -> 
     assert sse_messages(sse_bytes) == messages
 
 
+def test_a_turn_counts_its_events_as_over_http(stack: Stack) -> None:
+    """``toolbridge_streamed_chunks_total`` grows by as much for a turn on the socket (whose
+    stream writes lines of JSON, not SSE) as for the same request over HTTP."""
+    from tests.gateway.test_invalid_policy import metric
+
+    name = "toolbridge_streamed_chunks_total"
+    stack.upstream.script = lambda b: Reply(content="word " * 30, chunk=4)
+    before = metric(stack, name)
+    sse(stack, body())
+    over_http = metric(stack, name) - before
+    with connect(ws_url(stack)) as ws:
+        turn(ws, body())
+    assert over_http > 10 and metric(stack, name) - before == 2 * over_http
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_turn_is_the_sse_stream_of_the_same_request(kind: str) -> None:
     """Reasoning, text and a call in each dialect, and a custom tool: the socket's messages are
@@ -308,17 +323,28 @@ def test_auth_comes_before_the_upgrade() -> None:
             assert _last(conn).output_text == "hi"
 
 
-def test_permessage_deflate_is_accepted(stack: Stack) -> None:
-    stack.upstream.script = lambda b: Reply(content="squeezed " * 50)
-    with connect(ws_url(stack)) as ws:  # (websockets' client offers it)
-        assert "permessage-deflate" in ws.response.headers["sec-websocket-extensions"]
+@pytest.fixture
+def deflating() -> Iterator[Stack]:
+    with Stack(agent("hermes"), tool_call_parser="hermes", websocket_deflate=True) as s:
+        yield s
+
+
+@pytest.mark.parametrize("deflate", [False, True])
+def test_permessage_deflate_is_accepted_only_when_turned_on(deflate: bool) -> None:
+    """Declined by default (RFC 7692 lets a server: the client then sends and reads plain
+    frames), accepted with ``--websocket-deflate``; a turn works either way."""
+    with Stack(lambda b: Reply(content="squeezed " * 50), websocket_deflate=deflate) as s, \
+            connect(ws_url(s)) as ws:  # (websockets' client offers it)
+        accepted = ws.response.headers.get("sec-websocket-extensions") or ""
+        assert ("permessage-deflate" in accepted) is deflate
         assert turn(ws, body())[-1]["response"]["output"][0]["content"][0]["text"] == "squeezed " * 50
 
 
-def test_small_messages_go_raw_and_large_ones_compressed(stack: Stack) -> None:
+def test_small_messages_go_raw_and_large_ones_compressed(deflating: Stack) -> None:
     """With permessage-deflate, a message under ``RAW_BELOW`` bytes (a delta) is sent as it is
     (RSV1 unset) and a larger one (the response object holding a long text) compressed; the
     client reads both, and a second answer on the socket too (its own compression context)."""
+    stack = deflating
     from websockets.extensions.permessage_deflate import ClientPerMessageDeflateFactory, PerMessageDeflate
 
     from toolbridge.gateway.http.websocket import RAW_BELOW
@@ -471,7 +497,7 @@ def resources(s: Stack) -> tuple[int, int, int]:
 
 
 def leak_check(count: int) -> None:
-    with Stack(lambda b: Reply(content="word " * 40, chunk=5)) as s:
+    with Stack(lambda b: Reply(content="word " * 40, chunk=5), websocket_deflate=True) as s:
         open_and_close(s, 20)  # (the pools and caches a first use makes)
         before = resources(s)
         open_and_close(s, count)

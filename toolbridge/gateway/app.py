@@ -221,7 +221,7 @@ class Gateway:
             return 426, Provenance()
         c = self.config
         limits = SocketLimits(c.max_body, c.websocket_idle_timeout, c.websocket_lifetime)
-        socket = accept(req, resp, lambda ws: self._session(ws, req), limits)
+        socket = accept(req, resp, lambda ws: self._session(ws, req), limits, c.websocket_deflate)
         if isinstance(socket, str):
             resp.send(400, JSON, self.responses.error(socket, code="invalid_websocket_handshake"))
             return 400, Provenance()

@@ -73,6 +73,7 @@ encoder`` (``feed_sse(chunk) -> bytes``, ``finish_sse() -> bytes``, ``provenance
 and one route in ``app.py``. An encoder may also have ``idle_sse() -> bytes`` and
 ``idle_seconds``: its keep-alive events, written while the client is sent nothing
 (``keepalive``);
+``event_end``, what ends each of its events when not SSE's blank line (counted by it);
 and ``disconnected()``, called when the client goes away mid-stream.
 
 **A front that keeps state** (``gateway/state``: the Responses front, Messages threads) may also
@@ -565,6 +566,7 @@ class Pipeline:
         plain = PlainBytes()
         text_of = plain.text
         chunks = 0
+        ends = getattr(encoder, "event_end", b"\n\n")  # what ends each event it writes (counted)
         ended: list[tuple[str, str, str | None]] = []  # the error event that ends the stream
         invalid: list[InvalidArguments] = []
         deferred: list[bytes] = []  # a large event, for drain to translate off the loop
@@ -600,7 +602,7 @@ class Pipeline:
             nonlocal chunks
             if data:
                 write(data)  # the chunks one upstream chunk gives, in one write
-                chunks += data.count(b"\n\n")
+                chunks += data.count(ends)
 
         def handle(event: bytes) -> int:
             nonlocal chunks
@@ -624,7 +626,7 @@ class Pipeline:
                 return STOP
             if data:  # emit's lines, without its call: this runs for every chunk
                 write(data)
-                chunks += data.count(b"\n\n")
+                chunks += data.count(ends)
             return PAUSE if resp.paused else GO
 
         async def drain() -> None:

@@ -8,11 +8,16 @@ and keeps the limits. websockets was chosen over wsproto by measurement
 (``benchmarks/stack/websocket_libs.py``): about 3 times the frames a second each way, for about
 12 KB against 2 KB per idle connection, both far within what a socket may hold.
 
-``accept(req, resp, make_app, limits)`` answers the handshake (or refuses a broken one with 400)
-and gives every whole message to the application (``App``). ``permessage-deflate`` is accepted
-when offered: what the client sends is read without context takeover (a message is a turn's
-request: no decompressor is kept between turns), what the gateway sends shares one context
-during an answer, dropped between answers (``MEMORY_LEVEL``). Limits (``SocketLimits``): a message larger than
+``accept(req, resp, make_app, limits, deflate)`` answers the handshake (or refuses a broken one
+with 400) and gives every whole message to the application (``App``). ``permessage-deflate`` is
+declined unless ``deflate`` (``serve --websocket-deflate``), as RFC 7692 lets a server do:
+measured on the socket bench's tool loop, inflating a turn's message (its tools and new items,
+a few KB) and the extension's pass over every frame cost the gateway about 3% of a turn's
+instructions, more than the whole difference between a turn over the socket and over HTTP,
+for bytes that cost nothing on loopback or a LAN. When accepted, what the client sends is read
+without context takeover (a message is a turn's request: no decompressor is kept between
+turns), what the gateway sends shares one context during an answer, dropped between answers
+(``MEMORY_LEVEL``). Limits (``SocketLimits``): a message larger than
 ``max_message`` closes the socket with 1009; ``idle_timeout`` seconds without a message while
 the application is not busy, or ``max_lifetime`` seconds after the handshake (once not busy),
 close it with 1001 and a reason saying which, after the application's last word
@@ -105,12 +110,13 @@ def _offer_head(req: Request) -> bytes:
 
 
 def accept(req: Request, resp: Response, make_app: Callable[[WebSocket], App],
-           limits: SocketLimits = SocketLimits()) -> WebSocket | str:
-    """Upgrade ``req`` to a WebSocket running ``make_app(socket)``; or, when the handshake is
-    broken (no key, a wrong version ...), the reason, for the caller to answer with 400."""
-    deflate = _DeflateFactory(client_no_context_takeover=True,
-                                             compress_settings={"memLevel": MEMORY_LEVEL, "level": LEVEL})
-    proto = ServerProtocol(extensions=[deflate], max_size=limits.max_message, logger=_quiet)
+           limits: SocketLimits = SocketLimits(), deflate: bool = False) -> WebSocket | str:
+    """Upgrade ``req`` to a WebSocket running ``make_app(socket)``, accepting
+    ``permessage-deflate`` when offered only with ``deflate``; or, when the handshake is broken
+    (no key, a wrong version ...), the reason, for the caller to answer with 400."""
+    factories = [_DeflateFactory(client_no_context_takeover=True,
+                                 compress_settings={"memLevel": MEMORY_LEVEL, "level": LEVEL})] if deflate else []
+    proto = ServerProtocol(extensions=factories, max_size=limits.max_message, logger=_quiet)
     proto.receive_data(_offer_head(req))
     events = proto.events_received()
     response = proto.accept(events[0]) if events else None
@@ -224,7 +230,7 @@ class WebSocket:
 
     def _deliver(self, data: bytes) -> None:
         self._parts = []
-        if self._text:
+        if self._text and not data.isascii():  # (ASCII is UTF-8: most JSON is, and needs no decoding)
             try:
                 data.decode()
             except UnicodeDecodeError:

@@ -104,7 +104,7 @@ class ResponsesFront:
         does not answer. ``held``: a WebSocket's own responses (``socket``), looked up before
         the store (a response held there is not asked of the store)."""
         body = req.body
-        if b"previous_response_id" not in body and b"item_reference" not in body:
+        if body.find(b"previous_response_id") < 0 and body.find(b"item_reference") < 0:
             return None  # (nearly every request: a scan of the bytes, no decoding)
         try:
             previous, items = referenced_ids(req.parsed if req.parsed is not None else orjson.loads(body))
@@ -204,10 +204,10 @@ class ResponsesFront:
         items' (the request's bytes twice, the previous conversation's, and the output again)."""
         return context.size + 2 * len(response)
 
-    def stream(self, answer: AnswerStream) -> ResponsesStream:
-        if answer.plan.context.compaction:
-            return compacted.CompactionStream(answer, self, new_response_id())
-        return ResponsesStream(answer, self, new_response_id())
+    def stream(self, answer: AnswerStream, lines: bool = False) -> ResponsesStream:
+        """The answer's events as SSE, or as lines of JSON (``ResponsesStream``)."""
+        kind = compacted.CompactionStream if answer.plan.context.compaction else ResponsesStream
+        return kind(answer, self, new_response_id(), lines)
 
     def stream_error(self, message: str, type: str, code: str | None = None) -> bytes:
         data = {"type": "error", "code": code or type, "message": message, "param": None, "sequence_number": 0}

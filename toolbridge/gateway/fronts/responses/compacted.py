@@ -98,8 +98,8 @@ def user_items(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
 class CompactionStream(ResponsesStream):
     """A streamed summary: its text is gathered, not sent, and given as the one item at the end."""
 
-    def __init__(self, answer: AnswerStream, front: Any, response_id: str) -> None:
-        super().__init__(answer, front, response_id)
+    def __init__(self, answer: AnswerStream, front: Any, response_id: str, lines: bool = False) -> None:
+        super().__init__(answer, front, response_id, lines)
         self._summary: list[str] = []
 
     def plain_sse(self, text: str) -> bytes | None:

@@ -4,8 +4,9 @@ Responses front, not a second front.
 Each ``response.create`` text message is a create body (``type`` aside; ``stream`` is implied
 and ``background`` is refused as over HTTP). It runs through the same ``pipeline.serve`` as a
 ``POST /v1/responses`` with ``stream: true``, with a ``Response`` (``FrameResponse``) whose
-streamed SSE events go out one JSON object per text message, in the same order: the events are
-the stream's own (``stream.ResponsesStream``), only the framing differs. Whatever the HTTP front
+streamed events go out one JSON object per text message, in the same order: the events are the
+stream's own (``stream.ResponsesStream``, made with ``lines``: each event's JSON and a newline,
+rather than SSE to be taken apart again), only the framing differs. Whatever the HTTP front
 does to a request (dialects, repair, constraint, whole calls, reasoning, custom tools, and what
 is added to it later) therefore holds on the socket. Turns run one at a time.
 
@@ -110,8 +111,10 @@ class FrameResponse:
         self.status, self.started = status, True
 
     def write(self, data: bytes) -> None:
+        """Send the events in ``data``: the turn's stream writes them as lines of JSON (its
+        ``lines``), anything else (a refusal's or failure's event, a keep-alive) as SSE."""
         self.writes += 1
-        messages = sse_messages(data)
+        messages = data.split(b"\n")[:-1] if data[:1] == b"{" else sse_messages(data)
         if messages:
             self._send(messages)
 
@@ -155,6 +158,9 @@ class _SocketFront:
 
     async def load(self, req: Request) -> Loaded | None:
         return await self._front.load(req, self._session.held_record)
+
+    def stream(self, answer: Any) -> Any:
+        return self._front.stream(answer, lines=True)  # (each event a message: nothing to take apart)
 
     def turn(self, body: Any, req: Request | None = None, loaded: Loaded | None = None) -> Turn:
         session = self._session
@@ -201,7 +207,7 @@ class ResponsesSocket:
             return
         body = self._body(data, text)
         if body is not None:
-            self._task = self._loop.create_task(self._turn(*body))
+            self._task = self._loop.create_task(self._turn(*body, data))
 
     def closed(self) -> None:
         """The socket is gone: a running turn stops (and its upstream request), the held
@@ -237,9 +243,10 @@ class ResponsesSocket:
         event["stream"] = True  # (implied on a socket)
         return event, generate is not False
 
-    async def _turn(self, event: dict[str, Any], generate: bool) -> None:
+    async def _turn(self, event: dict[str, Any], generate: bool, body: bytes) -> None:
+        """One turn: ``event`` the create body decoded from the message ``body`` (which stands
+        for it where only its size counts or it is read again: its ``type`` is no field to them)."""
         started = time.perf_counter()
-        body = orjson.dumps(event)
         req = Request("POST", "/v1/responses", "1.1", self._handshake.headers, body, True)
         req.parsed = event  # (decoded once: the pipeline and the store's lookup read it)
         resp = FrameResponse(self.socket)

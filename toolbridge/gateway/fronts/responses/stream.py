@@ -54,6 +54,9 @@ from .items import (
 
 _dumps = orjson.dumps
 KEEPALIVE = b": keep-alive\n\n"  # an SSE comment: clients skip it
+# The end of a delta event after its JSON's last field, its piece and number to fill in: SSE, and
+# lines (``ResponsesStream``'s ``lines``).
+_DELTA_END = {False: b'%b,"sequence_number":%d}\n\n', True: b'%b,"sequence_number":%d}\n'}
 
 
 class _Item:
@@ -70,10 +73,15 @@ class _Item:
 
 
 class ResponsesStream:
-    """Upstream chunks in, Responses SSE events out; see the module docstring."""
+    """Upstream chunks in, Responses SSE events out; see the module docstring. With ``lines``,
+    each event is its JSON object alone and a newline (compact JSON holds none), for a transport
+    that frames events itself (a WebSocket: ``socket.FrameResponse``)."""
 
-    def __init__(self, answer: AnswerStream, front: Any, response_id: str) -> None:
+    def __init__(self, answer: AnswerStream, front: Any, response_id: str, lines: bool = False) -> None:
         self._answer = answer
+        self._lines = lines
+        self._delta_end = _DELTA_END[lines]
+        self.event_end = b"\n" if lines else b"\n\n"  # (the pipeline counts events by it)
         self._context = answer.plan.context
         self._front = front
         self._id = response_id
@@ -192,7 +200,13 @@ class ResponsesStream:
     def _event(self, kind: str, data: dict[str, Any]) -> bytes:
         data = {"type": kind, **data, "sequence_number": self._seq}
         self._seq += 1
+        if self._lines:
+            return _dumps(data) + b"\n"
         return b"event: %b\ndata: %b\n\n" % (kind.encode(), _dumps(data))
+
+    def _head(self, kind: bytes) -> bytes:
+        """What an event's JSON follows: its ``event:`` line and ``data:`` (nothing with ``lines``)."""
+        return b"" if self._lines else b"event: %b\ndata: " % kind
 
     def _start(self, model: Any) -> bytes:
         self._started = True
@@ -236,12 +250,12 @@ class ResponsesStream:
             head = self._add(_Item(len(self._items), "message", item))
             head += self._event("response.content_part.added", {"item_id": item["id"], "output_index": self._open.index,  # type: ignore[union-attr]
                                                                  "content_index": 0, "part": output_text("")})
-            self._text_pre = (b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta",'
-                              b'"item_id":%b,"output_index":%d,"content_index":0,"logprobs":[],"delta":'
-                              % (_dumps(item["id"]), self._open.index))  # type: ignore[union-attr]
+            self._text_pre = self._head(b"response.output_text.delta") + (
+                b'{"type":"response.output_text.delta","item_id":%b,"output_index":%d,"content_index":0,'
+                b'"logprobs":[],"delta":' % (_dumps(item["id"]), self._open.index))  # type: ignore[union-attr]
         self._open.pieces.append(text)  # type: ignore[union-attr]
         self._seq += 1
-        return head + self._text_pre + b'%b,"sequence_number":%d}\n\n' % (_dumps(text), self._seq - 1)
+        return head + self._text_pre + self._delta_end % (_dumps(text), self._seq - 1)
 
     def _reasoning(self, text: str) -> bytes:
         head = b""
@@ -294,9 +308,9 @@ class ResponsesStream:
         closing = self._close_open() + self._close_calls()
         item = call_item(self._context, ev.id, ev.name, "", "in_progress")
         call = _Item(len(self._items), item["type"], item, ev.name)
-        call.pre = (b'event: response.function_call_arguments.delta\ndata: {"type":'
-                    b'"response.function_call_arguments.delta","item_id":%b,"output_index":%d,"delta":'
-                    % (_dumps(item["id"]), call.index))
+        call.pre = self._head(b"response.function_call_arguments.delta") + (
+            b'{"type":"response.function_call_arguments.delta","item_id":%b,"output_index":%d,"delta":'
+            % (_dumps(item["id"]), call.index))
         self._items.append(call)
         self._calls[ev.index] = call
         return closing + self._event("response.output_item.added", {"output_index": call.index, "item": item})
@@ -318,7 +332,7 @@ class ResponsesStream:
         call.pieces.append(ev.text)
         if call.inputs is None:
             self._seq += 1
-            return call.pre + b'%b,"sequence_number":%d}\n\n' % (_dumps(ev.text), self._seq - 1)
+            return call.pre + self._delta_end % (_dumps(ev.text), self._seq - 1)
         piece = call.inputs.feed(ev.text)
         return self._input_delta(call, piece)
 
