@@ -140,6 +140,7 @@ class WebSocket:
         self.tunnel: Tunnel = None  # type: ignore[assignment]  # (set by accept)
         self.app: App = None  # type: ignore[assignment]
         self._parts: list[bytes] = []  # a fragmented message's frames so far
+        self._frame = Frame(Opcode.TEXT, b"")  # (what ``send`` serializes each message with)
         self._text = True
         self._loop = asyncio.get_running_loop()
         self._idle_since = self._loop.time()
@@ -164,12 +165,13 @@ class WebSocket:
             return False
         self.flush()  # (what the protocol holds, a pong, goes first)
         extensions = self.proto.extensions or None
-        frame, frames = Frame(Opcode.TEXT, b""), []  # (one Frame, its data set for each message)
+        frame, frames = self._frame, []  # (one Frame, its data set for each message)
         for data in messages:
             frame.data = data
             frames.append(frame.serialize(mask=False, extensions=extensions if len(data) >= RAW_BELOW else None))
+        frame.data = b""
         self.tunnel.write(b"".join(frames))
-        if not self.app.busy:  # (an error message between answers: no context kept for it)
+        if extensions and not self.app.busy:  # (an error message between answers: no context kept for it)
             self.rest()
         return True
 

@@ -153,8 +153,10 @@ class _SocketFront:
         self._front = front
         self._session = session
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._front, name)
+    def __getattr__(self, name: str) -> Any:  # (kept once asked: the front's are set once for good)
+        value = getattr(self._front, name)
+        setattr(self, name, value)
+        return value
 
     async def load(self, req: Request) -> Loaded | None:
         return await self._front.load(req, self._session.held_record)
