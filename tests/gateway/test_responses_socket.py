@@ -323,28 +323,23 @@ def test_auth_comes_before_the_upgrade() -> None:
             assert _last(conn).output_text == "hi"
 
 
-@pytest.fixture
-def deflating() -> Iterator[Stack]:
-    with Stack(agent("hermes"), tool_call_parser="hermes", websocket_deflate=True) as s:
-        yield s
-
-
-@pytest.mark.parametrize("deflate", [False, True])
-def test_permessage_deflate_is_accepted_only_when_turned_on(deflate: bool) -> None:
-    """Declined by default (RFC 7692 lets a server: the client then sends and reads plain
-    frames), accepted with ``--websocket-deflate``; a turn works either way."""
+@pytest.mark.parametrize("deflate", [True, False])
+def test_permessage_deflate_is_accepted_unless_turned_off(deflate: bool) -> None:
+    """Accepted when offered, without asking the client to drop its context between messages;
+    declined with ``--no-websocket-deflate`` (the client then sends and reads plain frames); a
+    turn works either way, and a second one (the client's compressor kept its context)."""
     with Stack(lambda b: Reply(content="squeezed " * 50), websocket_deflate=deflate) as s, \
             connect(ws_url(s)) as ws:  # (websockets' client offers it)
         accepted = ws.response.headers.get("sec-websocket-extensions") or ""
-        assert ("permessage-deflate" in accepted) is deflate
-        assert turn(ws, body())[-1]["response"]["output"][0]["content"][0]["text"] == "squeezed " * 50
+        assert ("permessage-deflate" in accepted) is deflate and "no_context_takeover" not in accepted
+        for _ in range(2):
+            assert turn(ws, body())[-1]["response"]["output"][0]["content"][0]["text"] == "squeezed " * 50
 
 
-def test_small_messages_go_raw_and_large_ones_compressed(deflating: Stack) -> None:
+def test_small_messages_go_raw_and_large_ones_compressed(stack: Stack) -> None:
     """With permessage-deflate, a message under ``RAW_BELOW`` bytes (a delta) is sent as it is
     (RSV1 unset) and a larger one (the response object holding a long text) compressed; the
     client reads both, and a second answer on the socket too (its own compression context)."""
-    stack = deflating
     from websockets.extensions.permessage_deflate import ClientPerMessageDeflateFactory, PerMessageDeflate
 
     from toolbridge.gateway.http.websocket import RAW_BELOW
@@ -497,7 +492,7 @@ def resources(s: Stack) -> tuple[int, int, int]:
 
 
 def leak_check(count: int) -> None:
-    with Stack(lambda b: Reply(content="word " * 40, chunk=5), websocket_deflate=True) as s:
+    with Stack(lambda b: Reply(content="word " * 40, chunk=5)) as s:
         open_and_close(s, 20)  # (the pools and caches a first use makes)
         before = resources(s)
         open_and_close(s, count)

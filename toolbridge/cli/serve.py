@@ -145,9 +145,9 @@ def _responses_flags(p: argparse.ArgumentParser, d: GatewayConfig) -> None:
     p.add_argument("--websocket-lifetime", type=float, default=d.websocket_lifetime,
                    help="seconds a socket lives, 60 minutes as OpenAI's (then closed after its turn, 1001)")
     p.add_argument("--websocket-deflate", action=argparse.BooleanOptionalAction, default=d.websocket_deflate,
-                   help="accept permessage-deflate when a socket's client offers it (off by default: a "
-                        "turn's messages are a few KB, and inflating them costs the gateway more time "
-                        "than the bytes save on loopback or a LAN; on for a slow link)")
+                   help="accept permessage-deflate when a socket's client offers it (on by default, as "
+                        "Codex offers it; off: plain frames, a little less work a turn where bytes are "
+                        "free, on loopback)")
     p.add_argument("--responses-secret", default=d.responses_secret,
                    help="secret that seals reasoning into encrypted_content and keys the hashes of "
                         "callers' credentials that scope the store (default: one per start, shared by "

@@ -73,7 +73,7 @@ class GatewayConfig:
     websockets: bool = True  # off: an upgrade is answered 426 (clients fall back to HTTP)
     websocket_idle_timeout: float = 900.0  # seconds a socket may wait for its next turn
     websocket_lifetime: float = 3600.0  # seconds a socket lives (OpenAI's limit: 60 minutes)
-    websocket_deflate: bool = False  # accept permessage-deflate when a client offers it
+    websocket_deflate: bool = True  # accept permessage-deflate when a client offers it (Codex does)
     # The prompt-injected tool protocol and the completions upstream mode (gateway/fallback.py).
     tool_fallback: bool = False
     fallback_dialect: str = "hermes"
