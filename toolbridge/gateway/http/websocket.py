@@ -65,7 +65,13 @@ _quiet.setLevel(logging.WARNING)
 class _Deflate(PerMessageDeflate):
     """websockets' ``permessage-deflate``, with small messages sent raw and the shared context
     made when first needed (see ``RAW_BELOW``; without context takeover websockets makes one per
-    message itself)."""
+    message itself), and the client's decompressor made at its first compressed message (a
+    socket that never sends one holds none: zlib's state is 7 KB)."""
+
+    def decode(self, frame: Frame, *, max_size: int | None = None) -> Frame:
+        if frame.rsv1 and not self.remote_no_context_takeover and not hasattr(self, "decoder"):
+            self.decoder = zlib.decompressobj(wbits=-self.remote_max_window_bits)
+        return super().decode(frame, max_size=max_size)
 
     def encode(self, frame: Frame) -> Frame:
         if frame.opcode is Opcode.TEXT and frame.fin and len(frame.data) < RAW_BELOW:
@@ -79,7 +85,9 @@ class _DeflateFactory(ServerPerMessageDeflateFactory):
     def process_request_params(self, params: Sequence[ExtensionParameter], accepted_extensions: Sequence[Extension],
                                ) -> tuple[list[ExtensionParameter], PerMessageDeflate]:
         response, extension = super().process_request_params(params, accepted_extensions)
-        extension.__class__ = _Deflate  # (the same object, its encoding as above)
+        extension.__class__ = _Deflate  # (the same object, its coding as above)
+        if hasattr(extension, "decoder"):
+            del extension.decoder  # (made at the first compressed message: ``_Deflate.decode``)
         return response, extension
 
 
