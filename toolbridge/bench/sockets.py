@@ -19,7 +19,10 @@ Method: the gateway is ``python -m toolbridge serve`` (the real command, its def
   from sending the request to the last event at the client (which also holds the client's own
   reading: this Python client parses each of a socket answer's ~13 frames, where over HTTP it
   reads one body) and the bytes the client sends (the body, or the message before compression;
-  HTTP adds its request head, about 150 bytes). Medians over ``--repeat`` rounds; a round runs
+  HTTP adds its request head, about 150 bytes). Medians over ``--repeat`` rounds (40: over 20,
+  a turn's median ratio still moved by some 7% from run to run on the busy machine, the highest
+  of the 40 compared falling on a different turn each run; over 40, the highest against the full
+  history was the second turn in both runs, the one instruction counts put highest); a round runs
   one loop of each mode back to back (the order rotating), and the socket is compared with each
   HTTP mode turn by turn within a round, the verdict on the median of those ratios (``paired``).
 - 1,000 idle sockets (each offering ``permessage-deflate`` as Codex does) on a fresh gateway
@@ -379,7 +382,7 @@ def report(figures: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="toolbridge bench --socket", description=(__doc__ or "").split("\n")[0])
-    p.add_argument("--repeat", type=int, default=20, help="loops per mode (default 20)")
+    p.add_argument("--repeat", type=int, default=40, help="loops per mode (default 40)")
     p.add_argument("--sockets", type=int, default=1000, help="idle sockets (default 1000)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     a = p.parse_args(sys.argv[1:] if argv is None else argv)
