@@ -57,7 +57,7 @@ def body(**kw: Any) -> dict[str, Any]:
     return {"model": "m", "input": USER, "tools": TOOLS, **kw}
 
 
-_GENERATED = re.compile(r"^(resp|msg|rs|fc|ctc|call)_[A-Za-z0-9_-]{6,}$")
+_GENERATED = re.compile(r"^(resp|msg|rs|fc|ctc|call|cmp)_[A-Za-z0-9_-]{6,}$")
 
 
 def normal(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -136,6 +136,22 @@ def test_a_turn_is_the_sse_stream_of_the_same_request(kind: str) -> None:
             over_socket = turn(ws, request)
             check_events(over_socket)
             assert normal(over_socket) == normal(over_http)
+
+
+@pytest.mark.parametrize("summary", ["TASK: ship it.", ""])
+def test_a_compaction_turn_is_the_sse_stream_of_the_same_request(summary: str) -> None:
+    """Codex's ``compaction_trigger`` on a socket: the summary's events (its own stream, written
+    as lines for the socket), or an empty summary's ``error`` and ``response.failed``, are
+    those of the same request over HTTP."""
+    from tests.gateway.test_responses_compaction import HISTORY, TRIGGER, script
+
+    request = {"model": "m", "input": [*HISTORY, TRIGGER], "store": False}
+    with Stack(script(summary), tool_call_parser="hermes") as s, connect(ws_url(s)) as ws:
+        over_http = sse(s, request)
+        over_socket = turn(ws, request)
+    last = "response.completed" if summary else "response.failed"
+    assert over_socket[-1]["type"] == last and len(over_socket) > 2
+    assert normal(over_socket) == normal(over_http)
 
 
 def test_the_sdk_client_runs_a_tool_loop_on_one_socket(stack: Stack) -> None:
