@@ -64,8 +64,7 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
     for key, why in _REFUSED.items():
         if body.get(key) is not None:
             raise RequestError(f"{key}: not supported: {why}", param=key)
-    for key in body.keys() - _TURN_FIELDS:
-        _drop(key, _DROPPED.get(key, "toolbridge does not know it"))
+    _drop.unknown(body, _TURN_FIELDS, _DROPPED)
     model = body.get("model")  # optional: the upstream's model (gateway/upstream/models.py)
     if model is not None and (not isinstance(model, str) or not model):
         raise RequestError("model: must be a model name (string)", param="model")

@@ -73,6 +73,7 @@ _DROPPED = {
     "prompt_cache_retention": "prompt caching is the upstream's own",
     "context_management": "the client's history is sent whole",
 }
+_KNOWN = _TURN_FIELDS | _REFUSED.keys()  # not dropped (a refused field may come as null or false)
 _drop = Dropped("responses")
 
 
@@ -114,8 +115,7 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     for key, why in _REFUSED.items():
         if body.get(key) not in (None, False):
             raise RequestError(f"{key}: not supported: {why}", param=key)
-    for key in body.keys() - _TURN_FIELDS - _REFUSED.keys():
-        _drop(key, _DROPPED.get(key, "toolbridge does not know it"))
+    _drop.unknown(body, _KNOWN, _DROPPED)
     model = body.get("model")  # optional: the upstream's model (gateway/upstream/models.py)
     if model is not None and (not isinstance(model, str) or not model):
         raise RequestError("model: must be a model name (string)", param="model")
@@ -182,28 +182,31 @@ def _echo(body: dict[str, Any], parallel: Any, tools: list[Any]) -> dict[str, An
             for k, v in metadata.items())):
         raise RequestError("metadata: at most 16 string keys (64 characters) with string values "
                            "(512 characters)", param="metadata")
-    echo = {k: body.get(k) for k in ("instructions", "max_output_tokens", "previous_response_id",
-                                     "prompt_cache_key", "user", "safety_identifier")}
-    reasoning, text = body.get("reasoning"), body.get("text")
-    echo.update(metadata=metadata or {}, tools=tools,
-                tool_choice=body.get("tool_choice") or "auto",
-                parallel_tool_calls=True if parallel is None else parallel,
-                reasoning={"effort": None, "summary": None, **(reasoning if isinstance(reasoning, dict) else {})},
-                text={"format": {"type": "text"}, **(text if isinstance(text, dict) else {})},
-                **_used(body))
-    return echo
+    get = body.get
+    reasoning, text = get("reasoning"), get("text")
+    return {"instructions": get("instructions"), "max_output_tokens": get("max_output_tokens"),
+            "previous_response_id": get("previous_response_id"), "prompt_cache_key": get("prompt_cache_key"),
+            "user": get("user"), "safety_identifier": get("safety_identifier"),
+            "metadata": metadata or {}, "tools": tools, "tool_choice": get("tool_choice") or "auto",
+            "parallel_tool_calls": True if parallel is None else parallel,
+            "reasoning": {"effort": None, "summary": None, **(reasoning if isinstance(reasoning, dict) else {})},
+            "text": {"format": {"type": "text"}, **(text if isinstance(text, dict) else {})},
+            **_used(body)}
 
 
 def _used(body: dict[str, Any]) -> dict[str, Any]:
     """The settings the response reports as used: the request's sampling (else the defaults the
     API reports: what an upstream applies when none is sent), and the ones this front has one
     value of (one tier, the input sent whole, no log probabilities, no cap on the calls)."""
-    used = {key: body.get(key) if body.get(key) is not None else default
-            for key, default in _DEFAULTS.items()}
-    return {**used, "top_logprobs": 0, "max_tool_calls": None, "truncation": "disabled",
-            "service_tier": "default"}
+    used = {}
+    for key, default in _DEFAULTS.items():
+        value = body.get(key)
+        used[key] = default if value is None else value
+    used.update(_ONE_VALUE)
+    return used
 
 
+_ONE_VALUE = {"top_logprobs": 0, "max_tool_calls": None, "truncation": "disabled", "service_tier": "default"}
 _DEFAULTS = {"temperature": 1.0, "top_p": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0}
 
 
