@@ -65,11 +65,13 @@ def chat_turn(body: Any) -> Turn:
     if (stream is None and "stream" in body) or (
             "stream_options" in body and body["stream_options"] is None):
         skip = _TURN_FIELDS.union(k for k in _NULLABLE if body.get(k, 0) is None)
-    return Turn(messages=body["messages"], tools=tools, tool_choice=choice,
-                parallel=body.get("parallel_tool_calls"), stream=bool(stream),
-                include_usage=bool(options.get("include_usage")),
-                model=model if isinstance(model, str) else None,
-                options={k: v for k, v in body.items() if k not in skip}, freeforms=freeforms)
+    turn: Turn = object.__new__(Turn)  # (made so: see turn.plan_turn)
+    Turn.__init__(turn, messages=body["messages"], tools=tools, tool_choice=choice,
+                  parallel=body.get("parallel_tool_calls"), stream=bool(stream),
+                  include_usage=bool(options.get("include_usage")),
+                  model=model if isinstance(model, str) else None,
+                  options={k: v for k, v in body.items() if k not in skip}, freeforms=freeforms)
+    return turn
 
 
 def _custom_tools(tools: Any) -> tuple[Any, dict[str, Format]]:

@@ -87,9 +87,11 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
     choice, parallel = _tool_choice(body.get("tool_choice"), tools)
     messages = _conversation(body, prior)
     context = None if thread is None else Thread(thread or None, messages, tools, prior.size if prior else 0)
-    return Turn(messages=messages, tools=tools, tool_choice=choice, parallel=parallel, stream=stream,
-                include_usage=stream, model=model, options=options, context=context,
-                schema_paths=[f"tools.{i}.input_schema" for i in range(len(tools or ()))])
+    turn: Turn = object.__new__(Turn)  # (made so: see turn.plan_turn)
+    Turn.__init__(turn, messages=messages, tools=tools, tool_choice=choice, parallel=parallel, stream=stream,
+                  include_usage=stream, model=model, options=options, context=context,
+                  schema_paths=[f"tools.{i}.input_schema" for i in range(len(tools or ()))])
+    return turn
 
 
 def _conversation(body: dict[str, Any], prior: Prior | None) -> list[dict[str, Any]]:

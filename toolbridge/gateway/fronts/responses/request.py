@@ -143,14 +143,17 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise RequestError("instructions: must be a string", param="instructions")
-    context = Context(model=model or "", echo=_echo(body, parallel, shown), stream=stream, store=store,
-                      sealed="reasoning.encrypted_content" in _include(body.get("include")),
-                      summary=_summary(body.get("reasoning")),
-                      namespaces=namespaces, freeforms=freeforms, history=history, inputs=inputs,
-                      compaction="v2" if compacting else "")
-    return Turn(messages=_lead_system(instructions, history), tools=tools, tool_choice=choice,
-                parallel=parallel, stream=stream, include_usage=stream, model=model, options=options,
-                freeforms=freeforms, context=context, schema_paths=schema_paths)
+    context: Context = object.__new__(Context)  # (made so: see turn.plan_turn)
+    Context.__init__(context, model=model or "", echo=_echo(body, parallel, shown), stream=stream, store=store,
+                     sealed="reasoning.encrypted_content" in _include(body.get("include")),
+                     summary=_summary(body.get("reasoning")),
+                     namespaces=namespaces, freeforms=freeforms, history=history, inputs=inputs,
+                     compaction="v2" if compacting else "")
+    turn: Turn = object.__new__(Turn)  # (made so: see turn.plan_turn)
+    Turn.__init__(turn, messages=_lead_system(instructions, history), tools=tools, tool_choice=choice,
+                  parallel=parallel, stream=stream, include_usage=stream, model=model, options=options,
+                  freeforms=freeforms, context=context, schema_paths=schema_paths)
+    return turn
 
 
 def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
