@@ -152,6 +152,9 @@ class Turn:
     # Where each tool's schema is in the client's request, in the front's spelling, for the
     # errors that name it (None: the chat front's ``tools[i].function.parameters``).
     schema_paths: list[str] | None = None
+    # The tools and their JSON text (``tools_text``), as a front keeps the tools it makes (once
+    # per distinct tools list): planning reads the text while ``tools`` is that very list.
+    tools_json: tuple[Any, bytes | None] | None = None
 
     def serve_as(self, model: str | None) -> None:
         """Send the turn upstream under ``model``, the name the upstream serves
@@ -174,7 +177,7 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bo
     ``shallow``: the turn is known to nest well within ``MAX_NESTING`` (``shallow_body``), so
     its nesting is not walked. ``checked``: the request body it was built from passed
     ``check_body``; the translation may have added up to ``NESTING_SLACK`` levels."""
-    text = tools_text(turn.tools)
+    text = _tools_text(turn)
     limit = MAX_NESTING + NESTING_SLACK if checked else MAX_NESTING
     texts = {} if shallow else check_nesting(  # tools that made a shared Toolset passed it then
         turn, limit, known_tools=text is not None and _known(text, turn.freeforms))
@@ -310,6 +313,14 @@ def tools_text(tools: Any) -> bytes | None:
         return orjson.dumps(tools)
     except orjson.JSONEncodeError:
         return None
+
+
+def _tools_text(turn: Turn) -> bytes | None:
+    """``tools_text`` of the turn's tools: the text its front kept with them, when it did."""
+    kept = turn.tools_json
+    if kept is not None and kept[0] is turn.tools and kept[1] is not None:
+        return kept[1]
+    return tools_text(turn.tools)
 
 
 def _key(text: bytes, freeforms: dict[str, Format] | None) -> bytes:

@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from ....tools import SharedCache
-from ...turn import RequestError, Turn
+from ...turn import RequestError, Turn, tools_text
 from ..dropped import Dropped
 from .ids import upstream_id
 from .threads import Prior, Thread, kept_turn, pending_calls, thread_field
@@ -83,14 +83,15 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
         _drop("thread", "count_tokens counts the messages it is given")
     thread = None if count else thread_field(body.get("thread"))
     prior = kept_turn(body, thread, previous)
-    tools = prior.tools if prior is not None else _tools_of(body.get("tools"))
+    kept = (prior.tools, None) if prior is not None else _tools_of(body.get("tools"))
+    tools = kept[0]
     choice, parallel = _tool_choice(body.get("tool_choice"), tools)
     messages = _conversation(body, prior)
     context = None if thread is None else Thread(thread or None, messages, tools, prior.size if prior else 0)
     turn: Turn = object.__new__(Turn)  # (made so: see turn.plan_turn)
     Turn.__init__(turn, messages=messages, tools=tools, tool_choice=choice, parallel=parallel, stream=stream,
                   include_usage=stream, model=model, options=options, context=context,
-                  schema_paths=[f"tools.{i}.input_schema" for i in range(len(tools or ()))])
+                  schema_paths=[f"tools.{i}.input_schema" for i in range(len(tools or ()))], tools_json=kept)
     return turn
 
 
@@ -171,13 +172,19 @@ def _output_config(config: Any) -> None:
 # ---------------------------------------------------------------- tools
 
 
-def _tools_of(tools: Any) -> list[dict[str, Any]] | None:
-    """``_tools``, made once per distinct tools list and kept by its JSON text (agents send the
-    same tools with every request; the kept list is not changed by its users, as a kept thread's
-    tools are not); a list ``_tools`` refuses is refused each time."""
+def _tools_of(tools: Any) -> tuple[list[dict[str, Any]] | None, bytes | None]:
+    """``_tools`` and their JSON text (``Turn.tools_json``), made once per distinct tools list and
+    kept by its JSON text (agents send the same tools with every request; the kept list is not
+    changed by its users, as a kept thread's tools are not); a list ``_tools`` refuses is refused
+    each time."""
     if not isinstance(tools, list) or not tools:
-        return _tools(tools)
-    return _OFFERED.made(orjson.dumps(tools), _tools, tools)  # type: ignore[no-any-return]
+        return _tools(tools), None
+    return _OFFERED.made(orjson.dumps(tools), _kept, tools)  # type: ignore[no-any-return]
+
+
+def _kept(tools: list[Any]) -> tuple[list[dict[str, Any]] | None, bytes | None]:
+    made = _tools(tools)
+    return made, tools_text(made)
 
 
 _OFFERED = SharedCache(256)  # by the tools' JSON text

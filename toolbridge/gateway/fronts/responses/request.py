@@ -27,7 +27,7 @@ import orjson
 from ....errors import ConfigError
 from ....freeform import Format, arguments_of, declaration
 from ....tools import SharedCache
-from ...turn import RequestError, Turn
+from ...turn import RequestError, Turn, tools_text
 from ..dropped import Dropped
 from ..ids import upstream_call_id
 from .compaction import ITEM, TRIGGER, summary_message, trigger
@@ -125,7 +125,8 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     if stream:
         options["stream"] = True
         options["stream_options"] = {"include_usage": True}
-    (tools, freeforms, namespaces, schema_paths), shown = _tools_of(body.get("tools"), _additional(body.get("input")))
+    (tools, freeforms, namespaces, schema_paths), shown, text = _tools_of(body.get("tools"),
+                                                                        _additional(body.get("input")))
     choice = _tool_choice(body.get("tool_choice"), namespaces)
     parallel = body.get("parallel_tool_calls")
     if parallel is not None and not isinstance(parallel, bool):
@@ -152,7 +153,7 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     turn: Turn = object.__new__(Turn)  # (made so: see turn.plan_turn)
     Turn.__init__(turn, messages=_lead_system(instructions, history), tools=tools, tool_choice=choice,
                   parallel=parallel, stream=stream, include_usage=stream, model=model, options=options,
-                  freeforms=freeforms, context=context, schema_paths=schema_paths)
+                  freeforms=freeforms, context=context, schema_paths=schema_paths, tools_json=(tools, text))
     return turn
 
 
@@ -323,14 +324,20 @@ def _additional(value: Any) -> list[tuple[str, Any]]:
     return out
 
 
-def _tools_of(tools: Any, additional: list[tuple[str, Any]]) -> tuple[_Offered, list[Any]]:
-    """``_tools`` and the tools as the response repeats them (``_repeated``), made once per distinct
-    tools list and kept by its JSON text (agents send the same tools with every request; what is
-    kept is not changed by its users). A request with ``additional_tools`` items makes them
-    each time, and a list ``_tools`` refuses is refused each time."""
+def _tools_of(tools: Any, additional: list[tuple[str, Any]]) -> tuple[_Offered, list[Any], bytes | None]:
+    """``_tools``, the tools as the response repeats them (``_repeated``) and the chat tools' JSON
+    text (``Turn.tools_json``), made once per distinct tools list and kept by its JSON text (agents
+    send the same tools with every request; what is kept is not changed by its users). A request
+    with ``additional_tools`` items makes them each time (the text then by planning), and a list
+    ``_tools`` refuses is refused each time."""
     if additional or not isinstance(tools, list) or not tools:
-        return _tools(tools, additional), _repeated(tools)
-    return _OFFERED.made(orjson.dumps(tools), lambda: (_tools(tools, additional), _repeated(tools)))  # type: ignore[no-any-return]
+        return _tools(tools, additional), _repeated(tools), None
+    return _OFFERED.made(orjson.dumps(tools), _kept, tools)  # type: ignore[no-any-return]
+
+
+def _kept(tools: list[Any]) -> tuple[_Offered, list[Any], bytes | None]:
+    offered = _tools(tools, [])
+    return offered, _repeated(tools), tools_text(offered[0])
 
 
 _OFFERED = SharedCache(256)  # by the tools' JSON text
