@@ -290,15 +290,19 @@ def _messages(messages: Any, pending: dict[str, str] | None = None) -> list[dict
             continue  # in the leading system message
         if role not in ("user", "assistant"):
             raise RequestError(f"{where}.role: must be 'user' or 'assistant'", param=f"{where}.role")
-        if message.get("content") in ("", []) and (role == "user" or i < len(messages) - 1):
+        content = message.get("content")
+        if content in ("", []) and (role == "user" or i < len(messages) - 1):
             raise RequestError(f"{where}.content: must not be empty (only a final assistant message may "
                                "be)", param=f"{where}.content")
-        blocks = _blocks(message.get("content"), f"{where}.content")
         if role == "assistant":
             _unanswered(pending, where)
-            out.append(_assistant(blocks, f"{where}.content", pending))
+        if isinstance(content, str):  # one text block: the chat message its blocks would make
+            out.append({"role": role, "content": content})
+        elif role == "assistant":
+            out.append(_assistant(_blocks(content, f"{where}.content"), f"{where}.content", pending))
         else:
-            out += _user(blocks, f"{where}.content", pending)
+            out += _user(_blocks(content, f"{where}.content"), f"{where}.content", pending)
+        if role == "user":
             _unanswered(pending, where)
     return out
 
