@@ -166,9 +166,12 @@ class Turn:
         """The Chat Completions request body this turn is (what a chat upstream is sent)."""
         out = dict(self.options)
         out["messages"] = self.messages
-        for key, value in zip(TOOL_FIELDS, (self.tools, self.tool_choice, self.parallel)):
-            if value is not None:
-                out[key] = value
+        if self.tools is not None:  # (the TOOL_FIELDS, in their order)
+            out["tools"] = self.tools
+        if self.tool_choice is not None:
+            out["tool_choice"] = self.tool_choice
+        if self.parallel is not None:
+            out["parallel_tool_calls"] = self.parallel
         return out
 
 
