@@ -25,7 +25,8 @@ class Dropped:
             log.info("%s: %r is dropped (%s); logged once", self._front, key, why)
 
     def unknown(self, body: dict[str, Any], known: Set[str], why: Mapping[str, str]) -> None:
-        """Drop each field of ``body`` not in ``known``, logged (once) with ``why`` says of it."""
+        """Drop each field of ``body`` not in ``known``, each logged once with what ``why`` says
+        of it."""
         if known.issuperset(body):  # nearly every request: one look, no set made
             return
         for key in body.keys() - known:
