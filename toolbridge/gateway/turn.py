@@ -75,7 +75,6 @@ class Plan:
     parallel: bool = True
     recover_from_reasoning: bool = False
     drop_tokens: tuple[str, ...] = ()
-    offered: list[str] = field(default_factory=list)
     model: str | None = None  # the request's model: auto's hint
     # The name the client asked for when it was sent under another (upstream/models.py): the
     # answer names it, so that a client comparing names (Claude Code keeps a turn's thinking
@@ -215,7 +214,6 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bo
         parallel=parallel,
         recover_from_reasoning=settings.recover_from_reasoning,
         drop_tokens=end_tokens if upstream.get("skip_special_tokens") is False else (),
-        offered=list(offered.schemas) if offered else [],
         model=model,
         on_invalid=settings.on_invalid,
         coerce=settings.coerce,
