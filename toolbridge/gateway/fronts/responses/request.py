@@ -202,16 +202,13 @@ def _used(body: dict[str, Any]) -> dict[str, Any]:
     """The settings the response reports as used: the request's sampling (else the defaults the
     API reports: what an upstream applies when none is sent), and the ones this front has one
     value of (one tier, the input sent whole, no log probabilities, no cap on the calls)."""
-    used = {}
-    for key, default in _DEFAULTS.items():
-        value = body.get(key)
-        used[key] = default if value is None else value
-    used.update(_ONE_VALUE)
-    return used
-
-
-_ONE_VALUE = {"top_logprobs": 0, "max_tool_calls": None, "truncation": "disabled", "service_tier": "default"}
-_DEFAULTS = {"temperature": 1.0, "top_p": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0}
+    get = body.get
+    temperature, top_p = get("temperature"), get("top_p")
+    presence, frequency = get("presence_penalty"), get("frequency_penalty")
+    return {"temperature": 1.0 if temperature is None else temperature, "top_p": 1.0 if top_p is None else top_p,
+            "presence_penalty": 0.0 if presence is None else presence,
+            "frequency_penalty": 0.0 if frequency is None else frequency,
+            "top_logprobs": 0, "max_tool_calls": None, "truncation": "disabled", "service_tier": "default"}
 
 
 def _repeated(tools: Any) -> list[Any]:
