@@ -420,3 +420,20 @@ def test_equal_messages_tools_are_converted_once_and_a_refused_list_each_time() 
     for _ in range(2):  # never kept: refused every time
         with pytest.raises(RequestError, match="tools.0.name"):
             messages_request._tools_of([{"name": "", "input_schema": {"type": "object"}}])
+
+
+@pytest.mark.parametrize("text", ["plain", "ünï \u2028 text", ""])
+def test_a_messages_string_content_is_what_its_one_text_block_makes(text: str) -> None:
+    from toolbridge.gateway.fronts.messages import request as messages_request
+
+    def conversation(content: Any) -> list[dict[str, Any]]:
+        return messages_request._messages([{"role": "user", "content": content or "u"},
+                                           {"role": "assistant", "content": content}])
+
+    as_blocks = conversation([{"type": "text", "text": text}] if text else [])
+    assert conversation(text) == as_blocks
+    assert as_blocks[-1] == {"role": "assistant", "content": text}
+    used = [{"role": "user", "content": "u"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}]}]
+    with pytest.raises(RequestError, match="messages.2: tool_use ids were found without tool_result"):
+        messages_request._messages([*used, {"role": "user", "content": "no result"}])
