@@ -403,7 +403,8 @@ class DialectParser:
             # once, and ``typed_object`` writes its text laid out as ``feed`` writes an object, with
             # no key twice (``read_params`` refuses one), so ``as_written`` passes it too)
             schema = tools.root_schema(name)
-            if ArgumentTyper.wanted(schema) and not already_typed(schema, arguments, value):
+            if ArgumentTyper.wanted(schema) and not already_typed(schema, arguments, value,
+                                                                  tools.settled_members(name)):
                 return None
         return None if self._check(name, arguments, value) else (name, arguments, end)
 
@@ -616,7 +617,7 @@ class DialectParser:
         schema = self._tools.root_schema(call.name)  # type: ignore[union-attr]
         if not ArgumentTyper.wanted(schema):
             return None
-        if value is not None and already_typed(schema, text, value):
+        if value is not None and already_typed(schema, text, value, self._tools.settled_members(call.name)):  # type: ignore[union-attr]
             return None  # (nothing more comes: they are all of the arguments)
         index = call.index
 

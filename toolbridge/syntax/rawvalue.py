@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from .markers import MarkerSet
 from .dialect import CallSink, to_json
-from ..tools import is_plain_string
+from ..tools import PYTHON_TYPES, is_plain_string
 
 _encode = json.encoder.encode_basestring
 try:  # (the gateway's extra: a long string encoded some 10x faster, to the same text)
@@ -203,7 +203,7 @@ def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[s
     return "{" + ", ".join(parts) + "}", value, settled
 
 
-JSON_TYPE = {str: "string", int: "integer", float: "number", bool: "boolean"}  # by exact type
+JSON_TYPE = {kind: name for name, kind in PYTHON_TYPES.items()}  # by exact type
 
 
 def spelled_as_enum(value: str, enum: Any) -> bool:
