@@ -62,7 +62,6 @@ def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
 _WS = r"[ \t\n\r]*"  # JSON's whitespace, as the scanner skips it (``\s`` would admit more)
 _STRING = r'"(?:[^"\\]++|\\.)*+"'
 _CONTENT = r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})'  # a string's valid content
-_PLAIN_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')  # a JSON string without escapes
 _END_OF_OBJECT = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*")  # an object's closing brace, spaced
 _HOLD = 512  # the longest head held back while it is being written
 HOLD_BLOCK = 128  # the longest call block held back whole while it is being written
@@ -85,8 +84,10 @@ def _head_patterns(args_keys: tuple[str, ...]) -> tuple[re.Pattern[str], re.Patt
     """The head of an envelope as models write it, the name first, then the arguments' key (up
     to the arguments' ``{``); and every proper beginning of one, while it is being written."""
     keys = "|".join(map(re.escape, args_keys))
-    head = re.compile(  # (from the whitespace before the envelope: whole() starts there)
-        rf'{_WS}\{{{_WS}"name"{_WS}:{_WS}({_STRING}){_WS},{_WS}"({keys})"{_WS}:{_WS}(?=\{{)()')
+    # (from the whitespace before the envelope: whole() starts there; the name as its content
+    # when it holds no escape, the common name, else as its JSON string: ``_name_of``)
+    name = rf'(?:"([^"\\\x00-\x1f]*+)"|({_STRING}))'
+    head = re.compile(rf'{_WS}\{{{_WS}"name"{_WS}:{_WS}{name}{_WS},{_WS}"({keys})"{_WS}:{_WS}(?=\{{)')
     after_key = _prefixes(['"', _WS, ":", _WS])
     key = "(?:" + "|".join(_prefixes([re.escape(c) for c in k], after_key) for k in args_keys) + ")"
     name = ['"', "n", "a", "m", "e", '"']
@@ -94,12 +95,12 @@ def _head_patterns(args_keys: tuple[str, ...]) -> tuple[re.Pattern[str], re.Patt
     return head, re.compile(start)
 
 
-def _name_of(written: str) -> str | None:
-    """The name a head's JSON string spells (None: not a valid string)."""
-    if _PLAIN_STRING.fullmatch(written):
-        return written[1:-1]  # no escape to decode (the common name)
+def _name_of(head: re.Match[str]) -> str | None:
+    """The name an envelope's ``head`` spells (None: not a valid JSON string)."""
+    if head[1] is not None:
+        return head[1]  # no escape to decode (the common name)
     try:
-        return _STRICT.decode(written)
+        return _STRICT.decode(head[2])  # type: ignore[no-any-return]
     except ValueError:
         return None
 
@@ -124,7 +125,7 @@ def read_whole(head_pattern: re.Pattern[str], close: str, buf: str,
     repaired); None for anything else, which ``feed`` reads. Reads at C speed, and reports
     nothing."""
     head = head_pattern.match(buf, pos)
-    name = _name_of(head.group(1)) if head is not None else None
+    name = _name_of(head) if head is not None else None
     if name is None:
         return None
     read = complete_object(buf, head.end())  # type: ignore[union-attr]
@@ -258,10 +259,10 @@ class JsonEnvelopeBody:
                 self.wait = self._head_waits
                 return pos, MORE  # the head is still being written
             return None
-        name = _name_of(head.group(1))
+        name = _name_of(head)
         if name is None:
             return None
-        self._key, self._keys_seen, self._pending_name = head.group(2), 2, name
+        self._key, self._keys_seen, self._pending_name = head[3], 2, name
         self._start(_S.VALUE)
         # The arguments are read at once (at C speed when already whole, the call's end with
         # them), not after another turn of ``feed``'s loop.
