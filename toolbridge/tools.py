@@ -334,6 +334,12 @@ def settled_members(schema: dict[str, Any]) -> dict[str, Any]:
     return settled
 
 
+def settles(need: Any, value: Any) -> bool:
+    """Whether a decoded member ``value`` needs no typing by what ``settled_members`` gives for
+    its key (``need``; None: it may need some)."""
+    return need is type(value) or (type(need) is list and type(value) is str and value in need)
+
+
 def is_plain_string(schema: dict[str, Any] | None) -> bool:
     """True when the schema admits only strings, so a raw value can stream as a string."""
     if not schema:

@@ -28,7 +28,7 @@ from ..limits import loads
 from ..syntax.dialect import to_json
 from ..syntax.jsonscan import closing_quote, odd_backslashes
 from ..syntax.rawvalue import encode_string
-from ..tools import deref, is_plain_string, repair_value
+from ..tools import deref, is_plain_string, repair_value, settles
 
 _SCAN = json.JSONDecoder().scan_once  # the C scanner: one JSON value at a position
 _STRING_STOP = re.compile(r'["\\]')
@@ -268,8 +268,7 @@ def already_typed(schema: dict[str, Any], text: str, value: Any, settled: dict[s
     if not isinstance(value, dict):
         return False
     for key, member in value.items():
-        need = settled.get(key)
-        if need is type(member) or (type(need) is list and type(member) is str and member in need):
+        if settles(settled.get(key), member):
             continue  # the one type declared, already (the common member): nothing to type
         if not _needs_nothing(schema, key, member):
             return False

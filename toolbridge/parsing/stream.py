@@ -425,7 +425,8 @@ class DialectParser:
                 return member  # (what deref gives back for it)
             return None if member is _ABSENT else deref(member, root)
 
-        return typed_object(pairs, schema_of, lambda key, raw, schema: coerce(raw, schema, root), props)
+        return typed_object(pairs, schema_of, lambda key, raw, schema: coerce(raw, schema, root),
+                            tools.settled_members(name))
 
     def held_block(self) -> tuple[str, Callable[[str], bool]] | None:
         """When a call block waits, unread, at the start of the buffer (a short block, a head or

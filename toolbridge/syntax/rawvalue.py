@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from .markers import MarkerSet
 from .dialect import CallSink, to_json
-from ..tools import PYTHON_TYPES, is_plain_string
+from ..tools import is_plain_string, settles
 
 _encode = json.encoder.encode_basestring
 try:  # (the gateway's extra: a long string encoded some 10x faster, to the same text)
@@ -151,24 +151,24 @@ def end_typed(sink: CallSink, pairs: list[tuple[str, str]]) -> None:
 
 def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[str, Any] | None],
                  coerce: Callable[[str, str, dict[str, Any] | None], Any],
-                 members: dict[str, Any] | None = None) -> tuple[str, dict[str, Any], bool]:
+                 settled_types: dict[str, Any] | None = None) -> tuple[str, dict[str, Any], bool]:
     """The arguments a call of whole raw values ``pairs`` (key, value text) streams out of
     ``RawValue``s, typed the same way (a value that can only be a string, or has no schema and
     cannot begin JSON, stays text; any other is ``coerce(key, raw, schema)``), and written the
     same way (``{``, ``", "`` between members, ``": "`` after keys, ``}``): the JSON text and
     its value, so that neither is read again (no key may repeat: the value would lose one).
 
-    ``members``: the root schema's ``properties`` (a dict), from which ``schema_of`` reads each
-    key's schema (a key it does not declare has none). Then the third item tells whether every
-    value is already what ``argtyper.already_typed`` passes at once, without a second look: a
-    key ``members`` does not declare, or a value of the one type its own schema declares (no
-    ``$ref``: ``schema_of`` gave the member back as it is; a string spelled as one of its
-    enum's values). False when ``members`` is not given."""
+    ``settled_types``: the root schema's ``tools.settled_members`` (a key whose member it
+    settles as a plain string is written so, its schema not looked up). Then the third item
+    tells whether every value is already what ``argtyper.already_typed`` passes at once,
+    without a second look: a key ``schema_of`` does not declare, or a value that
+    ``tools.settles``. False when ``settled_types`` is not given."""
     value: dict[str, Any] = {}
     parts = []
-    settled = members is not None
+    settled = settled_types is not None
     for key, raw in pairs:
-        schema = schema_of(key)
+        need = settled_types.get(key) if settled_types is not None else None
+        schema = _STRING if need is str else schema_of(key)
         if schema is None:  # (a key not declared: settled stays as it is)
             if raw and raw[0] not in _JSON_START:
                 text = encode_string(raw)
@@ -183,32 +183,19 @@ def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[s
         declared = declared if isinstance(declared, str) else None
         if declared == "string" or (declared not in _OTHER_TYPES and is_plain_string(schema)):
             text = _encode(raw) if len(raw) <= _SHORT_STRING else encode_string(raw)
-            if settled:
-                settled = (declared == "string" and members[key] is schema  # type: ignore[index]
-                           and spelled_as_enum(raw, schema.get("enum")))
         elif declared in _NUMBERS and (literal := _INTEGER.fullmatch(raw)) is not None:
             raw = int(literal[1])  # (what ``coerce`` makes of an integer written plainly, at once)
             text = repr(raw)
-            if settled:
-                settled = declared == "integer" and members[key] is schema  # type: ignore[index]
         else:
             raw = coerce(key, raw, schema)
             text = encode_string(raw) if type(raw) is str else to_json(raw)
-            if settled:
-                settled = (members[key] is schema and declared is not None  # type: ignore[index]
-                           and declared == JSON_TYPE.get(type(raw))
-                           and (declared != "string" or spelled_as_enum(raw, schema.get("enum"))))
+        settled = settled and settles(need, raw)
         value[key] = raw
         parts.append(f"{_encode(key)}: {text}")
     return "{" + ", ".join(parts) + "}", value, settled
 
 
-JSON_TYPE = {kind: name for name, kind in PYTHON_TYPES.items()}  # by exact type
-
-
-def spelled_as_enum(value: str, enum: Any) -> bool:
-    """Whether a string needs no enum repair: no enum declared, or one of its values exactly."""
-    return not isinstance(enum, list) or value in enum
+_STRING = {"type": "string"}  # (typed_object's schema of a member settled as a plain string)
 
 
 _OTHER_TYPES = frozenset(("integer", "number", "boolean", "object", "array", "null"))
