@@ -203,7 +203,7 @@ _NUMBERS = ("integer", "number")
 _INTEGER = re.compile(r"[ \t\n\r]*(-?(?:0|[1-9][0-9]{0,17}))[ \t\n\r]*")
 
 
-_SHORT_STRING = 256  # (up to this long, a string is encoded by the standard encoder: encode_string)
+_SHORT_STRING = 32  # (up to this long, a string is encoded by the standard encoder: encode_string)
 
 
 def encode_string(text: str) -> str:

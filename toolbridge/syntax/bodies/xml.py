@@ -134,7 +134,7 @@ def followed(buf: str, at: int, tags: tuple[str, ...], final: bool, space: re.Pa
 _SPACE = re.compile(r"[ \t\r\n]*")  # (what ``followed`` counts as the gap, unbounded)
 
 Pairs = list[tuple[str, str]]
-SHORT_BLOCK = 256  # the longest rest of a text whose block ``read_params`` matches with one pattern
+SHORT_BLOCK = 512  # the longest rest of a text whose block ``read_params`` matches with one pattern
 
 
 def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
