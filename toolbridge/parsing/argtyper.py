@@ -268,10 +268,8 @@ def already_typed(schema: dict[str, Any], text: str, value: Any, settled: dict[s
     if not isinstance(value, dict):
         return False
     for key, member in value.items():
-        if settles(settled.get(key), member):
-            continue  # the one type declared, already (the common member): nothing to type
-        if not _needs_nothing(schema, key, member):
-            return False
+        if not settles(settled.get(key), member) and not _needs_nothing(schema, key, member):
+            return False  # (a member of the one type its schema declares, the common one, is settled)
     return as_written(text, len(value), value)
 
 

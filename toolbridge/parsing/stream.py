@@ -338,9 +338,9 @@ class DialectParser:
         scan, calls, pos, at, marker = self._scan, [], start, start, opened
         while True:
             if not marker:
-                m = scan.search(text, pos, near=WHOLE_NEAR)
+                m = scan.search(text, pos, near=WHOLE_NEAR) if pos < len(text) else None
                 if m is None:
-                    break
+                    break  # (an answer that ends with its call is not searched again)
                 at, marker = m.start(), m.group()
             if len(calls) == most:
                 return None

@@ -38,6 +38,7 @@ def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 # Raw control characters, NaN and a key written twice in one object refused.
 _STRICT = json.JSONDecoder(parse_constant=_refuse, object_pairs_hook=_once)
+_SCAN = _STRICT.scan_once  # (its raw_decode without the Python frame around it: StopIteration for no value)
 
 
 def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
@@ -49,8 +50,8 @@ def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
     if buf.rfind("}", pos) < 0:
         return None  # not complete: spares the decoder's exception while a call streams
     try:
-        value, end = _STRICT.raw_decode(buf, pos)
-    except (ValueError, RecursionError):
+        value, end = _SCAN(buf, pos)
+    except (StopIteration, ValueError, RecursionError):
         return None
     # (each level of nesting opens with a character of its own: a value written in no more
     # characters than the limit cannot nest deeper, and is not walked)
@@ -62,7 +63,6 @@ def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
 _WS = r"[ \t\n\r]*"  # JSON's whitespace, as the scanner skips it (``\s`` would admit more)
 _STRING = r'"(?:[^"\\]++|\\.)*+"'
 _CONTENT = r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})'  # a string's valid content
-_END_OF_OBJECT = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*")  # an object's closing brace, spaced
 _HOLD = 512  # the longest head held back while it is being written
 HOLD_BLOCK = 128  # the longest call block held back whole while it is being written
 
@@ -105,22 +105,25 @@ def _name_of(head: re.Match[str]) -> str | None:
         return None
 
 
-def _closed_by(buf: str, pos: int, close: str) -> int | None:
-    """After an envelope's arguments: where its ``}`` and then ``close`` (a close marker, not a
-    separator) end, when both are written there; None otherwise."""
+@lru_cache(maxsize=64)
+def _closing(close: str) -> re.Pattern[str]:
+    """What follows an envelope's arguments when its ``}`` and then ``close`` are written there
+    (a close marker; a separator, or none, is never matched)."""
     if not close or close[0] in ",{":
-        return None
-    after = _END_OF_OBJECT.match(buf, pos)
-    if after is None or not buf.startswith(close, after.end()):
-        return None
-    return after.end() + len(close)
+        return _NOTHING
+    return re.compile(rf"{_SPACED_BRACE}{re.escape(close)}")
 
 
-def read_whole(head_pattern: re.Pattern[str], close: str, buf: str,
+_SPACED_BRACE = r"[ \t\n\r]*+\}[ \t\n\r]*+"  # an object's closing brace, spaced
+_NOTHING = re.compile(r"(?!)")
+
+
+def read_whole(head_pattern: re.Pattern[str], closing: re.Pattern[str], buf: str,
                pos: int) -> tuple[str, str, dict[str, Any], int] | None:
     """The call block at ``pos`` (just after its opener) when it is written whole in its
     plainest form: ``{"name": "...", "arguments": {...}}`` (``head_pattern``: the envelope's
-    head) in strict JSON, then ``close``. Returns the name, the arguments' text and value, and
+    head) in strict JSON, then its close marker (``closing``: ``_closing``'s pattern of it).
+    Returns the name, the arguments' text and value, and
     where the block ends, which is what ``feed`` would read from it (one call, nothing
     repaired); None for anything else, which ``feed`` reads. Reads at C speed, and reports
     nothing."""
@@ -132,8 +135,8 @@ def read_whole(head_pattern: re.Pattern[str], close: str, buf: str,
     if read is None:
         return None
     end, value = read
-    block_end = _closed_by(buf, end, close)
-    return None if block_end is None else (name, buf[head.end() : end], value, block_end)  # type: ignore[union-attr]
+    closed = closing.match(buf, end)
+    return None if closed is None else (name, buf[head.end() : end], value, closed.end())  # type: ignore[union-attr]
 
 
 class _S:  # states (plain ints: an Enum member's lookup costs several times as much)
@@ -275,7 +278,7 @@ class JsonEnvelopeBody:
         name not under ``name``, several close markers)."""
         if self._heads is None or self._lenient or self._inner or len(self._closes) != 1:
             return None
-        return partial(read_whole, self._heads[0], self._closes[0])
+        return partial(read_whole, self._heads[0], _closing(self._closes[0]))
 
     def _holds(self, buf: str, pos: int) -> bool:
         """Whether a short block after a dedicated call marker is still being written: it is
@@ -404,9 +407,10 @@ class JsonEnvelopeBody:
         there too, read at once (what reading them one by one gives); else None, and the
         envelope is read on from ``pos``."""
         closes = self._closes
-        end = _closed_by(buf, pos, closes[0]) if len(closes) == 1 else None
-        if end is None:
+        closed = _closing(closes[0]).match(buf, pos) if len(closes) == 1 else None
+        if closed is None:
             return pos, None
+        end = closed.end()
         outcome = self._finish()
         if outcome is not None:
             return end - len(closes[0]), outcome
