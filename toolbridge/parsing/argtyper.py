@@ -268,8 +268,10 @@ def already_typed(schema: dict[str, Any], text: str, value: Any, settled: dict[s
     if not isinstance(value, dict):
         return False
     for key, member in value.items():
-        if not settles(settled.get(key), member) and not _needs_nothing(schema, key, member):
-            return False  # (a member of the one type its schema declares, the common one, is settled)
+        need = settled.get(key)
+        # (a member of the one type its schema declares, the common one: settles', at once)
+        if need is not type(member) and not settles(need, member) and not _needs_nothing(schema, key, member):
+            return False
     return as_written(text, len(value), value)
 
 

@@ -189,7 +189,8 @@ def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[s
         else:
             raw = coerce(key, raw, schema)
             text = encode_string(raw) if type(raw) is str else to_json(raw)
-        settled = settled and settles(need, raw)
+        if need is not type(raw):  # (a value of the one type declared: settles', at once)
+            settled = settled and settles(need, raw)
         value[key] = raw
         parts.append(f"{_encode(key)}: {text}")
     return "{" + ", ".join(parts) + "}", value, settled
