@@ -81,11 +81,6 @@ class ArgumentTyper:
         self._in_string = False
         self._escape = False
 
-    @staticmethod
-    def wanted(schema: dict[str, Any]) -> bool:
-        """Whether arguments under ``schema`` can need typing (it declares properties)."""
-        return isinstance(schema.get("properties"), dict) and bool(schema["properties"])
-
     def feed(self, text: str) -> str:
         if self._state == STREAM and not self._escape and '"' not in text and not text.endswith("\\"):
             return text  # the common case: a long string argument streaming

@@ -402,9 +402,9 @@ class DialectParser:
             # (values ``typed_object`` found settled: already_typed would pass every member at
             # once, and ``typed_object`` writes its text laid out as ``feed`` writes an object, with
             # no key twice (``read_params`` refuses one), so ``as_written`` passes it too)
-            schema = tools.root_schema(name)
-            if ArgumentTyper.wanted(schema) and not already_typed(schema, arguments, value,
-                                                                  tools.settled_members(name)):
+            settled_types = tools.settled_members(name)  # (None: no properties, nothing to type)
+            if settled_types is not None and not already_typed(tools.root_schema(name), arguments, value,
+                                                               settled_types):
                 return None
         return None if self._check(name, arguments, value) else (name, arguments, end)
 
@@ -615,10 +615,12 @@ class DialectParser:
     def _argument_typer(self, call: _Call, text: str, value: Any) -> ArgumentTyper | None:
         """The call's typer, made for its first piece of arguments; None when nothing needs
         typing: no properties declared, or arguments that came whole already typed."""
-        schema = self._tools.root_schema(call.name)  # type: ignore[union-attr]
-        if not ArgumentTyper.wanted(schema):
+        tools = self._tools
+        settled_types = tools.settled_members(call.name)  # type: ignore[union-attr]
+        if settled_types is None:
             return None
-        if value is not None and already_typed(schema, text, value, self._tools.settled_members(call.name)):  # type: ignore[union-attr]
+        schema = tools.root_schema(call.name)  # type: ignore[union-attr]
+        if value is not None and already_typed(schema, text, value, settled_types):
             return None  # (nothing more comes: they are all of the arguments)
         index = call.index
 
