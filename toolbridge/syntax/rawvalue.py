@@ -168,19 +168,18 @@ def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[s
     settled = settled_types is not None
     for key, raw in pairs:
         need = settled_types.get(key) if settled_types is not None else None
-        schema = _STRING if need is str else schema_of(key)
-        if schema is None:  # (a key not declared: settled stays as it is)
-            if raw and raw[0] not in _JSON_START:
-                text = encode_string(raw)
-            else:
-                raw = coerce(key, raw, schema)
-                text = encode_string(raw) if type(raw) is str else to_json(raw)
-            value[key] = raw
-            parts.append(f"{_encode(key)}: {text}")
-            continue
-        # (a schema that declares one type: is_plain_string's common case, answered here)
-        declared = schema.get("type") if "$ref" not in schema else None
-        declared = declared if isinstance(declared, str) else None
+        if need is str:  # (a string of its own, the common member: its schema is not looked up)
+            schema, declared = None, "string"
+        else:
+            schema = schema_of(key)
+            if schema is None:  # (a key not declared: settled stays as it is)
+                raw, text = _undeclared(key, raw, coerce)
+                value[key] = raw
+                parts.append(f"{_encode(key)}: {text}")
+                continue
+            # (a schema that declares one type: is_plain_string's common case, answered here)
+            declared = schema.get("type") if "$ref" not in schema else None
+            declared = declared if isinstance(declared, str) else None
         if declared == "string" or (declared not in _OTHER_TYPES and is_plain_string(schema)):
             text = _encode(raw) if len(raw) <= _SHORT_STRING else encode_string(raw)
         elif declared in _NUMBERS and (literal := _INTEGER.fullmatch(raw)) is not None:
@@ -196,7 +195,12 @@ def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[s
     return "{" + ", ".join(parts) + "}", value, settled
 
 
-_STRING = {"type": "string"}  # (typed_object's schema of a member settled as a plain string)
+def _undeclared(key: str, raw: str, coerce: Callable[[str, str, dict[str, Any] | None], Any]) -> tuple[Any, str]:
+    """A raw value of a key no schema declares, typed (``typed_object``) and written."""
+    if raw and raw[0] not in _JSON_START:
+        return raw, encode_string(raw)
+    raw = coerce(key, raw, None)
+    return raw, encode_string(raw) if type(raw) is str else to_json(raw)
 
 
 _OTHER_TYPES = frozenset(("integer", "number", "boolean", "object", "array", "null"))
