@@ -316,7 +316,8 @@ def deref(schema: Any, root: dict[str, Any], depth: int = 0) -> dict[str, Any]:
     return schema if isinstance(schema, dict) else {}
 
 
-PYTHON_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool}  # a decoded value's exact type
+# The exact Python type of a decoded value of these JSON types.
+PYTHON_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool}
 
 
 def settled_members(schema: dict[str, Any]) -> dict[str, Any] | None:

@@ -265,7 +265,8 @@ def already_typed(schema: dict[str, Any], text: str, value: Any, settled: dict[s
     for key, member in value.items():
         need = settled.get(key)
         # (a member of the one type its schema declares, the common one: settles', at once)
-        if need is not type(member) and not settles(need, member) and not _needs_nothing(schema, key, member):
+        if need is not type(member) and not settles(need, member) and not _needs_nothing(
+                schema, key, member):
             return False
     return as_written(text, len(value), value)
 

@@ -403,8 +403,8 @@ class DialectParser:
             # once, and ``typed_object`` writes its text laid out as ``feed`` writes an object, with
             # no key twice (``read_params`` refuses one), so ``as_written`` passes it too)
             settled_types = tools.settled_members(name)  # (None: no properties, nothing to type)
-            if settled_types is not None and not already_typed(tools.root_schema(name), arguments, value,
-                                                               settled_types):
+            schema = tools.root_schema(name)
+            if settled_types is not None and not already_typed(schema, arguments, value, settled_types):
                 return None
         return None if self._check(name, arguments, value) else (name, arguments, end)
 

@@ -90,7 +90,7 @@ class MarkerSet:
         with the same character, all this starts where ``find`` sees that character first."""
         end, reach = len(buf), self._longest - 1
         if self._one_first and end - pos > near:
-            pos = buf.find(self._firsts, pos)  # (where a marker may begin first: none, in most texts)
+            pos = buf.find(self._firsts, pos)  # (where a marker may first begin: nowhere, often)
             if pos < 0:
                 return None
         if end - pos <= near:

@@ -195,7 +195,8 @@ def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[s
     return "{" + ", ".join(parts) + "}", value, settled
 
 
-def _undeclared(key: str, raw: str, coerce: Callable[[str, str, dict[str, Any] | None], Any]) -> tuple[Any, str]:
+def _undeclared(key: str, raw: str,
+                coerce: Callable[[str, str, dict[str, Any] | None], Any]) -> tuple[Any, str]:
     """A raw value of a key no schema declares, typed (``typed_object``) and written."""
     if raw and raw[0] not in _JSON_START:
         return raw, encode_string(raw)

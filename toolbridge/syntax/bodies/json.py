@@ -38,7 +38,7 @@ def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 # Raw control characters, NaN and a key written twice in one object refused.
 _STRICT = json.JSONDecoder(parse_constant=_refuse, object_pairs_hook=_once)
-_SCAN = _STRICT.scan_once  # (its raw_decode without the Python frame around it: StopIteration for no value)
+_SCAN = _STRICT.scan_once  # (its raw_decode without that method's frame; StopIteration: no value)
 
 
 def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
