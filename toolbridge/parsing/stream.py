@@ -338,9 +338,9 @@ class DialectParser:
         scan, calls, pos, at, marker = self._scan, [], start, start, opened
         while True:
             if not marker:
-                m = scan.search(text, pos, near=WHOLE_NEAR) if pos < len(text) else None
+                m = scan.search(text, pos, near=WHOLE_NEAR)
                 if m is None:
-                    break  # (an answer that ends with its call is not searched again)
+                    break
                 at, marker = m.start(), m.group()
             if len(calls) == most:
                 return None
@@ -349,6 +349,8 @@ class DialectParser:
                 return None
             calls.append((text[pos:at], read[0], read[1]))
             pos, marker = read[2], ""
+            if pos == len(text):
+                break  # (an answer that ends with its call is not searched again)
         out: list[Event] = []
         index = self._next_index
         for lead, name, arguments in calls:

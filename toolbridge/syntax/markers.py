@@ -89,12 +89,14 @@ class MarkerSet:
         none, and stops where a marker found by another one starts. When every marker begins
         with the same character, all this starts where ``find`` sees that character first."""
         end, reach = len(buf), self._longest - 1
-        if self._one_first and end - pos > near:
+        if end - pos <= near:
+            return self._pattern.search(buf, pos)
+        if self._one_first:
             pos = buf.find(self._firsts, pos)  # (where a marker may first begin: nowhere, often)
             if pos < 0:
                 return None
-        if end - pos <= near:
-            return self._pattern.search(buf, pos)
+            if end - pos <= near:
+                return self._pattern.search(buf, pos)
         found = self._pattern.search(buf, pos, pos + near + reach)  # the first window, likewise
         if found is not None and found.start() < pos + near:
             return found  # (a marker that starts in the window ends by its end + reach)
