@@ -55,6 +55,7 @@ class Toolset:
             self.schemas[name] = freeform.READ_AS
         self._validators: dict[str, Any] = {}
         self._quick: dict[str, Any] = {}
+        self._settled: dict[str, dict[str, Any] | None] = {}
 
     _tiers: list[Any] | None = None  # made at the first name that is not exact
 
@@ -87,6 +88,13 @@ class Toolset:
 
     def root_schema(self, tool: str) -> dict[str, Any]:
         return self.schemas.get(tool, _NO_SCHEMA)
+
+    def settled_members(self, tool: str) -> dict[str, Any] | None:
+        """``settled_members`` of the tool's schema, made once per tool."""
+        found = self._settled.get(tool, _UNSET)
+        if found is _UNSET:
+            found = self._settled[tool] = settled_members(self.root_schema(tool))
+        return found  # type: ignore[no-any-return]
 
     def validate(self, tool: str, arguments: Any) -> tuple[str, ...]:
         """Schema errors of a call's arguments (empty when valid)."""
@@ -306,6 +314,34 @@ def deref(schema: Any, root: dict[str, Any], depth: int = 0) -> dict[str, Any]:
             ) else {}
         schema, depth = target, depth + 1
     return schema if isinstance(schema, dict) else {}
+
+
+# The exact Python type of a decoded value of these JSON types.
+PYTHON_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool}
+
+
+def settled_members(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The members of arguments under ``schema`` whose decoded value needs no typing when it is
+    of the one type the member declares (no ``$ref``): by key, that Python type
+    (``PYTHON_TYPES``), or for a string with an ``enum``, the enum, whose values are the
+    strings that need none. Other members may need typing (``repair_value`` tells). None when
+    the schema declares no properties: then no argument is typed."""
+    props = schema.get("properties")
+    if not isinstance(props, dict) or not props:
+        return None
+    settled: dict[str, Any] = {}
+    for key, member in props.items():
+        declared = member.get("type") if isinstance(member, dict) and "$ref" not in member else None
+        if isinstance(declared, str) and declared in PYTHON_TYPES:
+            enum = member.get("enum") if declared == "string" else None
+            settled[key] = enum if isinstance(enum, list) else PYTHON_TYPES[declared]
+    return settled
+
+
+def settles(need: Any, value: Any) -> bool:
+    """Whether a decoded member ``value`` needs no typing by what ``settled_members`` gives for
+    its key (``need``; None: it may need some)."""
+    return need is type(value) or (type(need) is list and type(value) is str and value in need)
 
 
 def is_plain_string(schema: dict[str, Any] | None) -> bool:

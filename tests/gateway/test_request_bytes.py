@@ -168,3 +168,34 @@ def test_a_large_request_is_sent_as_the_same_bytes_with_every_field_text_spliced
     assert {"messages", "tools", "stop"} <= set(made.texts)
     expected = orjson.dumps(made.body)
     assert upstream_body(made, discard=True) == expected
+
+
+def front_turns() -> list[Any]:
+    from toolbridge.gateway.fronts.messages.request import messages_turn
+    from toolbridge.gateway.fronts.responses.request import responses_turn
+    from toolbridge.gateway.fronts.responses.sealed import Sealer
+
+    schema = {"type": "object", "properties": {"city": {"type": "string", "description": "ünï"}}}
+    messages = {"model": "m", "max_tokens": 9, "messages": USER,
+                "tools": [{"name": "kept_m", "description": "d", "input_schema": schema}]}
+    responses = {"model": "m", "input": "hi", "store": False,
+                 "tools": [{"type": "function", "name": "kept_r", "parameters": schema}]}
+    sealer = Sealer(b"k" * 32)
+    return [lambda: messages_turn(copy.deepcopy(messages)),
+            lambda: responses_turn(copy.deepcopy(responses), None, sealer)]
+
+
+@pytest.mark.parametrize("make", front_turns(), ids=["messages", "responses"])
+def test_a_fronts_kept_tools_text_is_the_one_planning_would_make(make: Any) -> None:
+    import dataclasses
+
+    first, again = make(), make()
+    assert again.tools is first.tools and again.tools_json[1] is first.tools_json[1]  # kept once
+    made = plan_turn(again, SETTINGS)
+    assert made.texts["tools"] == (again.tools, orjson.dumps(again.tools))
+    assert made.texts["tools"][1] is again.tools_json[1]  # the kept text, not made again
+    assert upstream_body(made, discard=True) == orjson.dumps(plan_turn(make(), SETTINGS).body)
+    other = [tool("other")]
+    replaced = plan_turn(dataclasses.replace(make(), tools=other), SETTINGS)  # the text of the tools it has
+    assert replaced.texts["tools"] == (other, orjson.dumps(other))
+    assert "tools" not in plan_turn(dataclasses.replace(make(), tools=None), SETTINGS).texts

@@ -9,6 +9,7 @@ import asyncio
 import logging
 from typing import Any
 
+import orjson
 import pytest
 
 from tests.harness import tool
@@ -396,7 +397,8 @@ def test_equal_responses_tools_are_converted_once_and_a_refused_list_each_time()
              {"type": "namespace", "name": "fs", "tools": [{"type": "function", "name": "read"}]}]
     first = responses_request._tools_of(copy.deepcopy(tools), [])
     assert responses_request._tools_of(copy.deepcopy(tools), []) is first  # the same list: made once
-    assert first == (responses_request._tools(tools, []), responses_request._repeated(tools))
+    made = responses_request._tools(tools, [])
+    assert first == (made, responses_request._repeated(tools), orjson.dumps(made[0]))  # with its text
     additional = [("input[0].tools[0]", {"type": "function", "name": "more"})]
     assert responses_request._tools_of(tools, additional) is not responses_request._tools_of(tools, additional)
     for _ in range(2):  # never kept: refused every time
@@ -413,7 +415,25 @@ def test_equal_messages_tools_are_converted_once_and_a_refused_list_each_time() 
              {"name": "apply", "input_schema": {"type": "object"}, "strict": True}]
     first = messages_request._tools_of(copy.deepcopy(tools))
     assert messages_request._tools_of(copy.deepcopy(tools)) is first  # the same list: made once
-    assert first == messages_request._tools(tools)
+    made = messages_request._tools(tools)
+    assert first == (made, orjson.dumps(made))  # with its text
     for _ in range(2):  # never kept: refused every time
         with pytest.raises(RequestError, match="tools.0.name"):
             messages_request._tools_of([{"name": "", "input_schema": {"type": "object"}}])
+
+
+@pytest.mark.parametrize("text", ["plain", "ünï \u2028 text", ""])
+def test_a_messages_string_content_is_what_its_one_text_block_makes(text: str) -> None:
+    from toolbridge.gateway.fronts.messages import request as messages_request
+
+    def conversation(content: Any) -> list[dict[str, Any]]:
+        return messages_request._messages([{"role": "user", "content": content or "u"},
+                                           {"role": "assistant", "content": content}])
+
+    as_blocks = conversation([{"type": "text", "text": text}] if text else [])
+    assert conversation(text) == as_blocks
+    assert as_blocks[-1] == {"role": "assistant", "content": text}
+    used = [{"role": "user", "content": "u"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}]}]
+    with pytest.raises(RequestError, match="messages.2: tool_use ids were found without tool_result"):
+        messages_request._messages([*used, {"role": "user", "content": "no result"}])

@@ -55,6 +55,9 @@ def _only_handler(logger: logging.Logger) -> LineHandler | None:
     return found
 
 
+_MILLIS = tuple(f",{n:03d}" for n in range(1000))  # a stamp's milliseconds, written once
+
+
 class Formatter(logging.Formatter):
     """``FORMAT``, with the date and time formatted once per second, not per line, and a line
     without exception or stack text written by one f-string instead of the generic path (the
@@ -74,7 +77,7 @@ class Formatter(logging.Formatter):
         second = int(created)
         if second != self._second:
             self._second, self._text = second, time.strftime("%Y-%m-%d %H:%M:%S", self.converter(second))
-        return f"{self._text},{int(msecs):03d}"
+        return self._text + _MILLIS[int(msecs)]
 
     def format(self, record: logging.LogRecord) -> str:
         if record.exc_info or record.exc_text or record.stack_info:

@@ -52,6 +52,8 @@ def asked(body: dict[str, Any]) -> bool | None:
     when it does not say."""
     effort = body.get("reasoning_effort")
     variables = body.get("chat_template_kwargs")
+    if effort is None and variables is None:  # (nearly every request)
+        return None
     switches = [variables.get(k) for k in ("enable_thinking", "thinking")] if isinstance(variables, dict) else []
     if (isinstance(effort, str) and effort != "none") or True in switches:
         return True

@@ -75,7 +75,6 @@ class Plan:
     parallel: bool = True
     recover_from_reasoning: bool = False
     drop_tokens: tuple[str, ...] = ()
-    offered: list[str] = field(default_factory=list)
     model: str | None = None  # the request's model: auto's hint
     # The name the client asked for when it was sent under another (upstream/models.py): the
     # answer names it, so that a client comparing names (Claude Code keeps a turn's thinking
@@ -152,6 +151,9 @@ class Turn:
     # Where each tool's schema is in the client's request, in the front's spelling, for the
     # errors that name it (None: the chat front's ``tools[i].function.parameters``).
     schema_paths: list[str] | None = None
+    # The tools and their JSON text (``tools_text``), as a front keeps the tools it makes (once
+    # per distinct tools list): planning reads the text while ``tools`` is that very list.
+    tools_json: tuple[Any, bytes | None] | None = None
 
     def serve_as(self, model: str | None) -> None:
         """Send the turn upstream under ``model``, the name the upstream serves
@@ -163,9 +165,12 @@ class Turn:
         """The Chat Completions request body this turn is (what a chat upstream is sent)."""
         out = dict(self.options)
         out["messages"] = self.messages
-        for key, value in zip(TOOL_FIELDS, (self.tools, self.tool_choice, self.parallel)):
-            if value is not None:
-                out[key] = value
+        if self.tools is not None:  # (the TOOL_FIELDS, in their order)
+            out["tools"] = self.tools
+        if self.tool_choice is not None:
+            out["tool_choice"] = self.tool_choice
+        if self.parallel is not None:
+            out["parallel_tool_calls"] = self.parallel
         return out
 
 
@@ -174,7 +179,7 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bo
     ``shallow``: the turn is known to nest well within ``MAX_NESTING`` (``shallow_body``), so
     its nesting is not walked. ``checked``: the request body it was built from passed
     ``check_body``; the translation may have added up to ``NESTING_SLACK`` levels."""
-    text = tools_text(turn.tools)
+    text = _tools_text(turn)
     limit = MAX_NESTING + NESTING_SLACK if checked else MAX_NESTING
     texts = {} if shallow else check_nesting(  # tools that made a shared Toolset passed it then
         turn, limit, known_tools=text is not None and _known(text, turn.freeforms))
@@ -194,7 +199,12 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bo
     required = None
     if mode == "required" and parse:
         required = named[0] if len(named) == 1 else "any"
-    return Plan(
+    # Made by its __init__ on a bare object: a class called with keywords passes them through a
+    # dict, which for a Plan's fields costs twice what setting them does (so are the fronts'
+    # Turns made).
+    plan: Plan = object.__new__(Plan)
+    Plan.__init__(
+        plan,
         body=upstream,
         stream=turn.stream,
         include_usage=turn.include_usage,
@@ -204,7 +214,6 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bo
         parallel=parallel,
         recover_from_reasoning=settings.recover_from_reasoning,
         drop_tokens=end_tokens if upstream.get("skip_special_tokens") is False else (),
-        offered=list(offered.schemas) if offered else [],
         model=model,
         on_invalid=settings.on_invalid,
         coerce=settings.coerce,
@@ -217,6 +226,7 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bo
         texts=texts,
         think=thinking_mode(settings.reasoning_in_content, upstream),
     )
+    return plan
 
 
 REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
@@ -304,6 +314,14 @@ def tools_text(tools: Any) -> bytes | None:
         return orjson.dumps(tools)
     except orjson.JSONEncodeError:
         return None
+
+
+def _tools_text(turn: Turn) -> bytes | None:
+    """``tools_text`` of the turn's tools: the text its front kept with them, when it did."""
+    kept = turn.tools_json
+    if kept is not None and kept[0] is turn.tools and kept[1] is not None:
+        return kept[1]
+    return tools_text(turn.tools)
 
 
 def _key(text: bytes, freeforms: dict[str, Format] | None) -> bytes:

@@ -27,21 +27,30 @@ from typing import Any
 from ..limits import loads
 from ..syntax.dialect import to_json
 from ..syntax.jsonscan import closing_quote, odd_backslashes
-from ..syntax.rawvalue import JSON_TYPE, encode_string, spelled_as_enum
-from ..tools import deref, is_plain_string, repair_value
+from ..syntax.rawvalue import encode_string
+from ..tools import deref, is_plain_string, repair_value, settles
 
 _SCAN = json.JSONDecoder().scan_once  # the C scanner: one JSON value at a position
 _STRING_STOP = re.compile(r'["\\]')
 _VALUE_STOP = re.compile(r'["\\{}\[\],]')
 _WS = " \t\n\r"
-# A flat object (string, number and literal values) laid out as ``feed`` writes one; applied to
-# valid JSON only, so it checks the spacing, not the values. Short texts only: a long string is
-# better passed over by the C scanner. (A string as runs between escapes, ``[^"\\]*+(?:\\.[^"\\]*+)*+``:
-# the same strings as ``(?:[^"\\]++|\\.)*+``, matched a quarter faster.)
-_FLAT_STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
-_FLAT_MEMBER = rf'{_FLAT_STRING}: (?:{_FLAT_STRING}|[-+.0-9eE]++|true|false|null)'
-_FLAT = re.compile(rf"\{{{_FLAT_MEMBER}(?:, {_FLAT_MEMBER})*+\}}", re.DOTALL)
-_FLAT_TEXT = 512
+
+
+def _flat(string: str) -> re.Pattern[str]:
+    """A flat object (string, number and literal values) laid out as ``feed`` writes one, its
+    strings matched by ``string``; applied to valid JSON only, so it checks the spacing, not
+    the values."""
+    member = rf'{string}: (?:{string}|[-+.0-9eE]++|true|false|null)'
+    return re.compile(rf"\{{{member}(?:, {member})*+\}}", re.DOTALL)
+
+
+# (A string as runs between escapes, ``[^"\\]*+(?:\\.[^"\\]*+)*+``: the same strings as
+# ``(?:[^"\\]++|\\.)*+``, matched a quarter faster.)
+_FLAT = _flat(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"')
+# In a text with no ``\"``, every ``"`` begins or ends a string: a string is the run up to the
+# next one, which the regex engine matches several times faster than a run of a class.
+_FLAT_UNQUOTED = _flat(r'"[^"]*+"')
+_FLAT_TEXT = 512  # (short texts only: a long string is better passed over by the C scanner)
 
 # States.
 START, MEMBER, KEY, COLON, VALUE, STREAM, HELD, NEXT, DONE = range(9)
@@ -71,11 +80,6 @@ class ArgumentTyper:
         self._depth = 0
         self._in_string = False
         self._escape = False
-
-    @staticmethod
-    def wanted(schema: dict[str, Any]) -> bool:
-        """Whether arguments under ``schema`` can need typing (it declares properties)."""
-        return isinstance(schema.get("properties"), dict) and bool(schema["properties"])
 
     def feed(self, text: str) -> str:
         if self._state == STREAM and not self._escape and '"' not in text and not text.endswith("\\"):
@@ -251,32 +255,36 @@ class ArgumentTyper:
         return pos
 
 
-def already_typed(schema: dict[str, Any], text: str, value: Any) -> bool:
+def already_typed(schema: dict[str, Any], text: str, value: Any, settled: dict[str, Any]) -> bool:
     """Whether whole arguments ``text`` (``value`` decoded, by the JSON body's
     ``complete_object``) need nothing from an ArgumentTyper under ``schema``: no member to
-    type, and written as ``feed`` writes an object (else ``feed`` rewrites it)."""
+    type, and written as ``feed`` writes an object (else ``feed`` rewrites it). ``settled``:
+    the schema's ``tools.settled_members``."""
     if not isinstance(value, dict):
         return False
-    props = schema.get("properties")
-    if not isinstance(props, dict):
-        props = {}
     for key, member in value.items():
-        member_schema = props.get(key)
-        if not isinstance(member_schema, dict):
-            continue
-        declared = member_schema.get("type")
-        if (declared is not None and declared == JSON_TYPE.get(type(member)) and "$ref" not in member_schema
-                and (declared != "string" or spelled_as_enum(member, member_schema.get("enum")))):
-            continue  # the one type declared, already (the common member): nothing to type
-        resolved = deref(member_schema, schema)
-        if type(member) is str and is_plain_string(resolved) and "enum" not in resolved:
-            continue
-        required = schema.get("required")
-        needed = isinstance(required, list) and key in required
-        _, repairs, omit = repair_value(member, member_schema, schema, key, needed)
-        if repairs or omit:
+        need = settled.get(key)
+        # (a member of the one type its schema declares, the common one: settles', at once)
+        if need is not type(member) and not settles(need, member) and not _needs_nothing(
+                schema, key, member):
             return False
     return as_written(text, len(value), value)
+
+
+def _needs_nothing(schema: dict[str, Any], key: str, member: Any) -> bool:
+    """Whether the member ``key`` of arguments under ``schema`` needs no typing (one that
+    ``tools.settled_members`` does not settle by its type alone)."""
+    props = schema.get("properties")
+    member_schema = props.get(key) if isinstance(props, dict) else None
+    if not isinstance(member_schema, dict):
+        return True
+    resolved = deref(member_schema, schema)
+    if type(member) is str and is_plain_string(resolved) and "enum" not in resolved:
+        return True
+    required = schema.get("required")
+    needed = isinstance(required, list) and key in required
+    _, repairs, omit = repair_value(member, member_schema, schema, key, needed)
+    return not (repairs or omit)
 
 
 def as_written(text: str, members: int, value: dict[str, Any] | None = None) -> bool:
@@ -290,7 +298,7 @@ def as_written(text: str, members: int, value: dict[str, Any] | None = None) -> 
     faster than the scanner reads it) is passed over by comparing that text."""
     if not members:
         return text == "{}"
-    if len(text) <= _FLAT_TEXT and _FLAT.fullmatch(text):
+    if len(text) <= _FLAT_TEXT and (_FLAT if '\\"' in text else _FLAT_UNQUOTED).fullmatch(text):
         return True  # flat, and spaced as feed writes it (one C-level match)
     values = iter(value.values()) if value is not None and len(value) == members else None
     pos = 1

@@ -349,6 +349,8 @@ class DialectParser:
                 return None
             calls.append((text[pos:at], read[0], read[1]))
             pos, marker = read[2], ""
+            if pos == len(text):
+                break  # (an answer that ends with its call is not searched again)
         out: list[Event] = []
         index = self._next_index
         for lead, name, arguments in calls:
@@ -402,8 +404,9 @@ class DialectParser:
             # (values ``typed_object`` found settled: already_typed would pass every member at
             # once, and ``typed_object`` writes its text laid out as ``feed`` writes an object, with
             # no key twice (``read_params`` refuses one), so ``as_written`` passes it too)
+            settled_types = tools.settled_members(name)  # (None: no properties, nothing to type)
             schema = tools.root_schema(name)
-            if ArgumentTyper.wanted(schema) and not already_typed(schema, arguments, value):
+            if settled_types is not None and not already_typed(schema, arguments, value, settled_types):
                 return None
         return None if self._check(name, arguments, value) else (name, arguments, end)
 
@@ -424,7 +427,8 @@ class DialectParser:
                 return member  # (what deref gives back for it)
             return None if member is _ABSENT else deref(member, root)
 
-        return typed_object(pairs, schema_of, lambda key, raw, schema: coerce(raw, schema, root), props)
+        return typed_object(pairs, schema_of, lambda key, raw, schema: coerce(raw, schema, root),
+                            tools.settled_members(name))
 
     def held_block(self) -> tuple[str, Callable[[str], bool]] | None:
         """When a call block waits, unread, at the start of the buffer (a short block, a head or
@@ -613,10 +617,12 @@ class DialectParser:
     def _argument_typer(self, call: _Call, text: str, value: Any) -> ArgumentTyper | None:
         """The call's typer, made for its first piece of arguments; None when nothing needs
         typing: no properties declared, or arguments that came whole already typed."""
-        schema = self._tools.root_schema(call.name)  # type: ignore[union-attr]
-        if not ArgumentTyper.wanted(schema):
+        tools = self._tools
+        settled_types = tools.settled_members(call.name)  # type: ignore[union-attr]
+        if settled_types is None:
             return None
-        if value is not None and already_typed(schema, text, value):
+        schema = tools.root_schema(call.name)  # type: ignore[union-attr]
+        if value is not None and already_typed(schema, text, value, settled_types):
             return None  # (nothing more comes: they are all of the arguments)
         index = call.index
 

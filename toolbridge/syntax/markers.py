@@ -33,6 +33,7 @@ class MarkerSet:
     # they start and the group's own alternation (0 and None for the others)
     _searches: tuple[tuple[str, Any, int, Any], ...] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
+    _one_first: bool = field(init=False, repr=False)  # every marker begins with the same character
     _opening: re.Pattern[str] = field(init=False, repr=False)
     _heads: frozenset[str] = field(init=False, repr=False)
     _waiting: frozenset[str] = field(init=False, repr=False)
@@ -52,6 +53,7 @@ class MarkerSet:
         object.__setattr__(self, "_waiting", waiting)
         firsts = "".join(sorted({m[0] for m in ordered}))
         object.__setattr__(self, "_firsts", firsts)
+        object.__setattr__(self, "_one_first", len(firsts) == 1)
         # One alternation per first character: it begins with that literal character, which
         # the regex engine scans for in C, false starts included.
         object.__setattr__(self, "_searches", _group_searches(ordered, firsts))
@@ -84,10 +86,17 @@ class MarkerSet:
         not looked for to the end of the buffer at every call (the window grows to
         ``_WINDOW``). Each starts where a plain ``find`` (memchr, many times faster than the
         regex engine's own scan) sees its first character, not at all when the window holds
-        none, and stops where a marker found by another one starts."""
+        none, and stops where a marker found by another one starts. When every marker begins
+        with the same character, all this starts where ``find`` sees that character first."""
         end, reach = len(buf), self._longest - 1
         if end - pos <= near:
             return self._pattern.search(buf, pos)
+        if self._one_first:
+            pos = buf.find(self._firsts, pos)  # (where a marker may first begin: nowhere, often)
+            if pos < 0:
+                return None
+            if end - pos <= near:
+                return self._pattern.search(buf, pos)
         found = self._pattern.search(buf, pos, pos + near + reach)  # the first window, likewise
         if found is not None and found.start() < pos + near:
             return found  # (a marker that starts in the window ends by its end + reach)

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from .markers import MarkerSet
 from .dialect import CallSink, to_json
-from ..tools import is_plain_string
+from ..tools import is_plain_string, settles
 
 _encode = json.encoder.encode_basestring
 try:  # (the gateway's extra: a long string encoded some 10x faster, to the same text)
@@ -151,64 +151,57 @@ def end_typed(sink: CallSink, pairs: list[tuple[str, str]]) -> None:
 
 def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[str, Any] | None],
                  coerce: Callable[[str, str, dict[str, Any] | None], Any],
-                 members: dict[str, Any] | None = None) -> tuple[str, dict[str, Any], bool]:
+                 settled_types: dict[str, Any] | None = None) -> tuple[str, dict[str, Any], bool]:
     """The arguments a call of whole raw values ``pairs`` (key, value text) streams out of
     ``RawValue``s, typed the same way (a value that can only be a string, or has no schema and
     cannot begin JSON, stays text; any other is ``coerce(key, raw, schema)``), and written the
     same way (``{``, ``", "`` between members, ``": "`` after keys, ``}``): the JSON text and
     its value, so that neither is read again (no key may repeat: the value would lose one).
 
-    ``members``: the root schema's ``properties`` (a dict), from which ``schema_of`` reads each
-    key's schema (a key it does not declare has none). Then the third item tells whether every
-    value is already what ``argtyper.already_typed`` passes at once, without a second look: a
-    key ``members`` does not declare, or a value of the one type its own schema declares (no
-    ``$ref``: ``schema_of`` gave the member back as it is; a string spelled as one of its
-    enum's values). False when ``members`` is not given."""
+    ``settled_types``: the root schema's ``tools.settled_members`` (a key whose member it
+    settles as a plain string is written so, its schema not looked up). Then the third item
+    tells whether every value is already what ``argtyper.already_typed`` passes at once,
+    without a second look: a key ``schema_of`` does not declare, or a value that
+    ``tools.settles``. False when ``settled_types`` is not given."""
     value: dict[str, Any] = {}
     parts = []
-    settled = members is not None
+    settled = settled_types is not None
     for key, raw in pairs:
-        schema = schema_of(key)
-        if schema is None:  # (a key not declared: settled stays as it is)
-            if raw and raw[0] not in _JSON_START:
-                text = encode_string(raw)
-            else:
-                raw = coerce(key, raw, schema)
-                text = encode_string(raw) if type(raw) is str else to_json(raw)
-            value[key] = raw
-            parts.append(f"{_encode(key)}: {text}")
-            continue
-        # (a schema that declares one type: is_plain_string's common case, answered here)
-        declared = schema.get("type") if "$ref" not in schema else None
-        declared = declared if isinstance(declared, str) else None
+        need = settled_types.get(key) if settled_types is not None else None
+        if need is str:  # (a string of its own, the common member: its schema is not looked up)
+            schema, declared = None, "string"
+        else:
+            schema = schema_of(key)
+            if schema is None:  # (a key not declared: settled stays as it is)
+                raw, text = _undeclared(key, raw, coerce)
+                value[key] = raw
+                parts.append(f"{_encode(key)}: {text}")
+                continue
+            # (a schema that declares one type: is_plain_string's common case, answered here)
+            declared = schema.get("type") if "$ref" not in schema else None
+            declared = declared if isinstance(declared, str) else None
         if declared == "string" or (declared not in _OTHER_TYPES and is_plain_string(schema)):
             text = _encode(raw) if len(raw) <= _SHORT_STRING else encode_string(raw)
-            if settled:
-                settled = (declared == "string" and members[key] is schema  # type: ignore[index]
-                           and spelled_as_enum(raw, schema.get("enum")))
         elif declared in _NUMBERS and (literal := _INTEGER.fullmatch(raw)) is not None:
             raw = int(literal[1])  # (what ``coerce`` makes of an integer written plainly, at once)
             text = repr(raw)
-            if settled:
-                settled = declared == "integer" and members[key] is schema  # type: ignore[index]
         else:
             raw = coerce(key, raw, schema)
             text = encode_string(raw) if type(raw) is str else to_json(raw)
-            if settled:
-                settled = (members[key] is schema and declared is not None  # type: ignore[index]
-                           and declared == JSON_TYPE.get(type(raw))
-                           and (declared != "string" or spelled_as_enum(raw, schema.get("enum"))))
+        if need is not type(raw):  # (a value of the one type declared: settles', at once)
+            settled = settled and settles(need, raw)
         value[key] = raw
         parts.append(f"{_encode(key)}: {text}")
     return "{" + ", ".join(parts) + "}", value, settled
 
 
-JSON_TYPE = {str: "string", int: "integer", float: "number", bool: "boolean"}  # by exact type
-
-
-def spelled_as_enum(value: str, enum: Any) -> bool:
-    """Whether a string needs no enum repair: no enum declared, or one of its values exactly."""
-    return not isinstance(enum, list) or value in enum
+def _undeclared(key: str, raw: str,
+                coerce: Callable[[str, str, dict[str, Any] | None], Any]) -> tuple[Any, str]:
+    """A raw value of a key no schema declares, typed (``typed_object``) and written."""
+    if raw and raw[0] not in _JSON_START:
+        return raw, encode_string(raw)
+    raw = coerce(key, raw, None)
+    return raw, encode_string(raw) if type(raw) is str else to_json(raw)
 
 
 _OTHER_TYPES = frozenset(("integer", "number", "boolean", "object", "array", "null"))
@@ -216,7 +209,7 @@ _NUMBERS = ("integer", "number")
 _INTEGER = re.compile(r"[ \t\n\r]*(-?(?:0|[1-9][0-9]{0,17}))[ \t\n\r]*")
 
 
-_SHORT_STRING = 256  # (up to this long, a string is encoded by the standard encoder: encode_string)
+_SHORT_STRING = 32  # (up to this long, a string is encoded by the standard encoder: encode_string)
 
 
 def encode_string(text: str) -> str:

@@ -17,6 +17,7 @@ are OpenAI-style ``{"error": {"message", "type", "param", "code"}}``.
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import orjson
@@ -48,8 +49,8 @@ def chat_turn(body: Any) -> Turn:
     stream = body.get("stream")
     if stream is not None and not isinstance(stream, bool):
         raise RequestError("'stream' must be a boolean", param="stream")
-    options = body.get("stream_options") or {}
-    if not isinstance(options, dict):
+    stream_options = body.get("stream_options") or {}
+    if not isinstance(stream_options, dict):
         raise RequestError("'stream_options' must be an object", param="stream_options")
     _check_stop(body.get("stop"))
     model = body.get("model")
@@ -65,11 +66,16 @@ def chat_turn(body: Any) -> Turn:
     if (stream is None and "stream" in body) or (
             "stream_options" in body and body["stream_options"] is None):
         skip = _TURN_FIELDS.union(k for k in _NULLABLE if body.get(k, 0) is None)
-    return Turn(messages=body["messages"], tools=tools, tool_choice=choice,
-                parallel=body.get("parallel_tool_calls"), stream=bool(stream),
-                include_usage=bool(options.get("include_usage")),
-                model=model if isinstance(model, str) else None,
-                options={k: v for k, v in body.items() if k not in skip}, freeforms=freeforms)
+    options = dict(body)  # (copied whole and the skipped fields taken out: a comprehension costs more)
+    for key in skip:
+        options.pop(key, None)
+    turn: Turn = object.__new__(Turn)  # (made so: see turn.plan_turn)
+    Turn.__init__(turn, messages=body["messages"], tools=tools, tool_choice=choice,
+                  parallel=body.get("parallel_tool_calls"), stream=bool(stream),
+                  include_usage=bool(stream_options.get("include_usage")),
+                  model=model if isinstance(model, str) else None,
+                  options=options, freeforms=freeforms)
+    return turn
 
 
 def _custom_tools(tools: Any) -> tuple[Any, dict[str, Format]]:
@@ -135,7 +141,7 @@ def _check_messages(messages: Any) -> None:
     message before it (only tool messages between them), as the API requires."""
     if not isinstance(messages, list) or not messages:
         raise RequestError("'messages' must be a non-empty array", param="messages")
-    calls: set[Any] = set()  # the call ids the next tool message may answer
+    calls: AbstractSet[Any] = _NO_CALLS  # the call ids the next tool message may answer
     for i, message in enumerate(messages):
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise RequestError(f"messages[{i}] must be an object with a 'role'", param=f"messages[{i}]")
@@ -145,10 +151,13 @@ def _check_messages(messages: Any) -> None:
         elif role == "assistant":
             calls = _call_ids(message.get("tool_calls"), i)
         else:
-            calls = set()
+            calls = _NO_CALLS
 
 
-def _check_result(call_id: Any, i: int, calls: set[Any]) -> None:
+_NO_CALLS: frozenset[Any] = frozenset()
+
+
+def _check_result(call_id: Any, i: int, calls: AbstractSet[Any]) -> None:
     where = f"messages[{i}].tool_call_id"
     if not isinstance(call_id, str):
         raise RequestError(f"messages[{i}]: a tool message needs 'tool_call_id'", param=f"messages[{i}]")
@@ -157,9 +166,9 @@ def _check_result(call_id: Any, i: int, calls: set[Any]) -> None:
                            "tool message must answer one of its tool_calls)", param=where)
 
 
-def _call_ids(calls: Any, i: int) -> set[Any]:
+def _call_ids(calls: Any, i: int) -> AbstractSet[Any]:
     if calls is None:
-        return set()
+        return _NO_CALLS
     if not isinstance(calls, list):
         raise RequestError(f"messages[{i}].tool_calls: must be an array", param=f"messages[{i}].tool_calls")
     return {call.get("id") for call in calls if isinstance(call, dict) and isinstance(call.get("id"), str)}

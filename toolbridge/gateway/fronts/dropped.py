@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Set
+from typing import Any
 
 log = logging.getLogger("toolbridge.gateway")
 
@@ -21,3 +23,11 @@ class Dropped:
         if key not in self._warned and len(self._warned) < self.LIMIT:
             self._warned.add(key)
             log.info("%s: %r is dropped (%s); logged once", self._front, key, why)
+
+    def unknown(self, body: dict[str, Any], known: Set[str], why: Mapping[str, str]) -> None:
+        """Drop each field of ``body`` not in ``known``, each logged once with what ``why`` says
+        of it."""
+        if known.issuperset(body):  # nearly every request: one look, no set made
+            return
+        for key in body.keys() - known:
+            self(key, why.get(key, "toolbridge does not know it"))

@@ -28,15 +28,12 @@ from ...render import ChatTemplate, capabilities, inject, missing
 from ..config import GatewayConfig
 from ..repair import Provenance, repair_completion
 from ..streaming import AnswerStream
-from ..turn import Plan, RequestError, Turn
+from ..turn import TOOL_FIELDS, Plan, RequestError, Turn
 from .completions import TextAnswerStream, TextPlan, render_request, whole_answer
-
-_TOOL_FIELDS = ("tools", "tool_choice", "parallel_tool_calls")
-
 
 def injected_body(body: dict[str, Any], dialect: str) -> dict[str, Any]:
     """A chat request with the protocol written into its messages and no tool fields."""
-    out = {k: v for k, v in body.items() if k not in _TOOL_FIELDS}
+    out = {k: v for k, v in body.items() if k not in TOOL_FIELDS}
     out["messages"] = inject(body["messages"], body.get("tools"), dialect=dialect,
                              tool_choice=body.get("tool_choice"),
                              parallel=body.get("parallel_tool_calls", True) is not False)

@@ -38,6 +38,7 @@ def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 # Raw control characters, NaN and a key written twice in one object refused.
 _STRICT = json.JSONDecoder(parse_constant=_refuse, object_pairs_hook=_once)
+_SCAN = _STRICT.scan_once  # (its raw_decode without that method's frame; StopIteration: no value)
 
 
 def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
@@ -49,8 +50,8 @@ def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
     if buf.rfind("}", pos) < 0:
         return None  # not complete: spares the decoder's exception while a call streams
     try:
-        value, end = _STRICT.raw_decode(buf, pos)
-    except (ValueError, RecursionError):
+        value, end = _SCAN(buf, pos)
+    except (StopIteration, ValueError, RecursionError):
         return None
     # (each level of nesting opens with a character of its own: a value written in no more
     # characters than the limit cannot nest deeper, and is not walked)
@@ -62,8 +63,6 @@ def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
 _WS = r"[ \t\n\r]*"  # JSON's whitespace, as the scanner skips it (``\s`` would admit more)
 _STRING = r'"(?:[^"\\]++|\\.)*+"'
 _CONTENT = r'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})'  # a string's valid content
-_PLAIN_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')  # a JSON string without escapes
-_END_OF_OBJECT = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*")  # an object's closing brace, spaced
 _HOLD = 512  # the longest head held back while it is being written
 HOLD_BLOCK = 128  # the longest call block held back whole while it is being written
 
@@ -85,8 +84,10 @@ def _head_patterns(args_keys: tuple[str, ...]) -> tuple[re.Pattern[str], re.Patt
     """The head of an envelope as models write it, the name first, then the arguments' key (up
     to the arguments' ``{``); and every proper beginning of one, while it is being written."""
     keys = "|".join(map(re.escape, args_keys))
-    head = re.compile(  # (from the whitespace before the envelope: whole() starts there)
-        rf'{_WS}\{{{_WS}"name"{_WS}:{_WS}({_STRING}){_WS},{_WS}"({keys})"{_WS}:{_WS}(?=\{{)()')
+    # (from the whitespace before the envelope: whole() starts there; the name as its content
+    # when it holds no escape, the common name, else as its JSON string: ``_name_of``)
+    name = rf'(?:"([^"\\\x00-\x1f]*+)"|({_STRING}))'
+    head = re.compile(rf'{_WS}\{{{_WS}"name"{_WS}:{_WS}{name}{_WS},{_WS}"({keys})"{_WS}:{_WS}(?=\{{)')
     after_key = _prefixes(['"', _WS, ":", _WS])
     key = "(?:" + "|".join(_prefixes([re.escape(c) for c in k], after_key) for k in args_keys) + ")"
     name = ['"', "n", "a", "m", "e", '"']
@@ -94,45 +95,48 @@ def _head_patterns(args_keys: tuple[str, ...]) -> tuple[re.Pattern[str], re.Patt
     return head, re.compile(start)
 
 
-def _name_of(written: str) -> str | None:
-    """The name a head's JSON string spells (None: not a valid string)."""
-    if _PLAIN_STRING.fullmatch(written):
-        return written[1:-1]  # no escape to decode (the common name)
+def _name_of(head: re.Match[str]) -> str | None:
+    """The name an envelope's ``head`` spells (None: not a valid JSON string)."""
+    if head[1] is not None:
+        return head[1]  # no escape to decode (the common name)
     try:
-        return _STRICT.decode(written)
+        return _STRICT.decode(head[2])  # type: ignore[no-any-return]
     except ValueError:
         return None
 
 
-def _closed_by(buf: str, pos: int, close: str) -> int | None:
-    """After an envelope's arguments: where its ``}`` and then ``close`` (a close marker, not a
-    separator) end, when both are written there; None otherwise."""
+@lru_cache(maxsize=64)
+def _closing(close: str) -> re.Pattern[str]:
+    """What follows an envelope's arguments when its ``}`` and then ``close`` are written there
+    (a close marker; a separator, or none, is never matched)."""
     if not close or close[0] in ",{":
-        return None
-    after = _END_OF_OBJECT.match(buf, pos)
-    if after is None or not buf.startswith(close, after.end()):
-        return None
-    return after.end() + len(close)
+        return _NOTHING
+    return re.compile(rf"{_SPACED_BRACE}{re.escape(close)}")
 
 
-def read_whole(head_pattern: re.Pattern[str], close: str, buf: str,
+_SPACED_BRACE = r"[ \t\n\r]*+\}[ \t\n\r]*+"  # an object's closing brace, spaced
+_NOTHING = re.compile(r"(?!)")
+
+
+def read_whole(head_pattern: re.Pattern[str], closing: re.Pattern[str], buf: str,
                pos: int) -> tuple[str, str, dict[str, Any], int] | None:
     """The call block at ``pos`` (just after its opener) when it is written whole in its
     plainest form: ``{"name": "...", "arguments": {...}}`` (``head_pattern``: the envelope's
-    head) in strict JSON, then ``close``. Returns the name, the arguments' text and value, and
+    head) in strict JSON, then its close marker (``closing``: ``_closing``'s pattern of it).
+    Returns the name, the arguments' text and value, and
     where the block ends, which is what ``feed`` would read from it (one call, nothing
     repaired); None for anything else, which ``feed`` reads. Reads at C speed, and reports
     nothing."""
     head = head_pattern.match(buf, pos)
-    name = _name_of(head.group(1)) if head is not None else None
+    name = _name_of(head) if head is not None else None
     if name is None:
         return None
     read = complete_object(buf, head.end())  # type: ignore[union-attr]
     if read is None:
         return None
     end, value = read
-    block_end = _closed_by(buf, end, close)
-    return None if block_end is None else (name, buf[head.end() : end], value, block_end)  # type: ignore[union-attr]
+    closed = closing.match(buf, end)
+    return None if closed is None else (name, buf[head.end() : end], value, closed.end())  # type: ignore[union-attr]
 
 
 class _S:  # states (plain ints: an Enum member's lookup costs several times as much)
@@ -258,10 +262,10 @@ class JsonEnvelopeBody:
                 self.wait = self._head_waits
                 return pos, MORE  # the head is still being written
             return None
-        name = _name_of(head.group(1))
+        name = _name_of(head)
         if name is None:
             return None
-        self._key, self._keys_seen, self._pending_name = head.group(2), 2, name
+        self._key, self._keys_seen, self._pending_name = head[3], 2, name
         self._start(_S.VALUE)
         # The arguments are read at once (at C speed when already whole, the call's end with
         # them), not after another turn of ``feed``'s loop.
@@ -274,7 +278,7 @@ class JsonEnvelopeBody:
         name not under ``name``, several close markers)."""
         if self._heads is None or self._lenient or self._inner or len(self._closes) != 1:
             return None
-        return partial(read_whole, self._heads[0], self._closes[0])
+        return partial(read_whole, self._heads[0], _closing(self._closes[0]))
 
     def _holds(self, buf: str, pos: int) -> bool:
         """Whether a short block after a dedicated call marker is still being written: it is
@@ -403,9 +407,10 @@ class JsonEnvelopeBody:
         there too, read at once (what reading them one by one gives); else None, and the
         envelope is read on from ``pos``."""
         closes = self._closes
-        end = _closed_by(buf, pos, closes[0]) if len(closes) == 1 else None
-        if end is None:
+        closed = _closing(closes[0]).match(buf, pos) if len(closes) == 1 else None
+        if closed is None:
             return pos, None
+        end = closed.end()
         outcome = self._finish()
         if outcome is not None:
             return end - len(closes[0]), outcome

@@ -134,7 +134,7 @@ def followed(buf: str, at: int, tags: tuple[str, ...], final: bool, space: re.Pa
 _SPACE = re.compile(r"[ \t\r\n]*")  # (what ``followed`` counts as the gap, unbounded)
 
 Pairs = list[tuple[str, str]]
-SHORT_BLOCK = 256  # the longest rest of a text whose block ``read_params`` matches with one pattern
+SHORT_BLOCK = 512  # the longest rest of a text whose block ``read_params`` matches with one pattern
 
 
 def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
@@ -153,7 +153,7 @@ def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
         trim = tags.trim_newline
         pairs = [(k.strip(), v[:-1] if trim and v.endswith("\n") else v)
                  for k, v in tags.plain_param.findall(text, pos, block.end())]
-        keys = {k for k, _ in pairs}
+        keys = dict(pairs)
         return (pairs, block.end()) if len(keys) == len(pairs) and "" not in keys else None
     p_open, p_stop = tags.parameter
     p_close, f_close = tags.parameter_close, tags.function_close

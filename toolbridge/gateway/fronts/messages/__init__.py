@@ -132,10 +132,11 @@ class MessagesFront:
         if threads is None:
             turn = messages_turn(body, self.count)
         else:
-            scope = threads.scope(req)
-            turn = messages_turn(body, self.count, lambda message_id: threads.prior(scope, message_id, loaded))
+            # (the scope, a keyed hash of the caller's credential, only for a thread)
+            turn = messages_turn(body, self.count,
+                                 lambda message_id: threads.prior(threads.scope(req), message_id, loaded))
             if isinstance(turn.context, Thread):
-                turn.context.scope = scope
+                turn.context.scope = threads.scope(req)
                 turn.context.size += len(req.body) if req is not None else 0
         thread = turn.context if isinstance(turn.context, Thread) else None
         counted = self.tokens.count(turn)[0] if turn.stream and self.tokens is not None else 0

@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from ....tools import SharedCache
-from ...turn import RequestError, Turn
+from ...turn import RequestError, Turn, tools_text
 from ..dropped import Dropped
 from .ids import upstream_id
 from .threads import Prior, Thread, kept_turn, pending_calls, thread_field
@@ -64,8 +64,7 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
     for key, why in _REFUSED.items():
         if body.get(key) is not None:
             raise RequestError(f"{key}: not supported: {why}", param=key)
-    for key in body.keys() - _TURN_FIELDS:
-        _drop(key, _DROPPED.get(key, "toolbridge does not know it"))
+    _drop.unknown(body, _TURN_FIELDS, _DROPPED)
     model = body.get("model")  # optional: the upstream's model (gateway/upstream/models.py)
     if model is not None and (not isinstance(model, str) or not model):
         raise RequestError("model: must be a model name (string)", param="model")
@@ -84,13 +83,16 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
         _drop("thread", "count_tokens counts the messages it is given")
     thread = None if count else thread_field(body.get("thread"))
     prior = kept_turn(body, thread, previous)
-    tools = prior.tools if prior is not None else _tools_of(body.get("tools"))
+    kept = (prior.tools, None) if prior is not None else _tools_of(body.get("tools"))
+    tools = kept[0]
     choice, parallel = _tool_choice(body.get("tool_choice"), tools)
     messages = _conversation(body, prior)
     context = None if thread is None else Thread(thread or None, messages, tools, prior.size if prior else 0)
-    return Turn(messages=messages, tools=tools, tool_choice=choice, parallel=parallel, stream=stream,
-                include_usage=stream, model=model, options=options, context=context,
-                schema_paths=[f"tools.{i}.input_schema" for i in range(len(tools or ()))])
+    turn: Turn = object.__new__(Turn)  # (made so: see turn.plan_turn)
+    Turn.__init__(turn, messages=messages, tools=tools, tool_choice=choice, parallel=parallel, stream=stream,
+                  include_usage=stream, model=model, options=options, context=context,
+                  schema_paths=[f"tools.{i}.input_schema" for i in range(len(tools or ()))], tools_json=kept)
+    return turn
 
 
 def _conversation(body: dict[str, Any], prior: Prior | None) -> list[dict[str, Any]]:
@@ -170,13 +172,19 @@ def _output_config(config: Any) -> None:
 # ---------------------------------------------------------------- tools
 
 
-def _tools_of(tools: Any) -> list[dict[str, Any]] | None:
-    """``_tools``, made once per distinct tools list and kept by its JSON text (agents send the
-    same tools with every request; the kept list is not changed by its users, as a kept thread's
-    tools are not); a list ``_tools`` refuses is refused each time."""
+def _tools_of(tools: Any) -> tuple[list[dict[str, Any]] | None, bytes | None]:
+    """``_tools`` and their JSON text (``Turn.tools_json``), made once per distinct tools list and
+    kept by its JSON text (agents send the same tools with every request; the kept list is not
+    changed by its users, as a kept thread's tools are not); a list ``_tools`` refuses is refused
+    each time."""
     if not isinstance(tools, list) or not tools:
-        return _tools(tools)
-    return _OFFERED.made(orjson.dumps(tools), _tools, tools)  # type: ignore[no-any-return]
+        return _tools(tools), None
+    return _OFFERED.made(orjson.dumps(tools), _kept, tools)  # type: ignore[no-any-return]
+
+
+def _kept(tools: list[Any]) -> tuple[list[dict[str, Any]] | None, bytes | None]:
+    made = _tools(tools)
+    return made, tools_text(made)
 
 
 _OFFERED = SharedCache(256)  # by the tools' JSON text
@@ -282,15 +290,19 @@ def _messages(messages: Any, pending: dict[str, str] | None = None) -> list[dict
             continue  # in the leading system message
         if role not in ("user", "assistant"):
             raise RequestError(f"{where}.role: must be 'user' or 'assistant'", param=f"{where}.role")
-        if message.get("content") in ("", []) and (role == "user" or i < len(messages) - 1):
+        content = message.get("content")
+        if content in ("", []) and (role == "user" or i < len(messages) - 1):
             raise RequestError(f"{where}.content: must not be empty (only a final assistant message may "
                                "be)", param=f"{where}.content")
-        blocks = _blocks(message.get("content"), f"{where}.content")
         if role == "assistant":
             _unanswered(pending, where)
-            out.append(_assistant(blocks, f"{where}.content", pending))
+        if isinstance(content, str):  # one text block: the chat message its blocks would make
+            out.append({"role": role, "content": content})
+        elif role == "assistant":
+            out.append(_assistant(_blocks(content, f"{where}.content"), f"{where}.content", pending))
         else:
-            out += _user(blocks, f"{where}.content", pending)
+            out += _user(_blocks(content, f"{where}.content"), f"{where}.content", pending)
+        if role == "user":
             _unanswered(pending, where)
     return out
 

@@ -27,7 +27,7 @@ import orjson
 from ....errors import ConfigError
 from ....freeform import Format, arguments_of, declaration
 from ....tools import SharedCache
-from ...turn import RequestError, Turn
+from ...turn import RequestError, Turn, tools_text
 from ..dropped import Dropped
 from ..ids import upstream_call_id
 from .compaction import ITEM, TRIGGER, summary_message, trigger
@@ -73,6 +73,7 @@ _DROPPED = {
     "prompt_cache_retention": "prompt caching is the upstream's own",
     "context_management": "the client's history is sent whole",
 }
+_KNOWN = _TURN_FIELDS | _REFUSED.keys()  # not dropped (a refused field may come as null or false)
 _drop = Dropped("responses")
 
 
@@ -114,8 +115,7 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     for key, why in _REFUSED.items():
         if body.get(key) not in (None, False):
             raise RequestError(f"{key}: not supported: {why}", param=key)
-    for key in body.keys() - _TURN_FIELDS - _REFUSED.keys():
-        _drop(key, _DROPPED.get(key, "toolbridge does not know it"))
+    _drop.unknown(body, _KNOWN, _DROPPED)
     model = body.get("model")  # optional: the upstream's model (gateway/upstream/models.py)
     if model is not None and (not isinstance(model, str) or not model):
         raise RequestError("model: must be a model name (string)", param="model")
@@ -125,7 +125,8 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     if stream:
         options["stream"] = True
         options["stream_options"] = {"include_usage": True}
-    (tools, freeforms, namespaces, schema_paths), shown = _tools_of(body.get("tools"), _additional(body.get("input")))
+    (tools, freeforms, namespaces, schema_paths), shown, text = _tools_of(body.get("tools"),
+                                                                        _additional(body.get("input")))
     choice = _tool_choice(body.get("tool_choice"), namespaces)
     parallel = body.get("parallel_tool_calls")
     if parallel is not None and not isinstance(parallel, bool):
@@ -143,14 +144,17 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise RequestError("instructions: must be a string", param="instructions")
-    context = Context(model=model or "", echo=_echo(body, parallel, shown), stream=stream, store=store,
-                      sealed="reasoning.encrypted_content" in _include(body.get("include")),
-                      summary=_summary(body.get("reasoning")),
-                      namespaces=namespaces, freeforms=freeforms, history=history, inputs=inputs,
-                      compaction="v2" if compacting else "")
-    return Turn(messages=_lead_system(instructions, history), tools=tools, tool_choice=choice,
-                parallel=parallel, stream=stream, include_usage=stream, model=model, options=options,
-                freeforms=freeforms, context=context, schema_paths=schema_paths)
+    context: Context = object.__new__(Context)  # (made so: see turn.plan_turn)
+    Context.__init__(context, model=model or "", echo=_echo(body, parallel, shown), stream=stream, store=store,
+                     sealed="reasoning.encrypted_content" in _include(body.get("include")),
+                     summary=_summary(body.get("reasoning")),
+                     namespaces=namespaces, freeforms=freeforms, history=history, inputs=inputs,
+                     compaction="v2" if compacting else "")
+    turn: Turn = object.__new__(Turn)  # (made so: see turn.plan_turn)
+    Turn.__init__(turn, messages=_lead_system(instructions, history), tools=tools, tool_choice=choice,
+                  parallel=parallel, stream=stream, include_usage=stream, model=model, options=options,
+                  freeforms=freeforms, context=context, schema_paths=schema_paths, tools_json=(tools, text))
+    return turn
 
 
 def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
@@ -182,29 +186,29 @@ def _echo(body: dict[str, Any], parallel: Any, tools: list[Any]) -> dict[str, An
             for k, v in metadata.items())):
         raise RequestError("metadata: at most 16 string keys (64 characters) with string values "
                            "(512 characters)", param="metadata")
-    echo = {k: body.get(k) for k in ("instructions", "max_output_tokens", "previous_response_id",
-                                     "prompt_cache_key", "user", "safety_identifier")}
-    reasoning, text = body.get("reasoning"), body.get("text")
-    echo.update(metadata=metadata or {}, tools=tools,
-                tool_choice=body.get("tool_choice") or "auto",
-                parallel_tool_calls=True if parallel is None else parallel,
-                reasoning={"effort": None, "summary": None, **(reasoning if isinstance(reasoning, dict) else {})},
-                text={"format": {"type": "text"}, **(text if isinstance(text, dict) else {})},
-                **_used(body))
-    return echo
+    get = body.get
+    reasoning, text = get("reasoning"), get("text")
+    return {"instructions": get("instructions"), "max_output_tokens": get("max_output_tokens"),
+            "previous_response_id": get("previous_response_id"), "prompt_cache_key": get("prompt_cache_key"),
+            "user": get("user"), "safety_identifier": get("safety_identifier"),
+            "metadata": metadata or {}, "tools": tools, "tool_choice": get("tool_choice") or "auto",
+            "parallel_tool_calls": True if parallel is None else parallel,
+            "reasoning": {"effort": None, "summary": None, **(reasoning if isinstance(reasoning, dict) else {})},
+            "text": {"format": {"type": "text"}, **(text if isinstance(text, dict) else {})},
+            **_used(body)}
 
 
 def _used(body: dict[str, Any]) -> dict[str, Any]:
     """The settings the response reports as used: the request's sampling (else the defaults the
     API reports: what an upstream applies when none is sent), and the ones this front has one
     value of (one tier, the input sent whole, no log probabilities, no cap on the calls)."""
-    used = {key: body.get(key) if body.get(key) is not None else default
-            for key, default in _DEFAULTS.items()}
-    return {**used, "top_logprobs": 0, "max_tool_calls": None, "truncation": "disabled",
-            "service_tier": "default"}
-
-
-_DEFAULTS = {"temperature": 1.0, "top_p": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0}
+    get = body.get
+    temperature, top_p = get("temperature"), get("top_p")
+    presence, frequency = get("presence_penalty"), get("frequency_penalty")
+    return {"temperature": 1.0 if temperature is None else temperature, "top_p": 1.0 if top_p is None else top_p,
+            "presence_penalty": 0.0 if presence is None else presence,
+            "frequency_penalty": 0.0 if frequency is None else frequency,
+            "top_logprobs": 0, "max_tool_calls": None, "truncation": "disabled", "service_tier": "default"}
 
 
 def _repeated(tools: Any) -> list[Any]:
@@ -317,14 +321,20 @@ def _additional(value: Any) -> list[tuple[str, Any]]:
     return out
 
 
-def _tools_of(tools: Any, additional: list[tuple[str, Any]]) -> tuple[_Offered, list[Any]]:
-    """``_tools`` and the tools as the response repeats them (``_repeated``), made once per distinct
-    tools list and kept by its JSON text (agents send the same tools with every request; what is
-    kept is not changed by its users). A request with ``additional_tools`` items makes them
-    each time, and a list ``_tools`` refuses is refused each time."""
+def _tools_of(tools: Any, additional: list[tuple[str, Any]]) -> tuple[_Offered, list[Any], bytes | None]:
+    """``_tools``, the tools as the response repeats them (``_repeated``) and the chat tools' JSON
+    text (``Turn.tools_json``), made once per distinct tools list and kept by its JSON text (agents
+    send the same tools with every request; what is kept is not changed by its users). A request
+    with ``additional_tools`` items makes them each time (the text then by planning), and a list
+    ``_tools`` refuses is refused each time."""
     if additional or not isinstance(tools, list) or not tools:
-        return _tools(tools, additional), _repeated(tools)
-    return _OFFERED.made(orjson.dumps(tools), lambda: (_tools(tools, additional), _repeated(tools)))  # type: ignore[no-any-return]
+        return _tools(tools, additional), _repeated(tools), None
+    return _OFFERED.made(orjson.dumps(tools), _kept, tools)  # type: ignore[no-any-return]
+
+
+def _kept(tools: list[Any]) -> tuple[_Offered, list[Any], bytes | None]:
+    offered = _tools(tools, [])
+    return offered, _repeated(tools), tools_text(offered[0])
 
 
 _OFFERED = SharedCache(256)  # by the tools' JSON text
