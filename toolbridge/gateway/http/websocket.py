@@ -63,10 +63,11 @@ _quiet.setLevel(logging.WARNING)
 
 
 class _Deflate(PerMessageDeflate):
-    """websockets' ``permessage-deflate``, with small messages sent raw and the shared context
-    made when first needed (see ``RAW_BELOW``; without context takeover websockets makes one per
-    message itself), and the client's decompressor made at its first compressed message (a
-    socket that never sends one holds none: zlib's state is 7 KB)."""
+    """websockets' ``permessage-deflate``, with the shared context made when first needed
+    (without context takeover websockets makes one per message itself; a message under
+    ``RAW_BELOW`` bytes never reaches it: ``WebSocket.send`` passes it no extension), and the
+    client's decompressor made at its first compressed message (a socket that never sends one
+    holds none: zlib's state is 7 KB)."""
 
     def decode(self, frame: Frame, *, max_size: int | None = None) -> Frame:
         if frame.rsv1 and not self.remote_no_context_takeover and not hasattr(self, "decoder"):
@@ -74,8 +75,6 @@ class _Deflate(PerMessageDeflate):
         return super().decode(frame, max_size=max_size)
 
     def encode(self, frame: Frame) -> Frame:
-        if frame.opcode is Opcode.TEXT and frame.fin and len(frame.data) < RAW_BELOW:
-            return frame
         if frame.opcode not in CTRL_OPCODES and not self.local_no_context_takeover and not hasattr(self, "encoder"):
             self.encoder = zlib.compressobj(wbits=-self.local_max_window_bits, **self.compress_settings)
         return super().encode(frame)
@@ -167,7 +166,7 @@ class WebSocket:
         closing (False). Each is the protocol's own frame (``Frame.serialize``, what
         ``send_text`` appends to the protocol's output), made here so that an answer's dozen
         events cost one join and one write instead of a pass through the protocol's buffer each;
-        a message under ``RAW_BELOW`` bytes passes no extension (``_Deflate`` sends it raw)."""
+        a message under ``RAW_BELOW`` bytes passes no extension: it goes raw (see ``RAW_BELOW``)."""
         if not self.open:
             return False
         self.flush()  # (what the protocol holds, a pong, goes first)
