@@ -111,8 +111,8 @@ class FrameResponse:
         self.status, self.started = status, True
 
     def write(self, data: bytes) -> None:
-        """Send the events in ``data``: the turn's stream writes them as lines of JSON (its
-        ``lines``), anything else (a refusal's or failure's event, a keep-alive) as SSE."""
+        """Send the events in ``data``: the turn's stream (its ``lines``) and a prewarm write them
+        as lines of JSON, anything else (a refusal's or failure's event, a keep-alive) as SSE."""
         self.writes += 1
         messages = data.split(b"\n")[:-1] if data[:1] == b"{" else sse_messages(data)
         if messages:
@@ -292,9 +292,8 @@ class ResponsesSocket:
             except StoreUnavailable as exc:
                 return self._store_down(resp, exc)
         resp.start(200)
-        resp.write(b"data: " + orjson.dumps({"type": "response.created", "response": created,
-                                             "sequence_number": 0}) + b"\n\n")
-        resp.end(b"data: " + last + b"\n\n")
+        resp.write(orjson.dumps({"type": "response.created", "response": created, "sequence_number": 0}) + b"\n")
+        resp.end(last + b"\n")  # (lines, as the turns' streams write them)
         return 200, Provenance()
 
     def _store_down(self, resp: FrameResponse, exc: StoreUnavailable) -> tuple[int, Provenance]:
