@@ -15,6 +15,7 @@ signature back, sending the thinking text on to the upstream as reasoning.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import orjson
@@ -132,11 +133,11 @@ class MessagesFront:
         if threads is None:
             turn = messages_turn(body, self.count)
         else:
-            # (the scope, a keyed hash of the caller's credential, only for a thread)
-            turn = messages_turn(body, self.count,
-                                 lambda message_id: threads.prior(threads.scope(req), message_id, loaded))
+            # (the scope, a keyed hash of the caller's credential, made once and only for a thread)
+            scope = cache(lambda: threads.scope(req))
+            turn = messages_turn(body, self.count, lambda message_id: threads.prior(scope(), message_id, loaded))
             if isinstance(turn.context, Thread):
-                turn.context.scope = threads.scope(req)
+                turn.context.scope = scope()
                 turn.context.size += len(req.body) if req is not None else 0
         thread = turn.context if isinstance(turn.context, Thread) else None
         counted = self.tokens.count(turn)[0] if turn.stream and self.tokens is not None else 0
