@@ -25,6 +25,7 @@ import importlib
 import logging
 import signal
 import time
+from functools import partial
 from typing import Any
 
 import orjson
@@ -62,6 +63,7 @@ SWEEP_SECONDS = 30.0  # at most this long between sweeps of the expired stored r
 HEALTH_SECONDS = 2.0  # /health's wait for the store's answer
 MESSAGES_PATHS = "/v1/messages"  # and every path under it: the Messages error shape
 SOCKET = "/v1/responses"  # the one path served over WebSocket
+NO_CALLS = Provenance()  # what an answer no route made reports (only read)
 
 
 class Gateway:
@@ -90,18 +92,20 @@ class Gateway:
         self.metrics.gauges.update(toolbridge_responses_stored=lambda: store.count,
                                    toolbridge_responses_stored_bytes=lambda: store.bytes,
                                    toolbridge_store_up=lambda: int(self._store_up))
+        serve = self.pipeline.serve
         self._routes: dict[tuple[str, str], Any] = {
-            ("POST", "/v1/chat/completions"): lambda req, resp: self.pipeline.serve(CHAT, req, resp),
-            ("POST", "/v1/messages"): lambda req, resp: self.pipeline.serve(self.messages, req, resp),
+            ("POST", "/v1/chat/completions"): partial(serve, CHAT),
+            ("POST", "/v1/messages"): partial(serve, self.messages),
             ("POST", "/v1/messages/count_tokens"): self._count_tokens,
-            ("POST", "/v1/responses"): lambda req, resp: self.pipeline.serve(self.responses, req, resp),
+            ("POST", "/v1/responses"): partial(serve, self.responses),
             ("POST", "/v1/responses/input_tokens"): self._input_tokens,
-            ("POST", "/v1/responses/compact"): lambda req, resp: self.pipeline.serve(self.compact, req, resp),
+            ("POST", "/v1/responses/compact"): partial(serve, self.compact),
             ("HEAD", "/"): self._probe,
             ("GET", "/v1/models"): self._models,
             ("GET", "/health"): self._health,
             ("GET", "/metrics"): self._metrics,
         }
+        self._fronts = {path: self._front(path) for _, path in self._routes}  # each route's ``_front``, made once
 
     async def start(self, reuse_port: bool = False) -> H1Server:
         c = self.config
@@ -158,18 +162,19 @@ class Gateway:
         stored = route is None and path.startswith(STORED) and method in ("GET", "DELETE")
         if stored:
             route = self._stored
-        status, provenance = 404, Provenance()
-        front = self._front(path)
+        status, provenance = 404, NO_CALLS
+        front = self._fronts.get(path) or self._front(path)
         request_id = new_request_id()
         CURRENT.set(request_id)  # (this request's own task: its context is its own)
         resp.extra = ((b"request-id" if front is MESSAGES else b"x-request-id", request_id.encode()),)
         try:
-            if path != "/health" and (method != "HEAD" or path != "/") and not self._authorised(req):
+            if (self.config.api_key and path != "/health" and (method != "HEAD" or path != "/")
+                    and not self._authorised(req)):
                 status = 401  # before the route: without the key, nothing is told about paths
                 resp.send(401, JSON, front.error("missing or wrong API key", "authentication_error",
                                                  "invalid_api_key"))
             elif route is None:
-                known = any(p == path for _, p in self._routes) or path.startswith(STORED)
+                known = path in self._fronts or path.startswith(STORED)
                 status = 405 if known else 404
                 resp.send(status, JSON, front.error(f"{method} {path} is not served here",
                                                     code=str(status)))
@@ -184,8 +189,9 @@ class Gateway:
                         else path if route and (not req.upgrade or path == SOCKET) else "other")
             self.metrics.answered(endpoint, status, provenance, front.name)
             client = client_request_id(req)
-            access(log, "%s %s %d %s calls[%s] %.1fms%s", method, path, status, request_id, provenance.header(),
-                   1000 * (time.perf_counter() - started), f" client_request_id={client}" if client else "")
+            access(log, f"{method} {path} {status:d} {request_id} calls[{provenance.header()}] "
+                        f"{1000 * (time.perf_counter() - started):.1f}ms"
+                        + (f" client_request_id={client}" if client else ""))  # (its text: no arguments)
 
     def _front(self, path: str) -> Any:
         """The front whose error shape a path's answers take (refusals, failures): the Messages
@@ -195,12 +201,9 @@ class Gateway:
         return self.responses if path == "/v1/responses" else CHAT
 
     def _authorised(self, req: Request) -> bool:
-        """True when no key is configured, or the request carries it: ``x-api-key: KEY`` or
+        """Whether the request carries the configured key (one is): ``x-api-key: KEY`` or
         ``Authorization: Bearer KEY`` (the scheme in any case, as HTTP has it)."""
-        key = self.config.api_key
-        if not key:
-            return True
-        expected = key.encode()
+        expected = self.config.api_key.encode()
         scheme, _, token = (req.header(b"authorization") or b"").strip().partition(b" ")
         bearer = token.strip() if scheme.lower() == b"bearer" else b""
         return (hmac.compare_digest(req.header(b"x-api-key") or b"", expected)
@@ -283,7 +286,7 @@ class Gateway:
         it, in the caller's scope (``previous_response_id``, item references)."""
         large = self.tokens.renders or len(req.body) > OFFLOOP_REQUEST_BYTES
         try:
-            loaded = await self.pipeline.load(self.responses, req)
+            loaded = await self.responses.load(req)
             count, how = await self.pipeline.cpu(large, "count", self._input_counted, req, loaded)
         except (orjson.JSONDecodeError, RequestError, ConfigError) as exc:
             return self.pipeline.refuse(self.responses, resp, exc)

@@ -26,14 +26,17 @@ def access(logger: logging.Logger, message: str, *args: Any) -> None:
     if handler is None:
         logger.info(message, *args)
         return
-    if len(args) == 1 and isinstance(args[0], Mapping) and args[0]:  # as a record takes them
-        args = args[0]  # type: ignore[assignment]
-    try:
-        text = message % args if args else message
-    except (TypeError, ValueError, KeyError):  # reported as the generic path reports it
-        logger.info(message, *args)
-        return
-    handler.line(logger.name, text)
+    if args:  # (a message given as its text is written as it is, as a record writes it)
+        if len(args) == 1 and isinstance(args[0], Mapping) and args[0]:  # as a record takes them
+            args = args[0]  # type: ignore[assignment]
+        try:
+            text = message % args
+        except (TypeError, ValueError, KeyError):  # reported as the generic path reports it
+            logger.info(message, *args)
+            return
+        handler.line(logger.name, text)
+    else:
+        handler.line(logger.name, message)
 
 
 def _only_handler(logger: logging.Logger) -> LineHandler | None:
@@ -44,8 +47,10 @@ def _only_handler(logger: logging.Logger) -> LineHandler | None:
     found = None
     current: logging.Logger | None = logger
     while current is not None:
-        for handler in current.handlers:
-            if (found is not None or type(handler) is not LineHandler or handler.filters
+        handlers = current.handlers
+        if handlers:  # (most loggers of the chain have none)
+            handler = handlers[0]
+            if (found is not None or len(handlers) > 1 or type(handler) is not LineHandler or handler.filters
                     or handler.level > logging.INFO or type(handler.formatter) is not Formatter):
                 return None
             found = handler
@@ -111,27 +116,28 @@ class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
     def emit(self, record: logging.LogRecord) -> None:
         try:  # (under the lock, as for the generic emit)
             formatter = self.formatter
-            self._put(formatter.format(record) if formatter is not None else self.format(record))
+            line = formatter.format(record) if formatter is not None else self.format(record)
+            self._put(line + self.terminator)
         except RecursionError:
             raise
         except Exception:  # noqa: BLE001  # as StreamHandler.emit: reported by handleError
             self.handleError(record)
 
     def _put(self, line: str) -> None:
-        """Write ``line`` (under the lock): with this turn's lines on the loop's thread, at once
-        elsewhere."""
+        """Write ``line`` (under the lock; its terminator written): with this turn's lines on the
+        loop's thread, at once elsewhere."""
         pending = self._pending
         if pending:  # this turn's write is scheduled already
-            pending.append(line + self.terminator)
+            pending.append(line)
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not on an event loop's thread: written at once
             stream = self.stream
-            stream.write(line + self.terminator)
+            stream.write(line)
             stream.flush()
             return
-        pending.append(line + self.terminator)
+        pending.append(line)
         loop.call_soon(self.flush)
 
     def line(self, name: str, message: str) -> None:
@@ -141,7 +147,7 @@ class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
         stamp = self.formatter.stamp(created, int((created - int(created)) * 1000))  # type: ignore[union-attr]
         with self.lock:  # type: ignore[union-attr]
             try:
-                self._put(f"{stamp} {name} {message}")
+                self._put(f"{stamp} {name} {message}{self.terminator}")
             except Exception:  # noqa: BLE001  # as a failed emit: reported by handleError
                 self.handleError(logging.makeLogRecord({"name": name, "msg": message, "levelno": logging.INFO,
                                                         "levelname": "INFO"}))

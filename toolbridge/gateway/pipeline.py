@@ -90,7 +90,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, TypeVar
 
@@ -184,6 +184,12 @@ class Pipeline:
                                  config.repair, config.stream_arguments, config.max_answer,
                                  config.reasoning_in_content)
         self.base = config.upstream_parts()[2]
+        # An upstream request's header fields, but a client's key passed on (``upstream_headers``).
+        key = config.upstream_api_key
+        own = [(b"authorization", b"Bearer " + key.encode())] if key else []
+        self._fields = tuple([*JSON, (b"accept", accept), *own]
+                             for accept in (b"application/json", b"text/event-stream"))
+        self._passes_key = not config.upstream_api_key and not config.api_key
         self.pool: UpstreamPool | None = None
         self.router: Any = None
         self._workers: ThreadPoolExecutor | None = None  # made at the first large step
@@ -204,60 +210,70 @@ class Pipeline:
 
     async def serve(self, front: Front, req: Request, resp: Response) -> Result:
         """Answer one request of ``front``'s API. Nothing but cancellation and a client gone
-        leaves it: every other failure is answered here (see the module docstring)."""
+        leaves it: every other failure is answered here (see the module docstring). One
+        coroutine to the upstream exchange: a request that needs nothing around it (a store to
+        read, a worker thread, a time limit, a refusal of tools to send again) makes no other
+        (``_exchanged``)."""
         try:
-            return await self._serve(front, req, resp)
+            if self.constrainer is not None and not self.constrainer.detected:
+                assert self.pool is not None
+                await self.constrainer.detect(self.pool, self.base + "/models", self.upstream_headers(req, False))
+            try:
+                load = getattr(front, "load", None)  # a front that keeps state reads the store first
+                loaded = await load(req) if load is not None else None
+                if len(req.body) > OFFLOOP_REQUEST_BYTES:
+                    turn, plan, path, retry = await self.cpu(True, "request", self._plan, front, req, loaded)
+                else:  # inline, without the coroutine ``cpu`` would make
+                    turn, plan, path, retry = self._plan(front, req, loaded)
+            except (orjson.JSONDecodeError, RequestError, ConfigError) as exc:
+                return self.refuse(front, resp, exc)
+            except StoreUnavailable as exc:
+                return self.fail.store_down(front, resp, exc)
+            if turn.freeforms:
+                failed = await self.grammars.first_failure(turn.freeforms.values())
+                if failed is not None:
+                    fmt, error = failed
+                    return self.fail.refuse(front, resp, 400, fmt.compile_failure(error), param=fmt.where)
+            if plan.constraint is not None:
+                self.constrainer.report(plan)
+                set_header(resp, plan.constraint.header())
+            if plan.model:
+                set_header(resp, model_field(plan.model))
+            headers = self.upstream_headers(req, plan.stream)
+            # The turn is kept only to be asked again: not for the life of every stream.
+            retrying = plan.enforcing and plan.on_invalid == "retry"
+            tries = Retries(turn, self.config.retries) if retrying else None
+            del turn
+            try:
+                try:
+                    return await self._exchanged(front, plan, path, headers, resp, retry, tries)
+                except _NotFound as missing:
+                    return await self._not_found(front, req, resp, plan, missing.raw, loaded)
+            except RequestError as exc:  # the history cannot be written as the protocol
+                return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
+            except StoreUnavailable as exc:  # a stream's response could not be registered or kept
+                return self.fail.store_down(front, resp, exc)
+            except (UpstreamError, SSEError) as exc:
+                if resp.started:
+                    self.fail.stream_error(front, resp, str(exc), "upstream_error")
+                    return 200, Provenance()
+                return self.fail.upstream_failure(front, resp, exc), Provenance()
         except ClientDisconnected:
             raise
         except Exception as exc:  # noqa: BLE001  # the boundary: logged, counted, answered
             return self.fail.failure(front, resp, exc)
 
-    async def _serve(self, front: Front, req: Request, resp: Response) -> Result:
-        if self.constrainer is not None and not self.constrainer.detected:
-            assert self.pool is not None
-            await self.constrainer.detect(self.pool, self.base + "/models", self.upstream_headers(req, False))
-        try:
-            loaded = await self.load(front, req)  # a front that keeps state reads the store first
-            turn, plan, path, retry = await self._planned(front, req, loaded)
-        except (orjson.JSONDecodeError, RequestError, ConfigError) as exc:
-            return self.refuse(front, resp, exc)
-        except StoreUnavailable as exc:
-            return self.fail.store_down(front, resp, exc)
-        if turn.freeforms:
-            failed = await self.grammars.first_failure(turn.freeforms.values())
-            if failed is not None:
-                fmt, error = failed
-                return self.fail.refuse(front, resp, 400, fmt.compile_failure(error), param=fmt.where)
-        if plan.constraint is not None:
-            self.constrainer.report(plan)
-            set_header(resp, plan.constraint.header())
-        if plan.model:
-            set_header(resp, model_field(plan.model))
-        headers = self.upstream_headers(req, plan.stream)
-        # The turn is kept only to be asked again: not for the life of every stream.
-        retrying = plan.enforcing and plan.on_invalid == "retry"
-        tries = Retries(turn, self.config.retries) if retrying else None
-        del turn
-        try:
-            try:
-                return await _bounded(plan, self._exchange(front, plan, path, headers, resp, retry, tries))
-            except _NotFound as missing:
-                return await self._not_found(front, req, resp, plan, missing.raw, loaded)
-        except RequestError as exc:  # the history cannot be written as the protocol
-            return self.fail.refuse(front, resp, exc.status, str(exc), exc.type, exc.code, exc.param)
-        except StoreUnavailable as exc:  # a stream's response could not be registered or kept
-            return self.fail.store_down(front, resp, exc)
-        except (UpstreamError, SSEError) as exc:
-            if resp.started:
-                self.fail.stream_error(front, resp, str(exc), "upstream_error")
-                return 200, Provenance()
-            return self.fail.upstream_failure(front, resp, exc), Provenance()
-
-    async def _planned(self, front: Front, req: Request, loaded: Any) -> tuple[Turn, Plan, str, bool]:
-        """``_plan``, on a worker thread for a large request (``loaded``: what ``load`` read)."""
-        if len(req.body) > OFFLOOP_REQUEST_BYTES:
-            return await self.cpu(True, "request", self._plan, front, req, loaded)
-        return self._plan(front, req, loaded)  # inline, without the coroutine ``cpu`` would make
+    def _exchanged(self, front: Front, plan: Plan, path: str, headers: list[tuple[bytes, bytes]],
+                   resp: Response, retry: bool, tries: Retries | None) -> Awaitable[Result]:
+        """``plan`` sent and answered: ``_send`` itself when nothing is wrapped around it, else
+        within ``_exchange`` (a refusal of tools sent again: only when ``retry`` is set, as
+        ``_send`` answers None only then) and ``_bounded`` (the turn's time limit)."""
+        if retry:
+            exchange = self._exchange(front, plan, path, headers, resp, retry, tries)
+        else:
+            exchange = self._send(front, plan, path, headers, resp, retry, tries)
+        limit = getattr(plan.context, "time_limit", None)
+        return _bounded(exchange, limit) if limit else exchange  # type: ignore[return-value]
 
     async def _exchange(self, front: Front, plan: Plan, path: str, headers: list[tuple[bytes, bytes]],
                         resp: Response, retry: bool, tries: Retries | None) -> Result:
@@ -284,7 +300,8 @@ class Pipeline:
         assert self.pool is not None
         await self.models.refresh(self.pool, self.base + "/models", self.upstream_headers(req, False))
         try:
-            turn, again, path, retry = await self._planned(front, req, loaded)
+            turn, again, path, retry = await self.cpu(len(req.body) > OFFLOOP_REQUEST_BYTES, "request",
+                                                      self._plan, front, req, loaded)
         except (orjson.JSONDecodeError, RequestError, ConfigError) as exc:
             return self.refuse(front, resp, exc)
         if again.model == plan.model:
@@ -296,9 +313,8 @@ class Pipeline:
         tries = Retries(turn, self.config.retries) if retrying else None
         del turn
         try:
-            return await _bounded(again, self._exchange(front, again, path,
-                                                        self.upstream_headers(req, again.stream),
-                                                        resp, retry, tries))
+            return await self._exchanged(front, again, path, self.upstream_headers(req, again.stream), resp,
+                                         retry, tries)
         except _NotFound as missing:
             return self.fail.pass_error(front, resp, 404, missing.raw), Provenance()
 
@@ -321,14 +337,6 @@ class Pipeline:
         ConfigError (``refuse`` answers them)."""
         turn, shallow, checked = self._turn(front, body, req, loaded)
         return turn, plan_turn(turn, self.settings, shallow, checked)
-
-    @staticmethod
-    async def load(front: Front, req: Request) -> Any:
-        """What a front that keeps state reads of the store for ``req`` before its turn is
-        built (``front.load``; None for the others); StoreUnavailable when the store does not
-        answer."""
-        load = getattr(front, "load", None)
-        return await load(req) if load is not None else None
 
     def _turn(self, front: Front, body: bytes, req: Request | None = None,
               loaded: Any = None) -> tuple[Turn, bool, bool]:
@@ -388,14 +396,15 @@ class Pipeline:
         return await asyncio.get_running_loop().run_in_executor(self._workers, step, *args)
 
     def upstream_headers(self, req: Request | None, stream: bool) -> list[tuple[bytes, bytes]]:
-        """The header fields of an upstream request; ``req``: the client's request (its
-        Authorization passes on when the gateway neither checks keys nor has its own)."""
-        headers = [*JSON, (b"accept", b"text/event-stream" if stream else b"application/json")]
-        if self.config.upstream_api_key:
-            headers.append((b"authorization", b"Bearer " + self.config.upstream_api_key.encode()))
-        elif not self.config.api_key and req is not None and req.header(b"authorization"):
-            headers.append((b"authorization", req.header(b"authorization") or b""))
-        return headers
+        """The header fields of an upstream request (not to be changed: the same list serves
+        every request that adds none); ``req``: the client's request (its Authorization passes
+        on when the gateway neither checks keys nor has its own)."""
+        fields = self._fields[stream]
+        if self._passes_key and req is not None:
+            passed = req.header(b"authorization")
+            if passed:
+                return [*fields, (b"authorization", passed)]
+        return fields
 
     async def _send(self, front: Front, plan: Plan, path: str, headers: list[tuple[bytes, bytes]],
                     resp: Response, retry: bool, tries: Retries | None = None) -> Result | None:
@@ -666,16 +675,13 @@ class Pipeline:
         return None
 
 
-async def _bounded(plan: Plan, exchange: Any) -> Result:
-    """``exchange`` awaited, within the ``time_limit`` (seconds) its front's turn context sets,
-    if any (a compaction's summary: ``--compact-timeout``); past it the upstream request is
+async def _bounded(exchange: Awaitable[Result], limit: float) -> Result:
+    """``exchange`` awaited within ``limit`` seconds, the ``time_limit`` its front's turn
+    context sets (a compaction's summary: ``--compact-timeout``); past it the upstream request is
     closed (the exchange is cancelled) and it is an UpstreamTimeout (504, or the stream's error
     event)."""
-    limit = getattr(plan.context, "time_limit", None)
-    if not limit:
-        return await exchange  # type: ignore[no-any-return]
     try:
-        return await asyncio.wait_for(exchange, limit)  # type: ignore[no-any-return]
+        return await asyncio.wait_for(exchange, limit)
     except asyncio.TimeoutError:  # (3.10: not the built-in TimeoutError)
         raise UpstreamTimeout(f"the answer took longer than its limit of {limit:g} s") from None
 
@@ -696,9 +702,14 @@ def upstream_body(plan: Plan, discard: bool) -> bytes:
 
 
 def set_header(resp: Response, field: tuple[bytes, bytes]) -> None:
-    """``field`` in every head of ``resp``, in place of a field of the same name set before (the
-    request id set by the routes stays)."""
-    resp.extra = (*(f for f in resp.extra if f[0] != field[0]), field)
+    """``field`` in every head of ``resp``, last, in place of a field of the same name set before
+    (the request id set by the routes stays)."""
+    name = field[0]
+    for set_before in resp.extra:
+        if set_before[0] == name:
+            resp.extra = (*[f for f in resp.extra if f[0] != name], field)
+            return
+    resp.extra += (field,)
 
 
 def keepalive(encoder: Any, resp: Response) -> asyncio.Task[None] | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from contextvars import ContextVar
+from operator import itemgetter
 
 from .http.server import Request
 
@@ -21,12 +22,16 @@ from .http.server import Request
 # its own task, so its own context), and the error bodies that repeat it read it.
 CURRENT: ContextVar[str | None] = ContextVar("toolbridge_request_id", default=None)
 _CLIENT = (b"x-client-request-id", b"x-request-id")
+_NAMED = frozenset(_CLIENT)
+_NAME = itemgetter(0)
 _SHOWN = re.compile(rb"[\x21-\x7e]{1,128}")  # what of a client's id the log shows: visible ASCII
 
 
 def client_request_id(req: Request) -> str | None:
     """The id the client gave its request (OpenAI's ``X-Client-Request-Id``, else a proxy's
     ``X-Request-Id``), when it is visible ASCII of at most 128 characters; None otherwise."""
+    if _NAMED.isdisjoint(map(_NAME, req.headers)):  # most requests send neither: one pass, in C
+        return None
     for name in _CLIENT:
         value = req.header(name)
         if value and _SHOWN.fullmatch(value.strip()):
