@@ -77,12 +77,13 @@ class Formatter(logging.Formatter):
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         return self.stamp(record.created, record.msecs)
 
-    def stamp(self, created: float, msecs: float) -> str:
-        """The date and time of a record made at ``created`` (``msecs``: as the record has it)."""
+    def stamp(self, created: float, msecs: float | None = None) -> str:
+        """The date and time of a record made at ``created`` (``msecs``: as the record has it;
+        by default as a record made then has it)."""
         second = int(created)
         if second != self._second:
             self._second, self._text = second, time.strftime("%Y-%m-%d %H:%M:%S", self.converter(second))
-        return self._text + _MILLIS[int(msecs)]
+        return self._text + _MILLIS[int((created - second) * 1000 if msecs is None else msecs)]
 
     def format(self, record: logging.LogRecord) -> str:
         if record.exc_info or record.exc_text or record.stack_info:
@@ -143,8 +144,7 @@ class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
     def line(self, name: str, message: str) -> None:
         """The line ``handle`` writes for an INFO record of logger ``name`` with ``message`` (and
         neither exception nor stack), made without the record (``access``)."""
-        created = time.time()
-        stamp = self.formatter.stamp(created, int((created - int(created)) * 1000))  # type: ignore[union-attr]
+        stamp = self.formatter.stamp(time.time())  # type: ignore[union-attr]
         with self.lock:  # type: ignore[union-attr]
             try:
                 self._put(f"{stamp} {name} {message}{self.terminator}")
@@ -153,14 +153,16 @@ class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
                                                         "levelname": "INFO"}))
 
     def flush(self) -> None:
-        """Write the lines still pending, then flush the stream."""
+        """Write the lines still pending, then flush the stream (as ``StreamHandler.flush``
+        does, under the lock already held: not a second turn of it)."""
         with self.lock:  # type: ignore[union-attr]
-            pending = self._pending
+            pending, stream = self._pending, self.stream
             if pending:
                 self._pending = []
                 try:
-                    self.stream.write("".join(pending))
+                    stream.write("".join(pending))
                 except Exception:  # noqa: BLE001  # a closed stream: as a failed emit
                     self.handleError(logging.makeLogRecord({"msg": "(log lines lost)"}))
                     return
-            super().flush()
+            if stream and hasattr(stream, "flush"):
+                stream.flush()

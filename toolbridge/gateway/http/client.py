@@ -50,7 +50,6 @@ from typing import Any
 
 import httptools
 
-from .server import field_lines
 from .sse import SSEDecoder
 
 Headers = list[tuple[bytes, bytes]]
@@ -453,10 +452,15 @@ class UpstreamPool:
 
         ``Host`` and ``Content-Length`` are added; ``headers`` must not contain them.
         """
-        head = (b"%s %s HTTP/1.1\r\nhost: %s\r\ncontent-length: %d\r\n"
-                % (method.encode(), target.encode(), self._host_header, len(body)))
-        fields = field_lines(headers if isinstance(headers, (list, tuple)) else [*headers], "request")
-        return _Exchange(self, b"".join((head, fields, b"\r\n", body)))
+        parts = [b"%s %s HTTP/1.1\r\nhost: %s\r\ncontent-length: %d\r\n"
+                 % (method.encode(), target.encode(), self._host_header, len(body))]
+        for name, value in headers:
+            # (a forbidden byte makes the copy without it shorter: cheaper than ``in`` per byte)
+            if len(value.translate(None, b"\r\n")) != len(value) or len(name.translate(None, b"\r\n")) != len(name):
+                raise ValueError(f"invalid request header {name!r}")
+            parts += (name, b": ", value, b"\r\n")
+        parts += (b"\r\n", body)
+        return _Exchange(self, b"".join(parts))
 
     async def _acquire(self) -> tuple[_Conn, bool]:
         idle = self._idle
