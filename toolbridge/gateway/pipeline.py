@@ -99,7 +99,7 @@ import orjson
 from ..errors import ConfigError, FallbackRequired, RenderError
 from ..syntax.dialect import Dialect
 from .config import GatewayConfig
-from .http.client import STOP, GO, PAUSE, UpstreamError, UpstreamPool, UpstreamTimeout
+from .http.client import STOP, GO, PAUSE, Fields, UpstreamError, UpstreamPool, UpstreamTimeout
 from .http.server import ClientDisconnected, Request, Response
 from .http.sse import SSEError
 from .metrics import Metrics
@@ -184,10 +184,11 @@ class Pipeline:
                                  config.repair, config.stream_arguments, config.max_answer,
                                  config.reasoning_in_content)
         self.base = config.upstream_parts()[2]
-        # An upstream request's header fields, but a client's key passed on (``upstream_headers``).
+        # An upstream request's header fields, their lines made once, but a client's key passed
+        # on (``upstream_headers``).
         key = config.upstream_api_key
         own = [(b"authorization", b"Bearer " + key.encode())] if key else []
-        self._fields = tuple([*JSON, (b"accept", accept), *own]
+        self._fields = tuple(Fields([*JSON, (b"accept", accept), *own])
                              for accept in (b"application/json", b"text/event-stream"))
         self._passes_key = not config.upstream_api_key and not config.api_key
         self.pool: UpstreamPool | None = None
@@ -396,9 +397,10 @@ class Pipeline:
         return await asyncio.get_running_loop().run_in_executor(self._workers, step, *args)
 
     def upstream_headers(self, req: Request | None, stream: bool) -> list[tuple[bytes, bytes]]:
-        """The header fields of an upstream request (not to be changed: the same list serves
-        every request that adds none); ``req``: the client's request (its Authorization passes
-        on when the gateway neither checks keys nor has its own)."""
+        """The header fields of an upstream request (not to be changed: the same ``Fields``,
+        its lines made once, serves every request that adds none); ``req``: the client's request
+        (its Authorization passes on when the gateway neither checks keys nor has its own, its
+        line checked as it is sent)."""
         fields = self._fields[stream]
         if self._passes_key and req is not None:
             passed = req.header(b"authorization")
