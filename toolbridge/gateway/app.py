@@ -105,7 +105,7 @@ class Gateway:
             ("GET", "/health"): self._health,
             ("GET", "/metrics"): self._metrics,
         }
-        self._fronts = {path: self._front(path) for _, path in self._routes}  # each route's ``_front``, made once
+        self._fronts = {path: self._front(path) for _, path in self._routes}  # (``_front``, once a route)
 
     async def start(self, reuse_port: bool = False) -> H1Server:
         c = self.config
@@ -191,7 +191,7 @@ class Gateway:
             client = client_request_id(req)
             access(log, f"{method} {path} {status:d} {request_id} calls[{provenance.header()}] "
                         f"{1000 * (time.perf_counter() - started):.1f}ms"
-                        + (f" client_request_id={client}" if client else ""))  # (its text: no arguments)
+                        + (f" client_request_id={client}" if client else ""))  # (the text: nothing to format)
 
     def _front(self, path: str) -> Any:
         """The front whose error shape a path's answers take (refusals, failures): the Messages

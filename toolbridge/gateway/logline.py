@@ -26,17 +26,14 @@ def access(logger: logging.Logger, message: str, *args: Any) -> None:
     if handler is None:
         logger.info(message, *args)
         return
-    if args:  # (a message given as its text is written as it is, as a record writes it)
-        if len(args) == 1 and isinstance(args[0], Mapping) and args[0]:  # as a record takes them
-            args = args[0]  # type: ignore[assignment]
-        try:
-            text = message % args
-        except (TypeError, ValueError, KeyError):  # reported as the generic path reports it
-            logger.info(message, *args)
-            return
-        handler.line(logger.name, text)
-    else:
-        handler.line(logger.name, message)
+    if len(args) == 1 and isinstance(args[0], Mapping) and args[0]:  # as a record takes them
+        args = args[0]  # type: ignore[assignment]
+    try:
+        text = message % args if args else message
+    except (TypeError, ValueError, KeyError):  # reported as the generic path reports it
+        logger.info(message, *args)
+        return
+    handler.line(logger.name, text)
 
 
 def _only_handler(logger: logging.Logger) -> LineHandler | None:
