@@ -199,33 +199,32 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bo
     required = None
     if mode == "required" and parse:
         required = named[0] if len(named) == 1 else "any"
-    # Made by its __init__ on a bare object: a class called with keywords passes them through a
-    # dict, which for a Plan's fields costs twice what setting them does (so are the fronts'
-    # Turns made).
+    # Made field by field on a bare object: a call passing a Plan's fields by keyword costs
+    # three times what setting them does (each keyword is matched to its parameter), and a
+    # class called so also passes them through a dict. Every field is set, in their order.
     plan: Plan = object.__new__(Plan)
-    Plan.__init__(
-        plan,
-        body=upstream,
-        stream=turn.stream,
-        include_usage=turn.include_usage,
-        dialect=dialect,
-        tools=tools,
-        required=required,
-        parallel=parallel,
-        recover_from_reasoning=settings.recover_from_reasoning,
-        drop_tokens=end_tokens if upstream.get("skip_special_tokens") is False else (),
-        model=model,
-        on_invalid=settings.on_invalid,
-        coerce=settings.coerce,
-        repair=settings.repair,
-        stream_arguments=settings.stream_arguments,
-        max_held=settings.max_held,
-        strict=_strict(turn.tools, offered, turn.schema_paths) if parse else frozenset(),
-        freeforms=turn.freeforms,
-        context=turn.context,
-        texts=texts,
-        think=thinking_mode(settings.reasoning_in_content, upstream),
-    )
+    plan.body = upstream
+    plan.stream = turn.stream
+    plan.include_usage = turn.include_usage
+    plan.dialect = dialect
+    plan.tools = tools
+    plan.required = required
+    plan.parallel = parallel
+    plan.recover_from_reasoning = settings.recover_from_reasoning
+    plan.drop_tokens = end_tokens if upstream.get("skip_special_tokens") is False else ()
+    plan.model = model
+    plan.asked = None
+    plan.on_invalid = settings.on_invalid
+    plan.coerce = settings.coerce
+    plan.repair = settings.repair
+    plan.strict = _strict(turn.tools, offered, turn.schema_paths) if parse else frozenset()
+    plan.stream_arguments = settings.stream_arguments
+    plan.max_held = settings.max_held
+    plan.freeforms = turn.freeforms
+    plan.context = turn.context
+    plan.constraint = None
+    plan.texts = texts
+    plan.think = thinking_mode(settings.reasoning_in_content, upstream)
     return plan
 
 

@@ -69,13 +69,10 @@ def chat_turn(body: Any) -> Turn:
     options = dict(body)  # (copied whole and the skipped fields taken out: a comprehension costs more)
     for key in skip:
         options.pop(key, None)
-    turn: Turn = object.__new__(Turn)  # (made so: see turn.plan_turn)
-    Turn.__init__(turn, messages=body["messages"], tools=tools, tool_choice=choice,
-                  parallel=body.get("parallel_tool_calls"), stream=bool(stream),
-                  include_usage=bool(stream_options.get("include_usage")),
-                  model=model if isinstance(model, str) else None,
-                  options=options, freeforms=freeforms)
-    return turn
+    # (Its fields given in their order, not by keyword: see turn.plan_turn.)
+    return Turn(body["messages"], tools, choice, body.get("parallel_tool_calls"), bool(stream),
+                bool(stream_options.get("include_usage")), model if isinstance(model, str) else None,
+                options, freeforms)
 
 
 def _custom_tools(tools: Any) -> tuple[Any, dict[str, Format]]:

@@ -97,11 +97,8 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
     choice, parallel = (None, None) if get("tool_choice") is None else _tool_choice(get("tool_choice"), tools)
     messages = _conversation(body, prior)
     context = None if thread is None else Thread(thread or None, messages, tools, prior.size if prior else 0)
-    turn: Turn = object.__new__(Turn)  # (made so: see turn.plan_turn)
-    Turn.__init__(turn, messages=messages, tools=tools, tool_choice=choice, parallel=parallel, stream=stream,
-                  include_usage=stream, model=model, options=options, context=context,
-                  schema_paths=paths, tools_json=(tools, text))
-    return turn
+    # (Its fields given in their order, not by keyword: see turn.plan_turn.)
+    return Turn(messages, tools, choice, parallel, stream, stream, model, options, {}, context, paths, (tools, text))
 
 
 def _conversation(body: dict[str, Any], prior: Prior | None) -> list[dict[str, Any]]:

@@ -151,19 +151,18 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise RequestError("instructions: must be a string", param="instructions")
-    context: Context = object.__new__(Context)  # (made so: see turn.plan_turn)
     echo = _echo(body, parallel, shown)
     include = body.get("include")
-    Context.__init__(context, model=model or "", echo=echo, stream=stream, store=store,
-                     sealed=include is not None and "reasoning.encrypted_content" in _include(include),
-                     summary=reasoning is not None and _summary(reasoning),
-                     namespaces=namespaces, freeforms=freeforms, history=history, inputs=inputs,
-                     compaction="v2" if compacting else "")
-    turn: Turn = object.__new__(Turn)  # (made so: see turn.plan_turn)
-    Turn.__init__(turn, messages=_lead_system(instructions, history), tools=tools, tool_choice=choice,
-                  parallel=parallel, stream=stream, include_usage=stream, model=model, options=options,
-                  freeforms=freeforms, context=context, schema_paths=schema_paths, tools_json=(tools, text))
-    return turn
+    sealed = include is not None and "reasoning.encrypted_content" in _include(include)
+    # (Its fields given in their order, not by keyword: see turn.plan_turn; scope and size are
+    # the front's.)
+    context = Context(model or "", echo, stream, store, sealed, reasoning is not None and _summary(reasoning),
+                      namespaces, freeforms, history, "", 0, inputs)
+    if compacting:
+        context.compaction = "v2"
+    # (Its fields given in their order, not by keyword: see turn.plan_turn.)
+    return Turn(_lead_system(instructions, history), tools, choice, parallel, stream, stream, model, options,
+                freeforms, context, schema_paths, (tools, text))
 
 
 def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
