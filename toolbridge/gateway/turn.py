@@ -251,6 +251,8 @@ def shallow_body(body: bytes) -> bool:
     Counted over spans that double from ``SHALLOW_SPAN``: a large body (an agent's, with its
     tools) has more than enough of them early, and the rest of it is then not read."""
     limit, size = MAX_NESTING - NESTING_SLACK, len(body)
+    if size <= SHALLOW_SPAN:  # (most requests: one span)
+        return body.count(b"{") + body.count(b"[") <= limit
     brackets, start, span = 0, 0, SHALLOW_SPAN
     while start < size:
         end = start + span
