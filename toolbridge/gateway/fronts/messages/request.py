@@ -109,7 +109,7 @@ def _conversation(body: dict[str, Any], prior: Prior | None) -> list[dict[str, A
     parts = [_system_text(system, "system")] if system is not None else []
     messages = body.get("messages")
     try:
-        new = _messages(messages, parts, pending_calls(prior.messages) if prior is not None else None)
+        new = _messages(messages, pending_calls(prior.messages) if prior is not None else None, parts)
     except RequestError:
         _system(messages)  # a system message's fault is told before the others, as it was found first
         raise
@@ -291,7 +291,8 @@ def _system_text(value: Any, where: str) -> str:
     return "\n\n".join(texts)
 
 
-def _messages(messages: Any, system: list[str], pending: dict[str, str] | None = None) -> list[dict[str, Any]]:
+def _messages(messages: Any, pending: dict[str, str] | None = None,
+              system: list[str] | None = None) -> list[dict[str, Any]]:
     """The messages as chat messages, the texts of their ``system`` ones added to ``system``
     (for the leading system message: chat templates take a system message only first);
     ``pending``: the unanswered ``tool_use`` ids of the assistant message before them (a kept
@@ -300,6 +301,7 @@ def _messages(messages: Any, system: list[str], pending: dict[str, str] | None =
         raise RequestError("messages: must be a non-empty array", param="messages")
     out: list[dict[str, Any]] = []
     pending = pending if pending is not None else {}  # tool_use ids of the last assistant message unanswered
+    system = system if system is not None else []
     last = len(messages) - 1
     for i, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
