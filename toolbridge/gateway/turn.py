@@ -191,11 +191,16 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bo
     if not isinstance(parallel, bool):
         raise RequestError("'parallel_tool_calls' must be a boolean", param="parallel_tool_calls")
     model = turn.model
-    dialect, special, end_tokens = _reader(settings.dialect, model)
+    reader = _READERS.get(settings.dialect)
+    dialect, special, end_tokens = reader if reader is not None else _reader(settings.dialect, model)
     parse = offered is not None and mode != "none"
     tools = (_restrict(turn.tools or [], named, turn.freeforms) if parse and named
              else (offered if parse else None))
-    upstream = _upstream_body(turn.body(), special, settings, parse)
+    upstream = turn.body()
+    policy = settings.keep_special_tokens
+    if policy == "always" or (policy == "auto" and parse and special):
+        upstream.setdefault("skip_special_tokens", False)
+        upstream.setdefault("spaces_between_special_tokens", False)
     required = None
     if mode == "required" and parse:
         required = named[0] if len(named) == 1 else "any"
@@ -299,12 +304,15 @@ _CONTAINERS = (dict, list)
 
 
 def _reader(name: str, model: str | None) -> tuple[Dialect | str, bool, tuple[str, ...]]:
-    """The dialect to read answers with, whether its markers are special tokens, its end tokens."""
+    """The dialect to read answers with, whether its markers are special tokens, its end tokens
+    (a named dialect's kept in ``_READERS``: they do not depend on the model)."""
     if name == "auto":
         return "auto", *special_tokens(model)
     dialect = get_dialect(name)
-    return dialect, dialect.special_markers, dialect.end_tokens
+    return _READERS.setdefault(name, (dialect, dialect.special_markers, dialect.end_tokens))
 
+
+_READERS: dict[str, tuple[Dialect, bool, tuple[str, ...]]] = {}  # by the dialect's name
 
 def tools_text(tools: Any) -> bytes | None:
     """The JSON text of a non-empty tools list; None for anything else, or for a list that is
@@ -484,10 +492,3 @@ def _restrict(tools: list[dict[str, Any]], names: list[str], freeforms: dict[str
     keep = [t for t in tools if (t.get("function") or t).get("name") in names]
     return Toolset(keep, freeforms)
 
-
-def _upstream_body(upstream: dict[str, Any], special: bool, settings: Settings, parse: bool) -> dict[str, Any]:
-    policy = settings.keep_special_tokens
-    if policy == "always" or (policy == "auto" and parse and special):
-        upstream.setdefault("skip_special_tokens", False)
-        upstream.setdefault("spaces_between_special_tokens", False)
-    return upstream

@@ -190,7 +190,7 @@ def _echo(body: dict[str, Any], parallel: Any, tools: list[Any]) -> dict[str, An
     ``_repeated``), and the settings it reports as used: the request's sampling (else the
     defaults the API reports: what an upstream applies when none is sent), and the ones this
     front has one value of (one tier, the input sent whole, no log probabilities, no cap on the
-    calls). One dict, made at once."""
+    calls). A copy of ``_ECHO``, with what the request gives."""
     get = body.get
     metadata = get("metadata")
     if metadata is not None and (not isinstance(metadata, dict) or len(metadata) > 16 or not all(
@@ -198,21 +198,34 @@ def _echo(body: dict[str, Any], parallel: Any, tools: list[Any]) -> dict[str, An
             for k, v in metadata.items())):
         raise RequestError("metadata: at most 16 string keys (64 characters) with string values "
                            "(512 characters)", param="metadata")
-    reasoning, text = get("reasoning"), get("text")
-    temperature, top_p = get("temperature"), get("top_p")
-    presence, frequency = get("presence_penalty"), get("frequency_penalty")
-    return {"instructions": get("instructions"), "max_output_tokens": get("max_output_tokens"),
-            "previous_response_id": get("previous_response_id"), "prompt_cache_key": get("prompt_cache_key"),
-            "user": get("user"), "safety_identifier": get("safety_identifier"),
-            "metadata": metadata or {}, "tools": tools, "tool_choice": get("tool_choice") or "auto",
-            "parallel_tool_calls": True if parallel is None else parallel,
-            "reasoning": ({"effort": None, "summary": None, **reasoning} if isinstance(reasoning, dict)
-                          else {"effort": None, "summary": None}),
-            "text": {"format": {"type": "text"}, **text} if isinstance(text, dict) else {"format": {"type": "text"}},
-            "temperature": 1.0 if temperature is None else temperature, "top_p": 1.0 if top_p is None else top_p,
-            "presence_penalty": 0.0 if presence is None else presence,
-            "frequency_penalty": 0.0 if frequency is None else frequency,
-            "top_logprobs": 0, "max_tool_calls": None, "truncation": "disabled", "service_tier": "default"}
+    echo = _ECHO.copy()
+    for key in _GIVEN.intersection(body):  # (a few: each set in its place, the copy's order kept)
+        if body[key] is not None:
+            echo[key] = body[key]
+    reasoning, text, choice = get("reasoning"), get("text"), get("tool_choice")
+    echo["metadata"] = metadata or {}
+    echo["tools"] = tools
+    if choice:
+        echo["tool_choice"] = choice
+    if parallel is not None:
+        echo["parallel_tool_calls"] = parallel
+    echo["reasoning"] = {"effort": None, "summary": None, **reasoning} if isinstance(reasoning, dict) else \
+        {"effort": None, "summary": None}
+    echo["text"] = {"format": {"type": "text"}, **text} if isinstance(text, dict) else {"format": {"type": "text"}}
+    return echo
+
+
+# What the response object repeats when the request gives nothing, in its order (the fields
+# holding None here are set for every request).
+_ECHO: dict[str, Any] = {
+    "instructions": None, "max_output_tokens": None, "previous_response_id": None, "prompt_cache_key": None,
+    "user": None, "safety_identifier": None, "metadata": None, "tools": None, "tool_choice": "auto",
+    "parallel_tool_calls": True, "reasoning": None, "text": None, "temperature": 1.0, "top_p": 1.0,
+    "presence_penalty": 0.0, "frequency_penalty": 0.0, "top_logprobs": 0, "max_tool_calls": None,
+    "truncation": "disabled", "service_tier": "default"}
+# The fields repeated as given, when given (not null).
+_GIVEN = frozenset({"instructions", "max_output_tokens", "previous_response_id", "prompt_cache_key", "user",
+                    "safety_identifier", "temperature", "top_p", "presence_penalty", "frequency_penalty"})
 
 
 def _repeated(tools: Any) -> list[Any]:
