@@ -438,3 +438,14 @@ def test_a_messages_string_content_is_what_its_one_text_block_makes(text: str) -
             {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}]}]
     with pytest.raises(RequestError, match="messages.2: tool_use ids were found without tool_result"):
         messages_request._messages([*used, {"role": "user", "content": "no result"}])
+
+
+@pytest.mark.parametrize("tools", [None, [{"type": "function", "function": {"name": "f", "parameters": {}}}]])
+def test_a_plan_has_every_field_set_in_its_order(tools: Any) -> None:
+    from dataclasses import fields
+
+    from toolbridge.gateway.turn import Plan, Settings, plan_turn
+
+    body = {"messages": [{"role": "user", "content": "hi"}], **({"tools": tools} if tools else {})}
+    plan = plan_turn(chat_turn(body), Settings("hermes"))
+    assert list(vars(plan)) == [f.name for f in fields(Plan)]  # (made field by field: none left out)
