@@ -340,8 +340,9 @@ def _additional(value: Any) -> list[tuple[str, Any]]:
 def _tools_of(tools: Any, additional: list[tuple[str, Any]]
               ) -> tuple[_Offered, list[Any], bytes | None, dict[tuple[str, str], str]]:
     """``_tools``, the tools as the response repeats them (``_repeated``), the chat tools' JSON
-    text (``Turn.tools_json``) and the namespaced functions' names (``_names``), made once per distinct tools list and kept by its JSON text (agents
-    send the same tools with every request; what is kept is not changed by its users). A request
+    text (``Turn.tools_json``) and the namespaced functions' names (``_names``), made once per
+    distinct tools list and kept by its JSON text (agents send the same tools with every
+    request; what is kept is not changed by its users). A request
     with ``additional_tools`` items makes them each time (the text then by planning), and a list
     ``_tools`` refuses is refused each time."""
     if additional or not isinstance(tools, list) or not tools:
