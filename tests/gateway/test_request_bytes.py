@@ -199,3 +199,12 @@ def test_a_fronts_kept_tools_text_is_the_one_planning_would_make(make: Any) -> N
     replaced = plan_turn(dataclasses.replace(make(), tools=other), SETTINGS)  # the text of the tools it has
     assert replaced.texts["tools"] == (other, orjson.dumps(other))
     assert "tools" not in plan_turn(dataclasses.replace(make(), tools=None), SETTINGS).texts
+
+
+@pytest.mark.parametrize("value", [nested(300), {"s": {1, 2}}, [1, {"a": 2}]], ids=["deep", "not JSON", "plain"])
+def test_the_kept_wrappers_are_left_empty_after_any_value(value: Any) -> None:
+    from toolbridge.gateway import nesting
+
+    for _ in range(2):  # the second takes the wrapper the first left
+        _encoded_within(value, MAX_NESTING - 1)
+    assert all(not inner for pool in nesting._WRAPPERS.values() for _, inner in pool)

@@ -398,7 +398,8 @@ def test_equal_responses_tools_are_converted_once_and_a_refused_list_each_time()
     first = responses_request._tools_of(copy.deepcopy(tools), [])
     assert responses_request._tools_of(copy.deepcopy(tools), []) is first  # the same list: made once
     made = responses_request._tools(tools, [])
-    assert first == (made, responses_request._repeated(tools), orjson.dumps(made[0]))  # with its text
+    assert first == (made, responses_request._repeated(tools), orjson.dumps(made[0]),  # with its text
+                     responses_request._names(made[2]))
     additional = [("input[0].tools[0]", {"type": "function", "name": "more"})]
     assert responses_request._tools_of(tools, additional) is not responses_request._tools_of(tools, additional)
     for _ in range(2):  # never kept: refused every time
@@ -416,7 +417,7 @@ def test_equal_messages_tools_are_converted_once_and_a_refused_list_each_time() 
     first = messages_request._tools_of(copy.deepcopy(tools))
     assert messages_request._tools_of(copy.deepcopy(tools)) is first  # the same list: made once
     made = messages_request._tools(tools)
-    assert first == (made, orjson.dumps(made))  # with its text
+    assert first == (made, orjson.dumps(made), messages_request._schema_paths(made))  # with its text
     for _ in range(2):  # never kept: refused every time
         with pytest.raises(RequestError, match="tools.0.name"):
             messages_request._tools_of([{"name": "", "input_schema": {"type": "object"}}])
@@ -437,3 +438,14 @@ def test_a_messages_string_content_is_what_its_one_text_block_makes(text: str) -
             {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}]}]
     with pytest.raises(RequestError, match="messages.2: tool_use ids were found without tool_result"):
         messages_request._messages([*used, {"role": "user", "content": "no result"}])
+
+
+@pytest.mark.parametrize("tools", [None, [{"type": "function", "function": {"name": "f", "parameters": {}}}]])
+def test_a_plan_has_every_field_set_in_its_order(tools: Any) -> None:
+    from dataclasses import fields
+
+    from toolbridge.gateway.turn import Plan, Settings, plan_turn
+
+    body = {"messages": [{"role": "user", "content": "hi"}], **({"tools": tools} if tools else {})}
+    plan = plan_turn(chat_turn(body), Settings("hermes"))
+    assert list(vars(plan)) == [f.name for f in fields(Plan)]  # (made field by field: none left out)

@@ -96,16 +96,45 @@ def encoded_within(value: Any, levels: int) -> bytes | None:
     level more fails. None when that cannot tell (deeper, or not JSON): then walk the value.
     The encoder counts at least every dict and list the walk does, so its word is sound."""
     spare = encoder_depth() - levels
-    if spare < 0:
-        return None
-    wrapped = value
-    for _ in range(spare):
-        wrapped = [wrapped]
+    if spare <= 0:
+        return None if spare < 0 else _dumps(value)
+    pool = _WRAPPERS.get(spare) or _WRAPPERS.setdefault(spare, [])
     try:
-        text = orjson.dumps(wrapped)
+        outer, inner = pool.pop()
+    except IndexError:  # none free (another thread may have taken the last one since)
+        outer, inner = _wrapper(spare)
+    inner.append(value)
+    try:
+        text = orjson.dumps(outer)
     except orjson.JSONEncodeError:
         return None
+    finally:
+        inner.clear()
+        pool.append((outer, inner))
     return text[spare:len(text) - spare]
+
+
+def _dumps(value: Any) -> bytes | None:
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return None
+
+
+def _wrapper(spare: int) -> tuple[list[Any], list[Any]]:
+    """``spare`` arrays nested in one another (the outermost, the innermost), the innermost
+    empty, for the value."""
+    outer = inner = []
+    for _ in range(spare - 1):
+        inner.append([])
+        inner = inner[0]
+    return outer, inner
+
+
+# Wrappers by depth, free for use: building them is most of the cost of a small value's check,
+# so they are kept. A thread takes one for itself (a list's pop and append are atomic), and only
+# a thread that finds none free makes one: a pool holds at most one per thread.
+_WRAPPERS: dict[int, list[tuple[list[Any], list[Any]]]] = {}
 
 
 @functools.cache

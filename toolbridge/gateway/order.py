@@ -20,21 +20,18 @@ def in_call_order(messages: list[dict[str, Any]]) -> int:
     """Reorder ``messages`` in place (see the module docstring); returns how many runs of
     results were out of order."""
     moved = 0
-    i = 0
-    while i < len(messages):
-        calls = messages[i].get("tool_calls") if messages[i].get("role") == "assistant" else None
-        i += 1
-        if not calls:
+    for i, message in enumerate(messages):  # (a run, when sorted, keeps its length and place)
+        if message.get("role") != "assistant" or not message.get("tool_calls"):
             continue
-        end = i
+        start = end = i + 1
         while end < len(messages) and messages[end].get("role") == "tool":
             end += 1
-        if end - i > 1:
+        if end - start > 1:
+            calls = message["tool_calls"]
             rank = {call.get("id"): k for k, call in enumerate(calls) if isinstance(call, dict)}
-            run = messages[i:end]
+            run = messages[start:end]
             ordered = sorted(run, key=lambda m: rank.get(m.get("tool_call_id"), len(rank)))
             if any(a is not b for a, b in zip(ordered, run)):  # (identity: contents may be large)
-                messages[i:end] = ordered
+                messages[start:end] = ordered
                 moved += 1
-        i = end
     return moved

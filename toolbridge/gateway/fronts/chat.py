@@ -30,7 +30,8 @@ KEEPALIVE = b": keep-alive\n\n"  # an SSE comment: clients skip it
 from ..plain import plain_content
 from ..streaming import IDLE_SECONDS, AnswerStream, Field, Finish
 from ..validation import WholeCall
-from ..turn import Plan, RequestError, Settings, Turn, plan_turn
+from ...tools import SharedCache
+from ..turn import Plan, RequestError, Settings, Turn, plan_turn, tools_text
 
 Delta = dict[str, Any]
 _dumps = orjson.dumps
@@ -54,7 +55,7 @@ def chat_turn(body: Any) -> Turn:
         raise RequestError("'stream_options' must be an object", param="stream_options")
     _check_stop(body.get("stop"))
     model = body.get("model")
-    tools, freeforms = _custom_tools(body.get("tools"))
+    tools, freeforms, text = _tools_of(body.get("tools"))
     choice = body.get("tool_choice")
     if freeforms:
         _custom_history(body["messages"])
@@ -69,13 +70,32 @@ def chat_turn(body: Any) -> Turn:
     options = dict(body)  # (copied whole and the skipped fields taken out: a comprehension costs more)
     for key in skip:
         options.pop(key, None)
-    turn: Turn = object.__new__(Turn)  # (made so: see turn.plan_turn)
-    Turn.__init__(turn, messages=body["messages"], tools=tools, tool_choice=choice,
-                  parallel=body.get("parallel_tool_calls"), stream=bool(stream),
-                  include_usage=bool(stream_options.get("include_usage")),
-                  model=model if isinstance(model, str) else None,
-                  options=options, freeforms=freeforms)
-    return turn
+    # (Its fields given in their order, not by keyword: see turn.plan_turn.)
+    return Turn(body["messages"], tools, choice, body.get("parallel_tool_calls"), bool(stream),
+                bool(stream_options.get("include_usage")), model if isinstance(model, str) else None,
+                options, freeforms, None, None, (tools, text))
+
+
+def _tools_of(tools: Any) -> tuple[Any, dict[str, Format], bytes | None]:
+    """``_custom_tools`` and the JSON text of the tools offered (``Turn.tools_json``), made once
+    per distinct tools list and kept by its JSON text (agents send the same tools with every
+    request; what is kept is not changed by its users); a list ``_custom_tools`` refuses is
+    refused each time, and a list that is not JSON (from the Python API) is left to planning."""
+    if not isinstance(tools, list) or not tools:
+        return (*_custom_tools(tools), None)
+    try:
+        text = _dumps(tools)
+    except orjson.JSONEncodeError:
+        return (*_custom_tools(tools), None)
+    return _OFFERED.made(text, _kept, tools, text)  # type: ignore[no-any-return]
+
+
+def _kept(tools: list[Any], text: bytes) -> tuple[Any, dict[str, Format], bytes | None]:
+    offered, freeforms = _custom_tools(tools)
+    return offered, freeforms, text if offered is tools else tools_text(offered)
+
+
+_OFFERED = SharedCache(256)  # by the tools' JSON text
 
 
 def _custom_tools(tools: Any) -> tuple[Any, dict[str, Format]]:
@@ -143,15 +163,15 @@ def _check_messages(messages: Any) -> None:
         raise RequestError("'messages' must be a non-empty array", param="messages")
     calls: AbstractSet[Any] = _NO_CALLS  # the call ids the next tool message may answer
     for i, message in enumerate(messages):
-        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
-            raise RequestError(f"messages[{i}] must be an object with a 'role'", param=f"messages[{i}]")
-        role = message["role"]
+        role = message.get("role") if isinstance(message, dict) else None
         if role == "tool":
             _check_result(message.get("tool_call_id"), i, calls)
         elif role == "assistant":
             calls = _call_ids(message.get("tool_calls"), i)
-        else:
+        elif isinstance(role, str):
             calls = _NO_CALLS
+        else:
+            raise RequestError(f"messages[{i}] must be an object with a 'role'", param=f"messages[{i}]")
 
 
 _NO_CALLS: frozenset[Any] = frozenset()

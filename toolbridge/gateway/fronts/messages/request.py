@@ -58,61 +58,75 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
     count_tokens request (no ``max_tokens``, no ``stream``, no ``thread``). ``previous(id)``:
     the kept turn a ``thread`` continue names (it raises the 404); None: threads are not kept
     (a ``thread`` is the 400 ``thread_unsupported_request``). A threaded turn's ``context`` is
-    its ``threads.Thread``."""
+    its ``threads.Thread``. (Each optional field is read only when given: nearly every request
+    leaves most of them out.)"""
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
+    get = body.get
     for key, why in _REFUSED.items():
-        if body.get(key) is not None:
+        if get(key) is not None:
             raise RequestError(f"{key}: not supported: {why}", param=key)
     _drop.unknown(body, _TURN_FIELDS, _DROPPED)
-    model = body.get("model")  # optional: the upstream's model (gateway/upstream/models.py)
+    model = get("model")  # optional: the upstream's model (gateway/upstream/models.py)
     if model is not None and (not isinstance(model, str) or not model):
         raise RequestError("model: must be a model name (string)", param="model")
     options: dict[str, Any] = {} if model is None else {"model": model}
     if not count:
-        options.update(_limits(body))
-    options.update(_thinking(body.get("thinking"), body.get("max_tokens")))
-    _output_config(body.get("output_config"))
-    stream = False if count else body.get("stream", False)
+        _limits(body, options)
+    if get("thinking") is not None:
+        options.update(_thinking(get("thinking"), get("max_tokens")))
+    if get("output_config") is not None:
+        _output_config(get("output_config"))
+    stream = False if count else get("stream", False)
     if not isinstance(stream, bool):
         raise RequestError("stream: must be a boolean", param="stream")
     if stream:
         options["stream"] = True
         options["stream_options"] = {"include_usage": True}
-    if count and body.get("thread") is not None:
-        _drop("thread", "count_tokens counts the messages it is given")
-    thread = None if count else thread_field(body.get("thread"))
-    prior = kept_turn(body, thread, previous)
-    kept = (prior.tools, None) if prior is not None else _tools_of(body.get("tools"))
-    tools = kept[0]
-    choice, parallel = _tool_choice(body.get("tool_choice"), tools)
+    thread = prior = None
+    if get("thread") is not None:
+        if count:
+            _drop("thread", "count_tokens counts the messages it is given")
+        else:
+            thread = thread_field(get("thread"))
+            prior = kept_turn(body, thread, previous)
+    if prior is None:
+        tools, text, paths = _tools_of(get("tools"))
+    else:
+        tools, text, paths = prior.tools, None, _schema_paths(prior.tools)
+    choice, parallel = (None, None) if get("tool_choice") is None else _tool_choice(get("tool_choice"), tools)
     messages = _conversation(body, prior)
     context = None if thread is None else Thread(thread or None, messages, tools, prior.size if prior else 0)
-    turn: Turn = object.__new__(Turn)  # (made so: see turn.plan_turn)
-    Turn.__init__(turn, messages=messages, tools=tools, tool_choice=choice, parallel=parallel, stream=stream,
-                  include_usage=stream, model=model, options=options, context=context,
-                  schema_paths=[f"tools.{i}.input_schema" for i in range(len(tools or ()))], tools_json=kept)
-    return turn
+    # (Its fields given in their order, not by keyword: see turn.plan_turn.)
+    return Turn(messages, tools, choice, parallel, stream, stream, model, options, {}, context, paths, (tools, text))
 
 
 def _conversation(body: dict[str, Any], prior: Prior | None) -> list[dict[str, Any]]:
     """The leading system message and the messages; after a kept turn's, the request's own
-    (their ``system`` messages joined to the kept system message)."""
-    system = _system(body.get("system"), body.get("messages"))
+    (their ``system`` messages joined to the kept system message). One pass over the messages:
+    their ``system`` ones are gathered as they come (``_messages``)."""
+    system = body.get("system")
+    parts = [_system_text(system, "system")] if system is not None else []
+    messages = body.get("messages")
+    try:
+        new = _messages(messages, pending_calls(prior.messages) if prior is not None else None, parts)
+    except RequestError:
+        _system(messages)  # a system message's fault is told before the others, as it was found first
+        raise
+    text = "\n\n".join([p for p in parts if p]) if len(parts) > 1 else parts[0] if parts else ""
+    lead = [{"role": "system", "content": text}] if text else []
     if prior is None:
-        return [*system, *_messages(body.get("messages"))]
+        return [*lead, *new] if lead else new
     history = list(prior.messages)
-    new = _messages(body.get("messages"), pending_calls(history))
-    if system:
+    if lead:
         if history and history[0]["role"] == "system":
-            system = [{"role": "system", "content": history.pop(0)["content"] + "\n\n" + system[0]["content"]}]
-        history = [*system, *history]
+            lead = [{"role": "system", "content": history.pop(0)["content"] + "\n\n" + text}]
+        history = [*lead, *history]
     return [*history, *new]
 
 
-def _limits(body: dict[str, Any]) -> dict[str, Any]:
-    """``max_tokens`` (required), ``stop_sequences`` and the sampling fields, for the upstream."""
-    out: dict[str, Any] = {}
+def _limits(body: dict[str, Any], out: dict[str, Any]) -> None:
+    """``max_tokens`` (required), ``stop_sequences`` and the sampling fields, into the upstream's ``out``."""
     max_tokens = body.get("max_tokens")
     if type(max_tokens) is not int or max_tokens < 1:
         raise RequestError("max_tokens: a positive integer is required", param="max_tokens")
@@ -130,7 +144,6 @@ def _limits(body: dict[str, Any]) -> dict[str, Any]:
         if type(value) is bool or not isinstance(value, kinds):
             raise RequestError(f"{key}: must be a number", param=key)
         out[key] = value
-    return out
 
 
 def _thinking(thinking: Any, max_tokens: Any) -> dict[str, Any]:
@@ -172,19 +185,24 @@ def _output_config(config: Any) -> None:
 # ---------------------------------------------------------------- tools
 
 
-def _tools_of(tools: Any) -> tuple[list[dict[str, Any]] | None, bytes | None]:
-    """``_tools`` and their JSON text (``Turn.tools_json``), made once per distinct tools list and
-    kept by its JSON text (agents send the same tools with every request; the kept list is not
-    changed by its users, as a kept thread's tools are not); a list ``_tools`` refuses is refused
-    each time."""
+def _tools_of(tools: Any) -> tuple[list[dict[str, Any]] | None, bytes | None, list[str]]:
+    """``_tools``, their JSON text (``Turn.tools_json``) and where their schemas are
+    (``Turn.schema_paths``), made once per distinct tools list and kept by its JSON text (agents
+    send the same tools with every request; what is kept is not changed by its users, as a kept
+    thread's tools are not); a list ``_tools`` refuses is refused each time."""
     if not isinstance(tools, list) or not tools:
-        return _tools(tools), None
+        made = _tools(tools)
+        return made, None, _schema_paths(made)
     return _OFFERED.made(orjson.dumps(tools), _kept, tools)  # type: ignore[no-any-return]
 
 
-def _kept(tools: list[Any]) -> tuple[list[dict[str, Any]] | None, bytes | None]:
+def _kept(tools: list[Any]) -> tuple[list[dict[str, Any]] | None, bytes | None, list[str]]:
     made = _tools(tools)
-    return made, tools_text(made)
+    return made, tools_text(made), _schema_paths(made)
+
+
+def _schema_paths(tools: list[Any] | None) -> list[str]:
+    return [f"tools.{i}.input_schema" for i in range(len(tools or ()))]
 
 
 _OFFERED = SharedCache(256)  # by the tools' JSON text
@@ -252,15 +270,12 @@ def _tool_choice(choice: Any, tools: list[dict[str, Any]] | None) -> tuple[Any, 
 # ---------------------------------------------------------------- messages
 
 
-def _system(system: Any, messages: Any) -> list[dict[str, Any]]:
-    """The one leading system message: ``system`` and any ``system`` messages in ``messages``
-    (chat templates take a system message only first)."""
-    parts = [_system_text(system, "system")] if system is not None else []
+def _system(messages: Any) -> None:
+    """Raise the fault of the first ``system`` message in ``messages`` whose content is not
+    text, if any."""
     for i, message in enumerate(messages if isinstance(messages, list) else ()):
         if isinstance(message, dict) and message.get("role") == "system":
-            parts.append(_system_text(message.get("content"), f"messages.{i}.content"))
-    text = "\n\n".join(p for p in parts if p)
-    return [{"role": "system", "content": text}] if text else []
+            _system_text(message.get("content"), f"messages.{i}.content")
 
 
 def _system_text(value: Any, where: str) -> str:
@@ -276,34 +291,39 @@ def _system_text(value: Any, where: str) -> str:
     return "\n\n".join(texts)
 
 
-def _messages(messages: Any, pending: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """The messages as chat messages; ``pending``: the unanswered ``tool_use`` ids of the
-    assistant message before them (a kept thread's)."""
+def _messages(messages: Any, pending: dict[str, str] | None = None,
+              system: list[str] | None = None) -> list[dict[str, Any]]:
+    """The messages as chat messages, the texts of their ``system`` ones added to ``system``
+    (for the leading system message: chat templates take a system message only first);
+    ``pending``: the unanswered ``tool_use`` ids of the assistant message before them (a kept
+    thread's). A message's path is spelled only for its fault."""
     if not isinstance(messages, list) or not messages:
         raise RequestError("messages: must be a non-empty array", param="messages")
     out: list[dict[str, Any]] = []
     pending = pending if pending is not None else {}  # tool_use ids of the last assistant message unanswered
+    system = system if system is not None else []
+    last = len(messages) - 1
     for i, message in enumerate(messages):
-        where = f"messages.{i}"
         role = message.get("role") if isinstance(message, dict) else None
         if role == "system":
-            continue  # in the leading system message
-        if role not in ("user", "assistant"):
-            raise RequestError(f"{where}.role: must be 'user' or 'assistant'", param=f"{where}.role")
+            system.append(_system_text(message.get("content"), f"messages.{i}.content"))
+            continue
+        if role != "user" and role != "assistant":
+            raise RequestError(f"messages.{i}.role: must be 'user' or 'assistant'", param=f"messages.{i}.role")
         content = message.get("content")
-        if content in ("", []) and (role == "user" or i < len(messages) - 1):
-            raise RequestError(f"{where}.content: must not be empty (only a final assistant message may "
-                               "be)", param=f"{where}.content")
-        if role == "assistant":
-            _unanswered(pending, where)
+        if (content == "" or content == []) and (role == "user" or i < last):
+            raise RequestError(f"messages.{i}.content: must not be empty (only a final assistant message may "
+                               "be)", param=f"messages.{i}.content")
+        if pending and role == "assistant":
+            _unanswered(pending, f"messages.{i}")
         if isinstance(content, str):  # one text block: the chat message its blocks would make
             out.append({"role": role, "content": content})
         elif role == "assistant":
-            out.append(_assistant(_blocks(content, f"{where}.content"), f"{where}.content", pending))
+            out.append(_assistant(_blocks(content, f"messages.{i}.content"), f"messages.{i}.content", pending))
         else:
-            out += _user(_blocks(content, f"{where}.content"), f"{where}.content", pending)
-        if role == "user":
-            _unanswered(pending, where)
+            out += _user(_blocks(content, f"messages.{i}.content"), f"messages.{i}.content", pending)
+        if pending and role == "user":
+            _unanswered(pending, f"messages.{i}")
     return out
 
 

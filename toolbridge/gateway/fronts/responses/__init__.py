@@ -123,8 +123,16 @@ class ResponsesFront:
         """The request as a Turn; ``req`` gives its caller's scope (``previous_response_id`` is
         looked up there, the response is stored there) and its size (what the stored
         conversation is accounted, with the previous one's); ``loaded``: what ``load`` read of
-        the store for it (without it, only the memory store is read, at once)."""
-        scope = self.scopes.of(req)
+        the store for it (without it, only the memory store is read, at once). The scope (a keyed
+        hash of the caller's credential) is made only for a response that is stored or a request
+        that names stored records."""
+        scoped: list[str] = []
+
+        def scope() -> str:
+            if not scoped:
+                scoped.append(self.scopes.of(req))
+            return scoped[0]
+
         previous: list[int] = []
         get, item = self._lookups(scope, loaded)
 
@@ -135,7 +143,8 @@ class ResponsesFront:
 
         turn = responses_turn(body, conversation, self.sealer, item)
         context: Context = turn.context
-        context.scope = scope
+        if context.store:
+            context.scope = scope()
         # The request's bytes twice: the conversation made of it, and its input items kept as given.
         context.size = 2 * (len(req.body) if req is not None else 0) + sum(previous)
         if context.compaction:  # the answer is the conversation's summary (``compaction``)
@@ -143,16 +152,17 @@ class ResponsesFront:
             return summarising(turn, self.compact_max_tokens)
         return turn
 
-    def _lookups(self, scope: str, loaded: Loaded | None) -> tuple[Any, Any]:
-        """The turn's two lookups: a stored record by id, a stored item by id."""
+    def _lookups(self, scope: Callable[[], str], loaded: Loaded | None) -> tuple[Any, Any]:
+        """The turn's two lookups: a stored record by id, a stored item by id (``scope()``: the
+        caller's)."""
         if loaded is None and isinstance(self.store, MemoryStore):  # in-process callers (bench, tests)
             core = self.store.core
 
             def record(response_id: str) -> Record | None:
-                found = core.entry(scope, response_id)
+                found = core.entry(scope(), response_id)
                 return None if found is None else Record(found.response, found.conversation, found.size)
 
-            return record, lambda item_id: core.item(scope, item_id)
+            return record, lambda item_id: core.item(scope(), item_id)
         loaded = loaded or Loaded()
         return loaded.previous.get, loaded.items.get
 

@@ -120,14 +120,21 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     if model is not None and (not isinstance(model, str) or not model):
         raise RequestError("model: must be a model name (string)", param="model")
     stream, store = _flag(body, "stream", False), _flag(body, "store", True)
-    options: dict[str, Any] = {**({} if model is None else {"model": model}), **_sampling(body),
-                               **_reasoning(body.get("reasoning")), **_text(body.get("text"))}
+    options: dict[str, Any] = {} if model is None else {"model": model}
+    _sampling(body, options)
+    reasoning = body.get("reasoning")
+    if reasoning is not None:  # (each optional field read only when given: most are left out)
+        options.update(_reasoning(reasoning))
+    if body.get("text") is not None:
+        options.update(_text(body.get("text")))
     if stream:
         options["stream"] = True
         options["stream_options"] = {"include_usage": True}
-    (tools, freeforms, namespaces, schema_paths), shown, text = _tools_of(body.get("tools"),
-                                                                        _additional(body.get("input")))
-    choice = _tool_choice(body.get("tool_choice"), namespaces)
+    (tools, freeforms, namespaces, schema_paths), shown, text, names = _tools_of(body.get("tools"),
+                                                                               _additional(body.get("input")))
+    choice = body.get("tool_choice")
+    if choice is not None and type(choice) is not str:
+        choice = _tool_choice(choice, namespaces)
     parallel = body.get("parallel_tool_calls")
     if parallel is not None and not isinstance(parallel, bool):
         raise RequestError("parallel_tool_calls: must be a boolean", param="parallel_tool_calls")
@@ -137,24 +144,25 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
         if not isinstance(previous_id, str) or not previous_id:
             raise RequestError("previous_response_id: must be a response id", param="previous_response_id")
         history = list(previous(previous_id))
-    names = {v: k for k, v in namespaces.items()}
     inputs: list[dict[str, Any]] = []  # kept only when the response is (Codex sends its history unstored)
     given, compacting = trigger(body.get("input"))  # (the answer is then the summary: compaction)
-    history += _items(given, names, sealer, _call_ids(history), lookup, inputs if store else None)
+    history += _items(given, names, sealer, _call_ids(history) if history else set(), lookup,
+                      inputs if store else None)
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise RequestError("instructions: must be a string", param="instructions")
-    context: Context = object.__new__(Context)  # (made so: see turn.plan_turn)
-    Context.__init__(context, model=model or "", echo=_echo(body, parallel, shown), stream=stream, store=store,
-                     sealed="reasoning.encrypted_content" in _include(body.get("include")),
-                     summary=_summary(body.get("reasoning")),
-                     namespaces=namespaces, freeforms=freeforms, history=history, inputs=inputs,
-                     compaction="v2" if compacting else "")
-    turn: Turn = object.__new__(Turn)  # (made so: see turn.plan_turn)
-    Turn.__init__(turn, messages=_lead_system(instructions, history), tools=tools, tool_choice=choice,
-                  parallel=parallel, stream=stream, include_usage=stream, model=model, options=options,
-                  freeforms=freeforms, context=context, schema_paths=schema_paths, tools_json=(tools, text))
-    return turn
+    echo = _echo(body, parallel, shown)
+    include = body.get("include")
+    sealed = include is not None and "reasoning.encrypted_content" in _include(include)
+    # (Its fields given in their order, not by keyword: see turn.plan_turn; scope and size are
+    # the front's.)
+    context = Context(model or "", echo, stream, store, sealed, reasoning is not None and _summary(reasoning),
+                      namespaces, freeforms, history, "", 0, inputs)
+    if compacting:
+        context.compaction = "v2"
+    # (Its fields given in their order, not by keyword: see turn.plan_turn.)
+    return Turn(_lead_system(instructions, history), tools, choice, parallel, stream, stream, model, options,
+                freeforms, context, schema_paths, (tools, text))
 
 
 def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
@@ -179,36 +187,45 @@ def _include(include: Any) -> list[str]:
 
 def _echo(body: dict[str, Any], parallel: Any, tools: list[Any]) -> dict[str, Any]:
     """The request fields the response object repeats (``tools``: as it repeats them,
-    ``_repeated``)."""
-    metadata = body.get("metadata")
+    ``_repeated``), and the settings it reports as used: the request's sampling (else the
+    defaults the API reports: what an upstream applies when none is sent), and the ones this
+    front has one value of (one tier, the input sent whole, no log probabilities, no cap on the
+    calls). A copy of ``_ECHO``, with what the request gives."""
+    get = body.get
+    metadata = get("metadata")
     if metadata is not None and (not isinstance(metadata, dict) or len(metadata) > 16 or not all(
             isinstance(k, str) and len(k) <= 64 and isinstance(v, str) and len(v) <= 512
             for k, v in metadata.items())):
         raise RequestError("metadata: at most 16 string keys (64 characters) with string values "
                            "(512 characters)", param="metadata")
-    get = body.get
-    reasoning, text = get("reasoning"), get("text")
-    return {"instructions": get("instructions"), "max_output_tokens": get("max_output_tokens"),
-            "previous_response_id": get("previous_response_id"), "prompt_cache_key": get("prompt_cache_key"),
-            "user": get("user"), "safety_identifier": get("safety_identifier"),
-            "metadata": metadata or {}, "tools": tools, "tool_choice": get("tool_choice") or "auto",
-            "parallel_tool_calls": True if parallel is None else parallel,
-            "reasoning": {"effort": None, "summary": None, **(reasoning if isinstance(reasoning, dict) else {})},
-            "text": {"format": {"type": "text"}, **(text if isinstance(text, dict) else {})},
-            **_used(body)}
+    echo = _ECHO.copy()
+    for key in _GIVEN.intersection(body):  # (a few: each set in its place, the copy's order kept)
+        if body[key] is not None:
+            echo[key] = body[key]
+    reasoning, text, choice = get("reasoning"), get("text"), get("tool_choice")
+    echo["metadata"] = metadata or {}
+    echo["tools"] = tools
+    if choice:
+        echo["tool_choice"] = choice
+    if parallel is not None:
+        echo["parallel_tool_calls"] = parallel
+    echo["reasoning"] = {"effort": None, "summary": None, **reasoning} if isinstance(reasoning, dict) else \
+        {"effort": None, "summary": None}
+    echo["text"] = {"format": {"type": "text"}, **text} if isinstance(text, dict) else {"format": {"type": "text"}}
+    return echo
 
 
-def _used(body: dict[str, Any]) -> dict[str, Any]:
-    """The settings the response reports as used: the request's sampling (else the defaults the
-    API reports: what an upstream applies when none is sent), and the ones this front has one
-    value of (one tier, the input sent whole, no log probabilities, no cap on the calls)."""
-    get = body.get
-    temperature, top_p = get("temperature"), get("top_p")
-    presence, frequency = get("presence_penalty"), get("frequency_penalty")
-    return {"temperature": 1.0 if temperature is None else temperature, "top_p": 1.0 if top_p is None else top_p,
-            "presence_penalty": 0.0 if presence is None else presence,
-            "frequency_penalty": 0.0 if frequency is None else frequency,
-            "top_logprobs": 0, "max_tool_calls": None, "truncation": "disabled", "service_tier": "default"}
+# What the response object repeats when the request gives nothing, in its order (the fields
+# holding None here are set for every request).
+_ECHO: dict[str, Any] = {
+    "instructions": None, "max_output_tokens": None, "previous_response_id": None, "prompt_cache_key": None,
+    "user": None, "safety_identifier": None, "metadata": None, "tools": None, "tool_choice": "auto",
+    "parallel_tool_calls": True, "reasoning": None, "text": None, "temperature": 1.0, "top_p": 1.0,
+    "presence_penalty": 0.0, "frequency_penalty": 0.0, "top_logprobs": 0, "max_tool_calls": None,
+    "truncation": "disabled", "service_tier": "default"}
+# The fields repeated as given, when given (not null).
+_GIVEN = frozenset({"instructions", "max_output_tokens", "previous_response_id", "prompt_cache_key", "user",
+                    "safety_identifier", "temperature", "top_p", "presence_penalty", "frequency_penalty"})
 
 
 def _repeated(tools: Any) -> list[Any]:
@@ -228,8 +245,8 @@ def _strict_shown(tool: Any) -> Any:
 # ---------------------------------------------------------------- sampling, reasoning, text
 
 
-def _sampling(body: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _sampling(body: dict[str, Any], out: dict[str, Any]) -> None:
+    """The output limit and the sampling fields, into the upstream's ``out``."""
     limit = body.get("max_output_tokens")
     if limit is not None:
         if type(limit) is not int or limit < 1:
@@ -241,7 +258,6 @@ def _sampling(body: dict[str, Any]) -> dict[str, Any]:
             if type(value) is bool or not isinstance(value, (int, float)):
                 raise RequestError(f"{key}: must be a number", param=key)
             out[key] = value
-    return out
 
 
 def _reasoning(reasoning: Any) -> dict[str, Any]:
@@ -321,20 +337,28 @@ def _additional(value: Any) -> list[tuple[str, Any]]:
     return out
 
 
-def _tools_of(tools: Any, additional: list[tuple[str, Any]]) -> tuple[_Offered, list[Any], bytes | None]:
-    """``_tools``, the tools as the response repeats them (``_repeated``) and the chat tools' JSON
-    text (``Turn.tools_json``), made once per distinct tools list and kept by its JSON text (agents
-    send the same tools with every request; what is kept is not changed by its users). A request
+def _tools_of(tools: Any, additional: list[tuple[str, Any]]
+              ) -> tuple[_Offered, list[Any], bytes | None, dict[tuple[str, str], str]]:
+    """``_tools``, the tools as the response repeats them (``_repeated``), the chat tools' JSON
+    text (``Turn.tools_json``) and the namespaced functions' names (``_names``), made once per
+    distinct tools list and kept by its JSON text (agents send the same tools with every
+    request; what is kept is not changed by its users). A request
     with ``additional_tools`` items makes them each time (the text then by planning), and a list
     ``_tools`` refuses is refused each time."""
     if additional or not isinstance(tools, list) or not tools:
-        return _tools(tools, additional), _repeated(tools), None
+        offered = _tools(tools, additional)
+        return offered, _repeated(tools), None, _names(offered[2])
     return _OFFERED.made(orjson.dumps(tools), _kept, tools)  # type: ignore[no-any-return]
 
 
-def _kept(tools: list[Any]) -> tuple[_Offered, list[Any], bytes | None]:
+def _kept(tools: list[Any]) -> tuple[_Offered, list[Any], bytes | None, dict[tuple[str, str], str]]:
     offered = _tools(tools, [])
-    return offered, _repeated(tools), tools_text(offered[0])
+    return offered, _repeated(tools), tools_text(offered[0]), _names(offered[2])
+
+
+def _names(namespaces: dict[str, tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The name the model sees each namespaced function under, by (namespace, name)."""
+    return {v: k for k, v in namespaces.items()}
 
 
 _OFFERED = SharedCache(256)  # by the tools' JSON text
