@@ -20,7 +20,7 @@ shape ``{"error": {"message", "type", "param", "code"}}``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,9 +124,8 @@ class ResponsesFront:
         looked up there, the response is stored there) and its size (what the stored
         conversation is accounted, with the previous one's); ``loaded``: what ``load`` read of
         the store for it (without it, only the memory store is read, at once)."""
-        scope = self.scopes.of(req)
         previous: list[int] = []
-        get, item = self._lookups(scope, loaded)
+        get, item = self._lookups(req, loaded)
 
         def conversation(response_id: str) -> list[dict[str, Any]]:
             found = previous_conversation(get(response_id), response_id)
@@ -135,7 +134,8 @@ class ResponsesFront:
 
         turn = responses_turn(body, conversation, self.sealer, item)
         context: Context = turn.context
-        context.scope = scope
+        if context.store:  # (the scope, a keyed hash of the caller's credential: only where it is stored)
+            context.scope = self.scopes.of(req)
         # The request's bytes twice: the conversation made of it, and its input items kept as given.
         context.size = 2 * (len(req.body) if req is not None else 0) + sum(previous)
         if context.compaction:  # the answer is the conversation's summary (``compaction``)
@@ -143,16 +143,17 @@ class ResponsesFront:
             return summarising(turn, self.compact_max_tokens)
         return turn
 
-    def _lookups(self, scope: str, loaded: Loaded | None) -> tuple[Any, Any]:
-        """The turn's two lookups: a stored record by id, a stored item by id."""
+    def _lookups(self, req: Request | None, loaded: Loaded | None) -> tuple[Any, Any]:
+        """The turn's two lookups, in ``req``'s caller's scope: a stored record by id, a stored
+        item by id."""
         if loaded is None and isinstance(self.store, MemoryStore):  # in-process callers (bench, tests)
-            core = self.store.core
+            core, scopes = self.store.core, self.scopes  # (the scope: made when a lookup is asked for)
 
             def record(response_id: str) -> Record | None:
-                found = core.entry(scope, response_id)
+                found = core.entry(scopes.of(req), response_id)
                 return None if found is None else Record(found.response, found.conversation, found.size)
 
-            return record, lambda item_id: core.item(scope, item_id)
+            return record, lambda item_id: core.item(scopes.of(req), item_id)
         loaded = loaded or Loaded()
         return loaded.previous.get, loaded.items.get
 
@@ -168,13 +169,13 @@ class ResponsesFront:
         if context.compaction:
             return compacted.whole(self, answer, plan)
         choice, message = first_choice(answer)
-        output = answer_items(context, message, self.sealer)
+        response_id, output = answer_items(context, message, self.sealer)
         status, incomplete = status_of(choice.get("finish_reason"))
         cut = cut_item(output) if incomplete else None
         if cut is not None:
             cut["status"] = "incomplete"
         model = answer.get("model")
-        response = response_object(context, new_response_id(), context.created, status,
+        response = response_object(context, response_id, context.created, status,
                                    output, usage_of(answer.get("usage")), incomplete,
                                    model=model if isinstance(model, str) and model else None)
         body = orjson.dumps(response)
@@ -183,13 +184,13 @@ class ResponsesFront:
                                   context.inputs)
         return body
 
-    async def keep(self, plan: Plan) -> None:
-        """Store the response ``whole`` made, if its request asked; StoreUnavailable when the
+    def keep(self, plan: Plan) -> Awaitable[Any] | None:
+        """The storing of the response ``whole`` made, for the pipeline to await before the
+        answer is sent (None: its request said ``store: false``); StoreUnavailable when the
         store cannot take it (the answer is then not sent: the client would continue from a
         response that is not there)."""
         context: Context = plan.context
-        if context.kept is not None:
-            await self.store.put(context.scope, context.kept)
+        return self.store.put(context.scope, context.kept) if context.kept is not None else None
 
     def conversation(self, context: Context, response: dict[str, Any]) -> list[dict[str, Any]]:
         """What a later ``previous_response_id`` naming ``response`` continues from (after a

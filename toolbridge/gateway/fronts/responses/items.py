@@ -14,7 +14,7 @@ from typing import Any
 
 from ....freeform import arguments_of, raw_input
 from ...repair import answer_reasoning, answer_text
-from ..ids import client_call_id, new_id, upstream_call_id
+from ..ids import ID, NONCE, client_call_id, draw, new_id, upstream_call_id
 from .request import CALL_PREFIX, Context
 
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
@@ -92,34 +92,44 @@ def output_text(text: str) -> dict[str, Any]:
 
 
 def call_item(context: Context, upstream_id: str, name: str, arguments: str,
-              status: str = "completed", call_id: str | None = None) -> dict[str, Any]:
-    """A ``function_call`` or, for a freeform tool, a ``custom_tool_call`` item."""
+              status: str = "completed", call_id: str | None = None, drawn: str | None = None) -> dict[str, Any]:
+    """A ``function_call`` or, for a freeform tool, a ``custom_tool_call`` item (``drawn``: the
+    random characters of its ids, the item's and its call id's, when already drawn)."""
     shown, space = context.client_name(name)
-    call_id = call_id or client_call_id(CALL_PREFIX, upstream_id)
+    if drawn is None:
+        drawn = draw(ID + NONCE)
+    call_id = call_id or client_call_id(CALL_PREFIX, upstream_id, drawn[ID:])
     if name in context.freeforms:
-        item: dict[str, Any] = {"type": "custom_tool_call", "id": new_id("ctc_"), "call_id": call_id,
+        item: dict[str, Any] = {"type": "custom_tool_call", "id": "ctc_" + drawn[:ID], "call_id": call_id,
                                 "name": shown, "input": raw_input(arguments), "status": status}
     else:
-        item = {"type": "function_call", "id": new_id("fc_"), "call_id": call_id, "name": shown,
+        item = {"type": "function_call", "id": "fc_" + drawn[:ID], "call_id": call_id, "name": shown,
                 "arguments": arguments, "status": status}
     if space is not None:
         item["namespace"] = space
     return item
 
 
-def answer_items(context: Context, message: dict[str, Any], sealer: Any) -> list[dict[str, Any]]:
-    """A whole chat answer's message as output items: reasoning, message, calls."""
-    items = []
+def answer_items(context: Context, message: dict[str, Any], sealer: Any) -> tuple[str, list[dict[str, Any]]]:
+    """A whole chat answer's message as output items (reasoning, message, calls), and the id of
+    the response that gives them: every id's random characters drawn at once."""
     reasoning = answer_reasoning(message)
-    if reasoning:
-        items.append(reasoning_item(reasoning, sealer, context))
     content = answer_text(message)
+    calls = message.get("tool_calls") or ()
+    drawn = draw(ID * (1 + bool(reasoning) + bool(content)) + (ID + NONCE) * len(calls))
+    items = []
+    at = ID  # (the response's id is drawn[:ID])
+    if reasoning:
+        items.append(reasoning_item(reasoning, sealer, context, "rs_" + drawn[at:at + ID]))
+        at += ID
     if content:
-        items.append(message_item(content))
-    for call in message.get("tool_calls") or ():
+        items.append(message_item(content, "msg_" + drawn[at:at + ID]))
+        at += ID
+    for call in calls:
         fn = call["function"]
-        items.append(call_item(context, call["id"], fn["name"], fn["arguments"]))
-    return items
+        items.append(call_item(context, call["id"], fn["name"], fn["arguments"], drawn=drawn[at:at + ID + NONCE]))
+        at += ID + NONCE
+    return "resp_" + drawn[:ID], items
 
 
 def assistant_message(context: Context, output: list[dict[str, Any]]) -> dict[str, Any]:
