@@ -177,11 +177,12 @@ class ResponsesFront:
         model = answer.get("model")
         response = response_object(context, response_id, context.created, status,
                                    output, usage_of(answer.get("usage")), incomplete,
-                                   model=model if isinstance(model, str) and model else None)
+                                   model=model if isinstance(model, str) and model else None, echoed=context.store)
+        if not context.store:  # no object is kept: the request's fields (never none) written after it, not merged
+            return orjson.dumps(response)[:-1] + b"," + orjson.dumps(context.echo)[1:]
         body = orjson.dumps(response)
-        if context.store:  # kept by ``keep``, once the answer is made
-            context.kept = Record(response, self.conversation(context, response), self.size(context, body),
-                                  context.inputs)
+        context.kept = Record(response, self.conversation(context, response), self.size(context, body),
+                              context.inputs)  # (stored by ``keep``)
         return body
 
     def keep(self, plan: Plan) -> Awaitable[Any] | None:

@@ -45,14 +45,18 @@ def _int(value: Any) -> int:
 def response_object(context: Context, response_id: str, created: float, status: str,
                     output: list[dict[str, Any]], usage: Any = None,
                     incomplete: dict[str, str] | None = None, error: dict[str, Any] | None = None,
-                    model: str | None = None) -> dict[str, Any]:
-    """A ``response`` object: the request's fields it repeats, the output, the outcome."""
+                    model: str | None = None, echoed: bool = True) -> dict[str, Any]:
+    """A ``response`` object: the outcome, the output, then the request's fields it repeats
+    (``echoed`` false: not those, for the caller to write ``context.echo`` after them)."""
     done = status in ("completed", "incomplete", "failed")
-    return {"id": response_id, "object": "response", "created_at": int(created), "status": status,
-            "completed_at": int(time.time()) if status == "completed" else None,
-            "error": error, "incomplete_details": incomplete, "model": model or context.model,
-            "output": output, "usage": usage if done else None, "store": context.store,
-            "background": False, **context.echo}
+    response = {"id": response_id, "object": "response", "created_at": int(created), "status": status,
+                "completed_at": int(time.time()) if status == "completed" else None,
+                "error": error, "incomplete_details": incomplete, "model": model or context.model,
+                "output": output, "usage": usage if done else None, "store": context.store,
+                "background": False}
+    if echoed:
+        response.update(context.echo)
+    return response
 
 
 def new_response_id() -> str:
