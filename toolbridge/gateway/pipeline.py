@@ -457,8 +457,9 @@ class Pipeline:
         except Exception as exc:  # noqa: BLE001  # the boundary for a whole answer (502)
             return self.fail.failure(front, resp, exc, answer=True)
         keep = getattr(front, "keep", None)  # a front that keeps the answer: before it is sent
-        if keep is not None:
-            await keep(plan)
+        kept = keep(plan) if keep is not None else None  # (None: nothing to keep, nothing to await)
+        if kept is not None:
+            await kept
         resp.send(200, [*JSON, (b"x-toolbridge-calls", provenance.header().encode())], body)
         return 200, provenance
 

@@ -6,7 +6,8 @@ so the ids a client sees are unique across a conversation even where an upstream
 (``functions.read:0`` each turn), and the upstream is sent back exactly the ids it gave: no state
 is kept, the id carries it. An id of another origin is sent upstream as it is. Every random
 character comes from the operating system's random bytes (``parsing.ids``): ids are not
-predictable from the ids already seen.
+predictable from the ids already seen. A whole answer's ids are cut from one draw of random
+characters (``draw``: one take of the pool for all of them, not one each).
 """
 
 from __future__ import annotations
@@ -17,12 +18,16 @@ import re
 from ...parsing.ids import random_alnum
 
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]+")
-_NONCE = 8
+NONCE = 8  # random characters of a client's call id
+ID = 24  # random characters of any other id (``new_id``)
+draw = random_alnum  # ``n`` random characters, to cut several ids from
 
 
-def client_call_id(prefix: str, call_id: str) -> str:
-    """The client's id for an upstream call id (see the module docstring)."""
-    nonce = random_alnum(_NONCE)
+def client_call_id(prefix: str, call_id: str, nonce: str | None = None) -> str:
+    """The client's id for an upstream call id (see the module docstring); ``nonce``: its
+    ``NONCE`` random characters, when the caller drew them with others (``draw``)."""
+    if nonce is None:
+        nonce = random_alnum(NONCE)
     if _SAFE_ID.fullmatch(call_id):
         return f"{prefix}{nonce}r{call_id}"
     encoded = base64.urlsafe_b64encode(call_id.encode()).decode().rstrip("=")
@@ -32,7 +37,7 @@ def client_call_id(prefix: str, call_id: str) -> str:
 def upstream_call_id(prefix: str, client_id: str) -> str:
     """The upstream's call id a client id made by ``client_call_id(prefix, ...)`` carries; any
     other id as it is."""
-    head = len(prefix) + _NONCE
+    head = len(prefix) + NONCE
     if not client_id.startswith(prefix) or len(client_id) <= head + 1:
         return client_id
     kind, payload = client_id[head], client_id[head + 1:]
@@ -47,6 +52,6 @@ def upstream_call_id(prefix: str, client_id: str) -> str:
     return client_id
 
 
-def new_id(prefix: str, length: int = 24) -> str:
+def new_id(prefix: str, length: int = ID) -> str:
     """A fresh id: ``prefix`` and ``length`` random characters."""
     return prefix + random_alnum(length)

@@ -15,6 +15,7 @@ signature back, sending the thinking text on to the upstream as reasoning.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from functools import cache
 from typing import Any
 
@@ -24,6 +25,7 @@ from ...repair import answer_reasoning, answer_text, first_choice
 from ...requestid import CURRENT
 from ...streaming import AnswerStream
 from ...turn import Plan, Turn
+from ..ids import ID, NONCE, draw
 from .ids import message_id, tool_use_id
 from .request import messages_turn
 from .stream import Context, MessagesStream, stop_reason, usage_of
@@ -37,6 +39,8 @@ def whole_message(answer: dict[str, Any]) -> dict[str, Any]:
     """A repaired ``chat.completion`` object as a Messages ``message``: blocks in the order
     thinking, text, tool_use (one choice: the API has no others)."""
     choice, message = first_choice(answer)
+    calls = message.get("tool_calls") or ()
+    drawn = draw(ID + NONCE * len(calls))  # (every id's random characters at once: the message's, then the calls')
     blocks: list[dict[str, Any]] = []
     thinking = answer_reasoning(message)
     if thinking:
@@ -44,12 +48,14 @@ def whole_message(answer: dict[str, Any]) -> dict[str, Any]:
     text = answer_text(message)
     if text:
         blocks.append({"type": "text", "text": text})
-    for call in message.get("tool_calls") or ():
+    at = ID
+    for call in calls:
         function = call["function"]
-        blocks.append({"type": "tool_use", "id": tool_use_id(call["id"]), "name": function["name"],
-                       "input": orjson.loads(function["arguments"])})
+        blocks.append({"type": "tool_use", "id": tool_use_id(call["id"], drawn[at:at + NONCE]),
+                       "name": function["name"], "input": orjson.loads(function["arguments"])})
+        at += NONCE
     reason, sequence = stop_reason(choice.get("finish_reason"), choice)
-    return {"id": message_id(), "type": "message", "role": "assistant", "model": answer.get("model") or "",
+    return {"id": message_id(drawn[:ID]), "type": "message", "role": "assistant", "model": answer.get("model") or "",
             "content": blocks, "stop_reason": reason, "stop_sequence": sequence,
             "usage": usage_of(answer.get("usage"), None)}
 
@@ -161,11 +167,13 @@ class MessagesFront:
             thread.kept = (message["id"], reply_of(answer), len(body))
         return body
 
-    async def keep(self, plan: Plan) -> None:
-        """Keep the threaded turn ``whole`` answered, before its answer is sent."""
+    def keep(self, plan: Plan) -> Awaitable[None] | None:
+        """The keeping of the threaded turn ``whole`` answered, for the pipeline to await before
+        its answer is sent (None: the turn is not threaded)."""
         thread = plan.context.thread if isinstance(plan.context, Context) else None
         if thread is not None and thread.kept is not None and self.threads is not None:
-            await self.threads.keep(thread, *thread.kept)
+            return self.threads.keep(thread, *thread.kept)
+        return None
 
     def stream(self, answer: AnswerStream) -> MessagesStream:
         context, threads = answer.plan.context, self.threads

@@ -20,7 +20,7 @@ shape ``{"error": {"message", "type", "param", "code"}}``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,7 +134,7 @@ class ResponsesFront:
             return scoped[0]
 
         previous: list[int] = []
-        get, item = self._lookups(scope, loaded)
+        get, item = self._lookups(req, loaded)
 
         def conversation(response_id: str) -> list[dict[str, Any]]:
             found = previous_conversation(get(response_id), response_id)
@@ -178,28 +178,29 @@ class ResponsesFront:
         if context.compaction:
             return compacted.whole(self, answer, plan)
         choice, message = first_choice(answer)
-        output = answer_items(context, message, self.sealer)
+        response_id, output = answer_items(context, message, self.sealer)
         status, incomplete = status_of(choice.get("finish_reason"))
         cut = cut_item(output) if incomplete else None
         if cut is not None:
             cut["status"] = "incomplete"
         model = answer.get("model")
-        response = response_object(context, new_response_id(), context.created, status,
+        response = response_object(context, response_id, context.created, status,
                                    output, usage_of(answer.get("usage")), incomplete,
-                                   model=model if isinstance(model, str) and model else None)
+                                   model=model if isinstance(model, str) and model else None, echoed=context.store)
+        if not context.store:  # no object is kept: the request's fields (never none) written after it, not merged
+            return orjson.dumps(response)[:-1] + b"," + orjson.dumps(context.echo)[1:]
         body = orjson.dumps(response)
-        if context.store:  # kept by ``keep``, once the answer is made
-            context.kept = Record(response, self.conversation(context, response), self.size(context, body),
-                                  context.inputs)
+        context.kept = Record(response, self.conversation(context, response), self.size(context, body),
+                              context.inputs)  # (stored by ``keep``)
         return body
 
-    async def keep(self, plan: Plan) -> None:
-        """Store the response ``whole`` made, if its request asked; StoreUnavailable when the
+    def keep(self, plan: Plan) -> Awaitable[Any] | None:
+        """The storing of the response ``whole`` made, for the pipeline to await before the
+        answer is sent (None: its request said ``store: false``); StoreUnavailable when the
         store cannot take it (the answer is then not sent: the client would continue from a
         response that is not there)."""
         context: Context = plan.context
-        if context.kept is not None:
-            await self.store.put(context.scope, context.kept)
+        return self.store.put(context.scope, context.kept) if context.kept is not None else None
 
     def conversation(self, context: Context, response: dict[str, Any]) -> list[dict[str, Any]]:
         """What a later ``previous_response_id`` naming ``response`` continues from (after a

@@ -14,7 +14,7 @@ from typing import Any
 
 from ....freeform import arguments_of, raw_input
 from ...repair import answer_reasoning, answer_text
-from ..ids import client_call_id, new_id, upstream_call_id
+from ..ids import ID, NONCE, client_call_id, draw, new_id, upstream_call_id
 from .request import CALL_PREFIX, Context
 
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
@@ -45,14 +45,18 @@ def _int(value: Any) -> int:
 def response_object(context: Context, response_id: str, created: float, status: str,
                     output: list[dict[str, Any]], usage: Any = None,
                     incomplete: dict[str, str] | None = None, error: dict[str, Any] | None = None,
-                    model: str | None = None) -> dict[str, Any]:
-    """A ``response`` object: the request's fields it repeats, the output, the outcome."""
+                    model: str | None = None, echoed: bool = True) -> dict[str, Any]:
+    """A ``response`` object: the outcome, the output, then the request's fields it repeats
+    (``echoed`` false: not those, for the caller to write ``context.echo`` after them)."""
     done = status in ("completed", "incomplete", "failed")
-    return {"id": response_id, "object": "response", "created_at": int(created), "status": status,
-            "completed_at": int(time.time()) if status == "completed" else None,
-            "error": error, "incomplete_details": incomplete, "model": model or context.model,
-            "output": output, "usage": usage if done else None, "store": context.store,
-            "background": False, **context.echo}
+    response = {"id": response_id, "object": "response", "created_at": int(created), "status": status,
+                "completed_at": int(time.time()) if status == "completed" else None,
+                "error": error, "incomplete_details": incomplete, "model": model or context.model,
+                "output": output, "usage": usage if done else None, "store": context.store,
+                "background": False}
+    if echoed:
+        response.update(context.echo)
+    return response
 
 
 def new_response_id() -> str:
@@ -92,34 +96,44 @@ def output_text(text: str) -> dict[str, Any]:
 
 
 def call_item(context: Context, upstream_id: str, name: str, arguments: str,
-              status: str = "completed", call_id: str | None = None) -> dict[str, Any]:
-    """A ``function_call`` or, for a freeform tool, a ``custom_tool_call`` item."""
+              status: str = "completed", call_id: str | None = None, drawn: str | None = None) -> dict[str, Any]:
+    """A ``function_call`` or, for a freeform tool, a ``custom_tool_call`` item (``drawn``: the
+    random characters of its ids, the item's and its call id's, when already drawn)."""
     shown, space = context.client_name(name)
-    call_id = call_id or client_call_id(CALL_PREFIX, upstream_id)
+    if drawn is None:
+        drawn = draw(ID + NONCE)
+    call_id = call_id or client_call_id(CALL_PREFIX, upstream_id, drawn[ID:])
     if name in context.freeforms:
-        item: dict[str, Any] = {"type": "custom_tool_call", "id": new_id("ctc_"), "call_id": call_id,
+        item: dict[str, Any] = {"type": "custom_tool_call", "id": "ctc_" + drawn[:ID], "call_id": call_id,
                                 "name": shown, "input": raw_input(arguments), "status": status}
     else:
-        item = {"type": "function_call", "id": new_id("fc_"), "call_id": call_id, "name": shown,
+        item = {"type": "function_call", "id": "fc_" + drawn[:ID], "call_id": call_id, "name": shown,
                 "arguments": arguments, "status": status}
     if space is not None:
         item["namespace"] = space
     return item
 
 
-def answer_items(context: Context, message: dict[str, Any], sealer: Any) -> list[dict[str, Any]]:
-    """A whole chat answer's message as output items: reasoning, message, calls."""
-    items = []
+def answer_items(context: Context, message: dict[str, Any], sealer: Any) -> tuple[str, list[dict[str, Any]]]:
+    """A whole chat answer's message as output items (reasoning, message, calls), and the id of
+    the response that gives them: every id's random characters drawn at once."""
     reasoning = answer_reasoning(message)
-    if reasoning:
-        items.append(reasoning_item(reasoning, sealer, context))
     content = answer_text(message)
+    calls = message.get("tool_calls") or ()
+    drawn = draw(ID * (1 + bool(reasoning) + bool(content)) + (ID + NONCE) * len(calls))
+    items = []
+    at = ID  # (the response's id is drawn[:ID])
+    if reasoning:
+        items.append(reasoning_item(reasoning, sealer, context, "rs_" + drawn[at:at + ID]))
+        at += ID
     if content:
-        items.append(message_item(content))
-    for call in message.get("tool_calls") or ():
+        items.append(message_item(content, "msg_" + drawn[at:at + ID]))
+        at += ID
+    for call in calls:
         fn = call["function"]
-        items.append(call_item(context, call["id"], fn["name"], fn["arguments"]))
-    return items
+        items.append(call_item(context, call["id"], fn["name"], fn["arguments"], drawn=drawn[at:at + ID + NONCE]))
+        at += ID + NONCE
+    return "resp_" + drawn[:ID], items
 
 
 def assistant_message(context: Context, output: list[dict[str, Any]]) -> dict[str, Any]:
