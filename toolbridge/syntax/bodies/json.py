@@ -53,10 +53,9 @@ def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
         value, end = _SCAN(buf, pos)
     except (StopIteration, ValueError, RecursionError):
         return None
-    # (each level of nesting opens with a bracket of its own: a value written with no more
-    # brackets than the limit cannot nest deeper, and is not walked)
-    if not isinstance(value, dict) or (end - pos > MAX_DEPTH and buf.count("{", pos, end) + buf.count("[", pos, end)
-                                       > MAX_DEPTH and deeper_than(value)):
+    # (each level of nesting opens with a character of its own: a value written in no more
+    # characters than the limit cannot nest deeper, and is not walked)
+    if not isinstance(value, dict) or (end - pos > MAX_DEPTH and deeper_than(value)):
         return None
     return end, value
 
