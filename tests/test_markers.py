@@ -37,9 +37,10 @@ def test_search_is_the_alternation(case: tuple[tuple[str, ...], str, int], near:
     answer, 0: one pattern per first character from the start)."""
     markers, text, pos = case
     found = marker_set(markers)
-    got = found.search(text, pos, near)
-    want = found._pattern.search(text, pos)
-    assert (got and (got.start(), got.group())) == (want and (want.start(), want.group()))
+    for start in (pos, 0):  # (a text searched from its start is first tested for the markers' leads)
+        got = found.search(text, start, near)
+        want = found._pattern.search(text, start)
+        assert (got and (got.start(), got.group())) == (want and (want.start(), want.group()))
 
 
 @settings(max_examples=examples(300), deadline=None, derandomize=True)

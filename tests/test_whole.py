@@ -6,7 +6,9 @@ same events, ids included, as the general one; everything else falls back to it.
   several calls, calls that must be typed, repaired, rejected or refused), under every option
   set, pinned and under ``auto``; the plain ones are checked to take the fast path;
 - every case of the shared corpus (skipped when it is absent), pinned and under ``auto``;
-- Hypothesis: texts drawn from prose, markers and call blocks, in every dialect.
+- Hypothesis: texts drawn from prose, markers and call blocks, in every dialect;
+- ``parse_message`` (the gateway's whole answer read at C speed) is ``parse``'s message, with a
+  report that says nothing, on the table and the corpus.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from tests.corpus_run import ALIASES, DEFAULT_CORPUS, load, offered, options_for
 from tests.harness import tool
 from toolbridge import StreamParser, ToolBridgeError, ToolCallEnd, dialect_names, get_dialect
 from toolbridge.limits import MAX_DEPTH
+from toolbridge.parsing.parser import parse, parse_message, parse_plain
 from toolbridge.parsing.stream import CONTENT
+from toolbridge.tools import Toolset
 
 DIALECTS = sorted({get_dialect(n).name for n in dialect_names()})
 TOOLS = [
@@ -176,3 +180,50 @@ def test_feed_block_is_feed(dialect: str) -> None:
             got.phase = want.phase = CONTENT
             assert (got.feed_block(text, marker) + got.close()
                     == want.feed(text) + want.close()), (dialect, text, options)
+
+
+def message_both_ways(dialect: str, text: str, tools: Any, cut: bool = False, **options: Any) -> tuple[Any, Any]:
+    """(``parse_message``'s message, or None, and ``parse``'s result) with the same ids."""
+    offered = Toolset(tools) if tools else None
+    message = parse_message(text, dialect, offered, call_id=counted_ids(), **options)
+    return message, parse(text, dialect, offered, cut, call_id=counted_ids(), **options)
+
+
+def assert_message_is_parse(message: Any, result: Any, *why: Any) -> None:
+    """``parse_message``'s promise: parse's message (its keys in order), a report with nothing
+    to say, and the finish reason the calls give."""
+    if message is None:
+        return
+    assert list(message.items()) == list(result.message.items()), why
+    report = result.report
+    assert not (report.rejected or report.aborted or report.repaired or report.invalid or report.truncated), why
+    assert result.finish_reason == ("tool_calls" if message.get("tool_calls") else "stop"), why
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_parse_message_is_parse(dialect: str) -> None:
+    """Whole answers read at C speed (the gateway's common answer) are messages made directly:
+    exactly parse's, or None (then the gateway parses); and None exactly when parse_plain is."""
+    read = 0
+    for text in texts_of(dialect):
+        for options in ({}, {"coerce": False}, {"drop_tokens": ("<|im_end|>",)}, {"repair": True}):
+            for cut in (False, True):
+                message, result = message_both_ways(dialect, text, TOOLS, cut, **options)
+                assert_message_is_parse(message, result, text, options, cut)
+                plain = parse_plain(text, dialect, TOOLS, cut, **options)
+                assert (message is None) == (plain is None), (text, options)
+                read += message is not None
+    assert read or dialect != "hermes"  # (were it to read none, the table would prove nothing)
+    assert parse_message(PROSE, "auto", Toolset(TOOLS)) is None  # (auto: parse reads it)
+
+
+@pytest.mark.skipif(not DEFAULT_CORPUS.exists(), reason="shared corpus not present")
+def test_parse_message_is_parse_on_the_corpus() -> None:
+    for case in load(DEFAULT_CORPUS):
+        name = ALIASES.get(case["dialect"], case["dialect"])
+        options = {k: v for k, v in options_for(case).items() if v is not None and k in ("coerce", "drop_tokens")}
+        try:
+            message, result = message_both_ways(name, text_for(case), offered(case), **options)
+        except ToolBridgeError:
+            continue  # (tools the parser refuses: nothing to read)
+        assert_message_is_parse(message, result, case["id"])

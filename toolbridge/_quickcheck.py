@@ -41,8 +41,14 @@ def quick_check(schema: Any, root: bool = True) -> Check | None:
     if root and isinstance(schema.get("$schema"), str) and _KNOWN_DRAFTS.fullmatch(schema["$schema"]):
         del schema["$schema"]
     checks: list[Check] = []
+    exact = None  # the types ``type`` allows, tested in the check itself (not by a check of its own)
     for key, value in schema.items():
         if key in _ANNOTATIONS:
+            continue
+        if key == "type":
+            exact = _exact_types(value)
+            if exact is None:
+                return None
             continue
         if key == "additionalProperties" and value is False:
             check = _closed_object(schema)
@@ -51,16 +57,21 @@ def quick_check(schema: Any, root: bool = True) -> Check | None:
         if check is None:
             return None
         checks.append(check)
-    return _all_of(tuple(checks))
+    return _all_of(tuple(checks), exact)
 
 
-def _all_of(checks: tuple[Check, ...]) -> Check:
-    """One check that passes when each of ``checks`` does (a plain loop: a generator made at
-    every call cost as much as the checks themselves)."""
-    if len(checks) == 1:
+def _all_of(checks: tuple[Check, ...], exact: tuple[type, ...] | None = None) -> Check:
+    """One check that passes when the instance is of the ``exact`` types (any, when None) and
+    each of ``checks`` passes (a plain loop: a generator made at every call cost as much as the
+    checks themselves)."""
+    if exact is None and len(checks) == 1:
         return checks[0]
+    if not checks and exact is not None:
+        return lambda instance: type(instance) in exact
 
     def check(instance: Any) -> bool:
+        if exact is not None and type(instance) not in exact:
+            return False
         for one in checks:
             if not one(instance):
                 return False
@@ -69,12 +80,21 @@ def _all_of(checks: tuple[Check, ...]) -> Check:
     return check
 
 
-def _type_check(declared: Any) -> Check | None:
+def _exact_types(declared: Any) -> tuple[type, ...] | None:
+    """The Python types of ``type``'s value (None when it names anything else)."""
     names = [declared] if isinstance(declared, str) else declared
     if not isinstance(names, list) or not all(isinstance(n, str) and n in _EXACT_TYPES for n in names):
         return None
-    exact = tuple(t for n in names for t in _EXACT_TYPES[n])
-    return lambda instance: type(instance) in exact
+    return tuple(t for n in names for t in _EXACT_TYPES[n])
+
+
+def _type_only(schema: Any) -> tuple[type, ...] | None:
+    """The types a schema of ``type`` alone (annotations aside) allows, the common member; None
+    for any other schema."""
+    if not isinstance(schema, dict) or "type" not in schema or any(
+            key != "type" and key not in _ANNOTATIONS for key in schema):
+        return None
+    return _exact_types(schema["type"])
 
 
 def _properties_check(props: Any) -> Check | None:
@@ -83,11 +103,16 @@ def _properties_check(props: Any) -> Check | None:
     subs = {name: quick_check(sub, False) for name, sub in props.items()}
     if any(sub is None for sub in subs.values()):
         return None
-    members = tuple(subs.items())
+    # (a member of a type alone is tested here: no call of a check of its own for each)
+    typed = tuple((name, exact) for name, sub in props.items() if (exact := _type_only(sub)) is not None)
+    members = tuple((name, sub) for name, sub in subs.items() if _type_only(props[name]) is None)
 
     def check(instance: Any) -> bool:
         if type(instance) is not dict:
             return True
+        for name, exact in typed:
+            if name in instance and type(instance[name]) not in exact:
+                return False
         for name, sub in members:
             if name in instance and not sub(instance[name]):  # type: ignore[misc]
                 return False
@@ -158,7 +183,7 @@ def _size_check(keyword: str) -> Callable[[Any], Check | None]:
 
 
 _KEYWORDS: dict[str, Callable[[Any], Check | None]] = {
-    "type": _type_check, "properties": _properties_check, "required": _required_check,
+    "properties": _properties_check, "required": _required_check,
     "additionalProperties": _additional_check, "items": _items_check, "enum": _enum_check,
     **{k: _bound_check(k) for k in _COMPARE}, **{k: _size_check(k) for k in _SIZED},
 }

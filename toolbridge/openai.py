@@ -114,25 +114,30 @@ class MessageBuilder:
 
     @property
     def message(self) -> Message:
-        text = "".join(self._text)
-        if not self._done:  # (the common answer: text alone)
-            if not self._reasoning:
-                return {"role": "assistant", "content": text}
-            return {"role": "assistant", "content": text, "reasoning_content": "".join(self._reasoning)}
         made = self._calls
         calls = [
             {"id": call["id"], "type": "function", "function": {"name": call["name"], "arguments": call["arguments"]}}
             for call in map(made.__getitem__, self._done)
-        ]
-        message: Message = {"role": "assistant", "content": text.rstrip() or None}
-        if self._reasoning:
-            message["reasoning_content"] = "".join(self._reasoning)
-        message["tool_calls"] = calls
-        return message
+        ] if self._done else []
+        return assistant_message("".join(self._text), calls, "".join(self._reasoning) if self._reasoning else None)
 
     @property
     def finish_reason(self) -> str:
         return finish_reason(self.report)
+
+
+def assistant_message(text: str, calls: list[dict[str, Any]], reasoning: str | None = None) -> Message:
+    """The assistant message of an output's text, calls (OpenAI shape) and reasoning: beside
+    calls, the content without its trailing white space (``null`` when nothing else is left)."""
+    if not calls:  # (the common answer: text alone)
+        if reasoning is None:
+            return {"role": "assistant", "content": text}
+        return {"role": "assistant", "content": text, "reasoning_content": reasoning}
+    message: Message = {"role": "assistant", "content": text.rstrip() or None}
+    if reasoning is not None:
+        message["reasoning_content"] = reasoning
+    message["tool_calls"] = calls
+    return message
 
 
 def finish_reason(report: Report) -> str:

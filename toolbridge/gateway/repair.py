@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..events import ToolCallBegin
-from ..parsing.parser import parse, parse_plain
+from ..parsing.parser import parse, parse_message, parse_plain
 from ..tools import Toolset
-from .thinking import PLAIN, Lead
+from .thinking import PLAIN, Lead, Verdict
 from .upstream.native import check_calls, new_id
 from .turn import Plan, RequestError
 from .validation import enforce, native_verdicts
@@ -141,7 +141,8 @@ def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, s
         _reasoning_only(choice, plan, provenance, plain)  # the upstream read the calls, not the reasoning
     else:
         cut = choice.get("finish_reason") == "length"  # a call the end would close is truncated
-        own = [key for key in REASONING_KEYS if message.get(key)]  # not what the content's parser splits
+        # (not what the content's parser splits)
+        own = [key for key in REASONING_KEYS if message.get(key)] if plan.recover_from_reasoning else ()
         calls, truncated = _from_text(message, "content", plan, provenance, verdicts, cut, plain=plain)
         provenance.content += len(calls)
         if plan.recover_from_reasoning:
@@ -155,7 +156,8 @@ def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, s
         calls = calls[:1]
     if plan.required and not calls and choice.get("finish_reason") != "length":
         raise tool_choice_unmet(plan.required)  # (cut by the limit: the answer is length, as the APIs say)
-    enforce(plan, calls, verdicts)
+    if verdicts:  # (without one, no call has errors to enforce)
+        enforce(plan, calls, verdicts)
     _settle(choice, message, calls, leftovers, truncated)
 
 
@@ -172,15 +174,38 @@ def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Proven
     text = message.get(key)
     if not isinstance(text, str) or not text:
         return [], False
+    # (the upstream that gave reasoning in its own field reads reasoning itself: opening_only;
+    # a plan with no ``think`` reads the content as written)
+    verdict = Lead.read_whole(plan, text, bool(answer_reasoning(message))) if key == "content" and plan.think else None
+    truncated = False
+    if verdict is None or not verdict[0]:
+        if tools is not None:
+            return [], False  # nothing to split, nothing to read
+        # Read at C speed (the common answer), the message is all there is to take: its report
+        # would say nothing, and it is cut short only when it ends inside a call, which it does not.
+        read = parse_message(text, plan.dialect, plan.tools, drop_tokens=plan.drop_tokens, coerce=plan.coerce,
+                             repair=plan.repair, most=plain, call_id=new_id)
+        if read is None:
+            if plain is not None:
+                raise NotPlain  # (parse_plain reads no more than parse_message)
+            read, truncated = _parsed(message, text, plan, provenance, verdicts, cut, plan.tools, PLAIN, plain)
+    else:
+        read, truncated = _parsed(message, text, plan, provenance, verdicts, cut, plan.tools if tools is None else tools,
+                                   verdict, plain)
+    message[key] = read["content"] if key == "content" or read["content"] else None
+    return read.get("tool_calls", []), truncated
+
+
+def _parsed(message: dict[str, Any], text: str, plan: Plan, provenance: Provenance,
+            verdicts: dict[str, tuple[str, ...]], cut: bool, offered: Toolset | None, verdict: Verdict,
+            plain: int | None) -> tuple[dict[str, Any], bool]:
+    """A text's message read by the parser (``verdict``: how reasoning is split out of it),
+    what the parser reported counted in ``provenance`` and ``verdicts``; and whether the output
+    was cut inside a call."""
     options = parser_options(plan)
-    # (the upstream that gave reasoning in its own field reads reasoning itself: opening_only)
-    verdict = Lead.read_whole(plan, text, bool(answer_reasoning(message))) if key == "content" else None
-    split, inside = verdict if verdict is not None else PLAIN
+    split, inside = verdict
     if split:  # reasoning written in the content (thinking.py)
         options.update(reasoning=True, in_reasoning=inside)
-    elif tools is not None:
-        return [], False  # nothing to split, nothing to read
-    offered = plan.tools if tools is None else tools
     if plain is None:
         result = parse(text, plan.dialect, offered, cut, **options)
     else:
@@ -202,8 +227,7 @@ def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Proven
     if result.report.invalid and plan.enforcing:  # the parser's verdicts, by call id
         ids = {ev.index: ev.id for ev in result.events if isinstance(ev, ToolCallBegin)}
         verdicts.update((ids[bad["index"]], tuple(bad["errors"])) for bad in result.report.invalid)
-    message[key] = result.message["content"] if key == "content" or result.message["content"] else None
-    return result.message.get("tool_calls", []), result.finish_reason == "length"
+    return result.message, result.finish_reason == "length"
 
 
 def _settle(choice: dict[str, Any], message: dict[str, Any], calls: list[Any], leftovers: list[str],

@@ -102,27 +102,25 @@ def _pairs(dialect: Dialect) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     return (tuple(p[0] for p in pairs), tuple(p[1] for p in pairs)) if pairs else None
 
 
-def _lead_markers(dialect: Dialect | str,
-                  model: str | None) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
-    """``markers`` and ``call_markers`` of an answer's dialect (under auto, of its model), made
-    once per dialect (every answer asks: ``Lead.of``)."""
-    if not isinstance(dialect, Dialect):
-        return _auto_lead_markers(model)
-    kept = _LEAD_MARKERS.get(id(dialect))
-    if kept is not None and kept[0] is dialect:  # (the dialect is kept with them: its id is not reused)
-        return kept[1]
-    found = markers(dialect, model)
-    made = (*found, call_markers(dialect, model)) if found else None
-    if len(_LEAD_MARKERS) < 256:
-        _LEAD_MARKERS[id(dialect)] = (dialect, made)
-    return made
-
-
 def _reading(plan: Any) -> tuple[Any, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None]:
     """How ``plan``'s answers are read for reasoning in the content (its ``think``), and the
-    markers that reading looks for (None when it is read as written)."""
+    markers that reading looks for (None when it is read as written): ``markers`` and
+    ``call_markers`` of the answer's dialect (under auto, of its model), made once per dialect
+    (every answer asks)."""
     how = getattr(plan, "think", None)
-    return how, (_lead_markers(plan.dialect, plan.model) if how else None)
+    if not how:
+        return how, None
+    dialect = plan.dialect
+    if not isinstance(dialect, Dialect):
+        return how, _auto_lead_markers(plan.model)
+    kept = _LEAD_MARKERS.get(id(dialect))
+    if kept is not None and kept[0] is dialect:  # (the dialect is kept with them: its id is not reused)
+        return how, kept[1]
+    found = markers(dialect, plan.model)
+    made = (*found, call_markers(dialect, plan.model)) if found else None
+    if len(_LEAD_MARKERS) < 256:
+        _LEAD_MARKERS[id(dialect)] = (dialect, made)
+    return how, made
 
 
 _LEAD_MARKERS: dict[int, tuple[Dialect, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None]] = {}

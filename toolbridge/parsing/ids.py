@@ -67,11 +67,6 @@ _HEX_POOL = _Pool(_hex)
 os.register_at_fork(after_in_child=lambda: (_ALNUM_POOL.forget(), _HEX_POOL.forget()))
 
 
-def random_alnum(n: int) -> str:
-    """``n`` random characters of ``[0-9A-Za-z]`` (5.95 bits each)."""
-    return _ALNUM_POOL.take(n)
-
-
-def random_hex(n: int) -> str:
-    """``n`` random hexadecimal digits (lowercase)."""
-    return _HEX_POOL.take(n)
+# (the pools' own ``take``, not a function that calls it: every call id is one of these)
+random_alnum = _ALNUM_POOL.take  # ``n`` random characters of ``[0-9A-Za-z]`` (5.95 bits each)
+random_hex = _HEX_POOL.take  # ``n`` random hexadecimal digits (lowercase)

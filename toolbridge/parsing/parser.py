@@ -3,20 +3,22 @@
 ``StreamParser(dialect, ...)`` is a ``DialectParser`` for a named dialect and an ``AutoParser``
 for ``"auto"``. ``parse`` is that parser fed the whole text once and closed (``parse_whole``: prose and calls
 written plainly are read at C speed, into the same events), folded into the OpenAI message and
-the report.
+the report. ``parse_message`` is ``parse``'s message alone for a text read at C speed, made
+directly (no events, no report: it has nothing to say), for a caller that reads many answers.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from ..events import Event
-from ..openai import MessageBuilder
+from ..openai import Message, MessageBuilder, assistant_message
 from ..syntax.dialect import Dialect
 from ..tools import Toolset
 from .auto import AutoParser
-from .stream import DialectParser
+from .stream import DialectParser, random_call_id
 
 
 class StreamParser(DialectParser):
@@ -113,6 +115,60 @@ def parse_plain(
     parser = DialectParser(dialect, tools, **options)
     events = parser.read_plain(text, cut, most=most)
     return None if events is None else _result(parser, events, False)
+
+
+def parse_message(
+    text: str,
+    dialect: str | Dialect,
+    tools: Toolset | None = None,
+    *,
+    drop_tokens: tuple[str, ...] = (),
+    coerce: bool = True,
+    repair: bool = False,
+    most: int | None = None,
+    call_id: Callable[[int], str] = random_call_id,
+) -> Message | None:
+    """``parse(text, dialect, tools, ...).message`` when the whole output is read at C speed
+    (``parse_plain``'s texts: prose, and at most ``most`` calls written plainly); None
+    otherwise (and for ``auto``, and with ``repair``). Such a result's report says nothing (no
+    call rejected, aborted, repaired or invalid) and its finish reason is ``tool_calls`` when
+    the message has calls, else ``stop``, whether or not the output was ``cut``. The options
+    are StreamParser's (validate and reject_invalid as by default); ``tools``: a Toolset."""
+    reader = _reader(dialect, tools, drop_tokens, coerce) if not repair else None
+    read = reader.plain_calls(text, most=most) if reader is not None else None
+    if read is None:
+        return None
+    calls, end = read
+    if not calls:
+        return assistant_message(text, [])  # (prose: the text is the content)
+    texts, made = [], []
+    for index, (lead, name, arguments) in enumerate(calls):
+        texts.append(lead)
+        made.append({"id": call_id(index), "type": "function", "function": {"name": name, "arguments": arguments}})
+    texts.append(text[end:])
+    return assistant_message("".join(texts), made)
+
+
+# The parsers ``parse_message`` reads with, by their settings (by identity: hashing a Dialect
+# costs more than the rest), each kept with the objects of its key (their ids are not reused
+# while it lives): one is never fed, so it reads any number of outputs, on any thread.
+_READERS: dict[tuple[int, int, int, bool], tuple[Any, Any, Any, DialectParser]] = {}
+
+
+def _reader(dialect: str | Dialect, tools: Toolset | None, drop_tokens: tuple[str, ...],
+            coerce: bool) -> DialectParser | None:
+    """The parser of these settings ``parse_message`` reads with (None for ``auto``)."""
+    key = (id(dialect), id(tools), id(drop_tokens), coerce)
+    found = _READERS.get(key)
+    if found is not None and found[0] is dialect and found[1] is tools and found[2] is drop_tokens:
+        return found[3]
+    if dialect == "auto":
+        return None
+    reader = DialectParser(dialect, tools, drop_tokens=drop_tokens, coerce=coerce)
+    if len(_READERS) >= 256:
+        _READERS.clear()
+    _READERS[key] = (dialect, tools, drop_tokens, reader)
+    return reader
 
 
 def _result(parser: Any, events: list[Event], auto: bool) -> ParseResult:

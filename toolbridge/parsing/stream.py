@@ -331,6 +331,31 @@ class DialectParser:
         call marker ``text`` has at ``start`` (``auto`` found it), read without a search.
         ``most``: an output of more calls than this is None as well (each costs some
         microseconds of Python: a bound on the time, for a caller that must keep it short)."""
+        read = self.plain_calls(text, start, opened, most)
+        if read is None:
+            return None
+        calls, pos = read
+        scan = self._scan
+        out: list[Event] = []
+        index = self._next_index
+        for lead, name, arguments in calls:
+            if lead:
+                out.append(Text(lead))
+            out += (ToolCallBegin(index, self._call_id(index), name), ArgumentsDelta(index, arguments),
+                    ToolCallEnd(index, arguments))
+            self._last_index, index = index, index + 1
+        if pos < len(text):
+            out += final_text(scan, text, pos)
+        # (the phase's markers are already the content's: START and CONTENT share them)
+        self._next_index, self._closed, self._cut, self._phase = index, True, cut, CONTENT
+        return out
+
+    def plain_calls(self, text: str, start: int = 0, opened: str = "",
+                    most: int | None = None) -> tuple[list[tuple[str, str, str]], int] | None:
+        """What ``read_plain`` reads, the parser left as it is: each call's text before it, its
+        name and its arguments, and where the last call ends (what follows is text); None when
+        ``read_plain`` gives None. A parser never fed reads any number of whole outputs so
+        (``parser.parse_message``)."""
         if self.lenient or self._buf or self._closed or self._phase is REASONING or self._phase is CALL:
             return None
         if self._phase is START and self._bare_at_start(text[start:] if start else text):
@@ -351,19 +376,7 @@ class DialectParser:
             pos, marker = read[2], ""
             if pos == len(text):
                 break  # (an answer that ends with its call is not searched again)
-        out: list[Event] = []
-        index = self._next_index
-        for lead, name, arguments in calls:
-            if lead:
-                out.append(Text(lead))
-            out += (ToolCallBegin(index, self._call_id(index), name), ArgumentsDelta(index, arguments),
-                    ToolCallEnd(index, arguments))
-            self._last_index, index = index, index + 1
-        if pos < len(text):
-            out += final_text(scan, text, pos)
-        # (the phase's markers are already the content's: START and CONTENT share them)
-        self._next_index, self._closed, self._cut, self._phase = index, True, cut, CONTENT
-        return out
+        return calls, pos
 
     def _bare_at_start(self, text: str) -> bool:
         """Whether the answer may start a call here with a bare opener (or is all space)."""
