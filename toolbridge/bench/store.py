@@ -167,7 +167,9 @@ async def _backend(url: str, quick: bool) -> dict[str, Any]:
         turn = front.turn(orjson.loads(req.body), req, await front.load(req))
         plan = plan_turn(turn, settings)
         body = front.whole(answer, plan)
-        await front.keep(plan)
+        kept = front.keep(plan)  # (None: nothing to keep)
+        if kept is not None:
+            await kept
         return body
 
     try:

@@ -80,7 +80,8 @@ and ``disconnected()``, called when the client goes away mid-stream.
 have ``async load(request)``: what the store holds of the records the request names, read before
 the turn and passed to ``turn(body, request, loaded)`` (planning never waits on the store; a
 request planned again after an upstream 404 is built from the same ``loaded``), and
-``async keep(plan)``: a whole answer kept (``whole`` made the record) before it is sent; its
+``keep(plan)``: the awaitable that keeps a whole answer (``whole`` made the record) before it
+is sent, or None when there is nothing to keep; its
 encoder ``async begin()`` (before the response head) and ``async keep()`` (after ``finish_sse``,
 before the last bytes go). A store that fails in any of them (``StoreUnavailable``) is 503
 ``store_unavailable`` in the front's shape, or the stream's error event once it began.
