@@ -28,14 +28,10 @@ class MarkerSet:
     _prefixes: frozenset[str] = field(init=False, repr=False)
     _firsts: str = field(init=False, repr=False)
     _first_re: re.Pattern[str] = field(init=False, repr=False)
-    # Per group: the text its search looks for (its markers' common beginning, or for a group
-    # that also finds the markers folded into it (``_group_searches``) its first character),
-    # the search, how far before that character the folded markers start and the group's own
-    # alternation (0 and None for the others), and how far past a window's end the text may
-    # run when it starts inside the window
-    _searches: tuple[tuple[str, Any, int, Any, int], ...] = field(init=False, repr=False)
-    _leads: tuple[str, ...] = field(init=False, repr=False)
-    _fold: int = field(init=False, repr=False)  # the most a folded marker begins before its anchor
+    # Per group: the character its search looks for, the search, and for a group that also
+    # finds the markers folded into it (``_group_searches``) how far before that character
+    # they start and the group's own alternation (0 and None for the others)
+    _searches: tuple[tuple[str, Any, int, Any], ...] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
     _one_first: bool = field(init=False, repr=False)  # every marker begins with the same character
     _opening: re.Pattern[str] = field(init=False, repr=False)
@@ -61,10 +57,6 @@ class MarkerSet:
         # One alternation per first character: it begins with that literal character, which
         # the regex engine scans for in C, false starts included.
         object.__setattr__(self, "_searches", _group_searches(ordered, firsts))
-        # What every marker of a group holds: its markers' common beginning (a folded marker
-        # holds the anchor character its group looks for)
-        object.__setattr__(self, "_leads", tuple(lead for lead, *_ in self._searches))
-        object.__setattr__(self, "_fold", max((fold for _, _, fold, *_ in self._searches), default=0))
         first_re = "[" + "".join(re.escape(c) for c in firsts) + "]" if firsts else r"(?!)"
         object.__setattr__(self, "_first_re", re.compile(first_re))
         # Where a marker may begin: its first two characters (or its first at the very end, which
@@ -93,25 +85,12 @@ class MarkerSet:
         several times slower), a window at a time so that a first character that never comes is
         not looked for to the end of the buffer at every call (the window grows to
         ``_WINDOW``). Each starts where a plain ``find`` (memchr, many times faster than the
-        regex engine's own scan) sees its group's lead (the markers' common beginning: a
-        ``` ``` ``` group passes over inline code's ``` ` ```), not at all when the window holds
+        regex engine's own scan) sees its first character, not at all when the window holds
         none, and stops where a marker found by another one starts. When every marker begins
-        with the same character, all this starts where ``find`` sees that character first. A
-        longer text searched from its start is searched from where ``find`` sees the first of
-        the groups' leads (``_first_lead``): the whole answer in prose, which holds none, costs
-        a substring test per group."""
+        with the same character, all this starts where ``find`` sees that character first."""
         end, reach = len(buf), self._longest - 1
         if end - pos <= near:
             return self._pattern.search(buf, pos)
-        if not pos:  # (a text searched from its start, once: where no group's lead is, no marker is)
-            for lead in self._leads:
-                if lead in buf:  # (a test costs less than a find)
-                    break
-            else:
-                return None  # (no lead, no marker: prose, the common answer, at C speed)
-            pos = self._first_lead(buf)
-            if end - pos <= near:
-                return self._pattern.search(buf, pos)
         if self._one_first:
             pos = buf.find(self._firsts, pos)  # (where a marker may first begin: nowhere, often)
             if pos < 0:
@@ -126,8 +105,8 @@ class MarkerSet:
         while pos < end:
             stop, window = pos + window, min(2 * window, _WINDOW)
             best = None
-            for lead, group_search, fold, own, ahead in self._searches:
-                at = find(lead, pos, stop + ahead)
+            for first, group_search, fold, own in self._searches:
+                at = find(first, pos, stop + fold)
                 if at < 0:
                     continue
                 m = group_search(buf, at, stop + reach)
@@ -139,18 +118,6 @@ class MarkerSet:
                 return best
             pos = stop
         return None
-
-    def _first_lead(self, buf: str) -> int:
-        """Where the first marker of ``buf``, which holds one of its groups' leads, may begin:
-        at the first lead, each looked for by ``find`` at C speed, or before it by as much as a
-        folded marker begins before its anchor. (The whole text is looked through, once per
-        lead: a text is searched from its start only once.)"""
-        first = len(buf)
-        for lead in self._leads:
-            at = buf.find(lead, 0, first + len(lead) - 1)  # (only a lead before the first found)
-            if at >= 0:
-                first = at
-        return max(0, first - self._fold)
 
     def _unfold(self, buf: str, m: re.Match[str] | None, pos: int, stop: int, fold: int, search: Any,
                 own: re.Pattern[str]) -> re.Match[str] | None:
@@ -239,7 +206,7 @@ class MarkerSet:
         return -1
 
 
-def _group_searches(ordered: list[str], firsts: str) -> tuple[tuple[str, Any, int, Any, int], ...]:
+def _group_searches(ordered: list[str], firsts: str) -> tuple[tuple[str, Any, int, Any], ...]:
     """``MarkerSet._searches``: one alternation per first character. A group whose first
     character is a letter or digit (common in prose: the ``f`` of ``functools[``) and whose
     markers all begin with the same text holding, after its first character, another group's
@@ -264,15 +231,14 @@ def _group_searches(ordered: list[str], firsts: str) -> tuple[tuple[str, Any, in
             continue  # (found by its anchor's group)
         own = re.compile(_trie_pattern(group))
         if c not in folds:
-            lead = _common_prefix(group)  # (looked for whole: "```" passes over inline code's "`")
-            searches.append((lead, own.search, 0, None, len(lead) - 1))
+            searches.append((c, own.search, 0, None))
             continue
         k, behind = folds[c]
         rest = sorted({m[1:] for m in group if len(m) > 1}, key=len, reverse=True)
         after = _trie_pattern(rest) if rest else ""
         after = f"(?:{after})?" if len(min(group, key=len)) == 1 else after
         source = f"{re.escape(c)}(?:(?<={re.escape(behind)})(?P<fold>)|{after})"
-        searches.append((c, re.compile(source).search, k, own, k))
+        searches.append((c, re.compile(source).search, k, own))
     return tuple(searches)
 
 
