@@ -104,8 +104,9 @@ def _properties_check(props: Any) -> Check | None:
     if any(sub is None for sub in subs.values()):
         return None
     # (a member of a type alone is tested here: no call of a check of its own for each)
-    typed = tuple((name, exact) for name, sub in props.items() if (exact := _type_only(sub)) is not None)
-    members = tuple((name, sub) for name, sub in subs.items() if _type_only(props[name]) is None)
+    exacts = {name: _type_only(sub) for name, sub in props.items()}
+    typed = tuple((name, exact) for name, exact in exacts.items() if exact is not None)
+    members = tuple((name, sub) for name, sub in subs.items() if exacts[name] is None)
 
     def check(instance: Any) -> bool:
         if type(instance) is not dict:
