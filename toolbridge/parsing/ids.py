@@ -45,7 +45,8 @@ class _Pool:
         self._lock = threading.Lock()
 
     def take(self, n: int) -> str:
-        """``n`` fresh characters (``n`` at most a few hundred)."""
+        """``n`` fresh characters (an id's few, or all of a whole answer's ids at once: more
+        than a draw holds takes several, under the lock)."""
         with self._lock:
             pos = self._pos
             end = pos + n
