@@ -53,3 +53,33 @@ def test_a_wrong_answer_fails_the_front_check() -> None:
     assert _check_answer(b'{"content": [{"type": "tool_use", "name": "edit_file"}]}', args) is None
     args.args = "prose"
     assert _check_answer(b'{"content": [{"type": "tool_use", "name": "edit_file"}]}', args) is not None
+
+
+def test_the_bound_answers_every_front_and_is_reported() -> None:
+    """``--bound``: the least translation runs beside the floor and the gateway, its answers checked
+    by the same load (a wrong one fails the run), its ratio and CPU reported in their own columns."""
+    out = io.StringIO()
+    argv = ["--quick", "--bound", "--dialect", "hermes", "--size", "small", "--size", "prose", "--nice", "0", "--json"]
+    with contextlib.redirect_stdout(out):
+        assert plain.main(argv) == 0
+    rows = json.loads(out.getvalue())["rows"]
+    assert all(r["bound_ratio"] > 0 and r["bound_cpu_us"] > 0 for r in rows)
+    assert "bound" in plain.report(rows, 1, 0.5).splitlines()[3]
+
+
+@pytest.mark.parametrize(("text", "read"), [
+    ('lead <tool_call>{"name": "t", "arguments": {"p": "x", "n": 2}}</tool_call>', ("lead", ("t", '{"p": "x", "n": 2}'))),
+    ('<tool_call>{"name": "t", "arguments": {"n": 2}}</tool_call>', None),  # required "p" missing
+    ('<tool_call>{"name": "t", "arguments": {"p": 1}}</tool_call>', None),  # "p" not a string
+    ('<tool_call>{"name": "u", "arguments": {"p": "x"}}</tool_call>', None),  # no such tool
+    ('<tool_call>{"name": "t", "arguments": {"p": "x", "q": 1}}</tool_call>', None),  # no such property
+    ('<tool_call>{"name": "t", "arguments": {"p": "x"}</tool_call>', None),  # not JSON
+    ('<tool_call>{"name": "t", "arguments": {"p": "x"}}', None),  # not closed
+    ("no call", None),
+])
+def test_the_bound_reads_a_call_only_when_it_fits(text: str, read: Any) -> None:
+    from toolbridge.bench.bound import read_call
+
+    schemas = {"t": {"type": "object", "properties": {"p": {"type": "string"}, "n": {"type": "integer"}},
+                     "required": ["p"]}}
+    assert read_call(text, schemas) == (read if read is not None else (text, None))
