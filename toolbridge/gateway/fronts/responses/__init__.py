@@ -188,7 +188,7 @@ class ResponsesFront:
                                    output, usage_of(answer.get("usage")), incomplete,
                                    model=model if isinstance(model, str) and model else None, echoed=context.store)
         if not context.store:  # no object is kept: the request's fields (never none) written after it, not merged
-            return orjson.dumps(response)[:-1] + b"," + orjson.dumps(context.echo)[1:]
+            return orjson.dumps(response)[:-1] + context.echo_tail()
         body = orjson.dumps(response)
         context.kept = Record(response, self.conversation(context, response), self.size(context, body),
                               context.inputs)  # (stored by ``keep``)
