@@ -207,15 +207,19 @@ class _Frame:
 
 
 def _frame_key(body: dict[str, Any]) -> bytes | None:
-    """The JSON text of ``body``'s fields but those of the one request (None: not JSON, from
-    the Python API: not kept)."""
+    """The JSON text of ``body``'s fields but those of the one request (None: a value JSON does
+    not have, from the Python API: not kept). Equal texts are equal fields for a body decoded
+    from JSON (the gateway's): a Python caller's tuple reads as the list of the same text."""
     fields = dict(body)
     fields.pop("input", None)
     fields.pop("previous_response_id", None)
     try:
-        return orjson.dumps(fields)
+        return orjson.dumps(fields, option=_JSON_ONLY)
     except orjson.JSONEncodeError:
         return None
+
+
+_JSON_ONLY = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 
 
 _FRAMES = SharedCache(256)  # by ``_frame_key``
