@@ -140,9 +140,9 @@ def _planned(body: dict[str, Any], previous: Any, sealer: Sealer, lookup: Lookup
              key: bytes | None) -> Turn:
     """``responses_turn``'s whole way: every field checked and translated, in the order their
     errors come; the fields' translation is kept under ``key`` (None: not kept)."""
-    for key_, why in _REFUSED.items():
-        if body.get(key_) not in (None, False):
-            raise RequestError(f"{key_}: not supported: {why}", param=key_)
+    for name, why in _REFUSED.items():
+        if body.get(name) not in (None, False):
+            raise RequestError(f"{name}: not supported: {why}", param=name)
     _drop.unknown(body, _KNOWN, _DROPPED)
     model = body.get("model")  # optional: the upstream's model (gateway/upstream/models.py)
     if model is not None and (not isinstance(model, str) or not model):
