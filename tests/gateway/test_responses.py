@@ -582,6 +582,48 @@ def test_what_cannot_be_honoured_is_a_400_naming_the_field(body: dict[str, Any],
     assert refused.value.status == 400 and refused.value.param == param and str(refused.value).startswith(param)
 
 
+def translated(body: dict[str, Any]) -> Any:
+    """What ``turn`` makes of ``body``: the turn's fields and its context's, or the error."""
+    try:
+        made = turn(body)
+    except RequestError as exc:
+        return str(exc), exc.param, exc.code
+    context = {k: v for k, v in vars(made.context).items() if k not in ("created", "frame")}
+    context["inputs"] = [{**item, "id": None} for item in context["inputs"]]  # (fresh ids each time)
+    return {**vars(made), "context": context}
+
+
+@pytest.mark.parametrize("fields", [
+    {"tools": TOOLS, "instructions": "Be terse.", "temperature": 0.2, "store": False},
+    {"tools": TOOLS, "store": True, "metadata": {"a": "b"}, "reasoning": {"effort": "low", "summary": "auto"}},
+    {"tools": [{"type": "namespace", "name": "ns", "tools": [READ]}, READ], "tool_choice": {"type": "function",
+                                                                                          "name": "read_file"}},
+    {"tools": TOOLS, "instructions": 5},  # refused after the input is read
+    {"tools": TOOLS, "metadata": {"k": 1}},
+    {"tools": TOOLS, "include": ["reasoning.encrypted_content"], "stream": True},
+])
+@pytest.mark.parametrize("input", [
+    "hi",
+    [{"role": "user", "content": "hi"}, {"type": "function_call", "call_id": "c1", "name": "read_file",
+                                         "arguments": "{}"}, {"type": "function_call_output", "call_id": "c1",
+                                                              "output": "ok"}],
+    [{"type": "function_call_output", "call_id": "nope", "output": "x"}],  # refused before the fields after it
+    [{"type": "additional_tools", "tools": [WEATHER]}, {"role": "user", "content": "hi"}],
+    [{"type": "additional_tools", "tools": 3}],
+    5,
+])
+@pytest.mark.parametrize("previous", [None, "resp_unknown", 7])
+def test_a_request_like_an_earlier_one_is_translated_as_it(monkeypatch: pytest.MonkeyPatch, fields: dict[str, Any],
+                                                           input: Any, previous: Any) -> None:
+    """The fields but the input kept translated (``_Frame``): a request sending the same ones
+    gets what a first one does, turn or error, whatever its input and previous response."""
+    body = {**fields, "input": input, "previous_response_id": previous}
+    monkeypatch.setattr(responses_request, "_FRAMES", responses_request.SharedCache(8))
+    first = translated(body)
+    translated({**fields, "input": "an earlier request"})
+    assert translated(body) == first
+
+
 # ---------------------------------------------------------------- the request, over HTTP
 
 

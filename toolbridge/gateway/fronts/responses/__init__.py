@@ -126,45 +126,17 @@ class ResponsesFront:
         the store for it (without it, only the memory store is read, at once). The scope (a keyed
         hash of the caller's credential) is made only for a response that is stored or a request
         that names stored records."""
-        scoped: list[str] = []
-
-        def scope() -> str:
-            if not scoped:
-                scoped.append(self.scopes.of(req))
-            return scoped[0]
-
-        previous: list[int] = []
-        get, item = self._lookups(req, loaded)
-
-        def conversation(response_id: str) -> list[dict[str, Any]]:
-            found = previous_conversation(get(response_id), response_id)
-            previous.append(found.size)
-            return found.conversation  # type: ignore[return-value]  # (checked above)
-
-        turn = responses_turn(body, conversation, self.sealer, item)
+        reads = _Reads(self, req, loaded)
+        turn = responses_turn(body, reads.conversation, self.sealer, reads.item)
         context: Context = turn.context
         if context.store:
-            context.scope = scope()
+            context.scope = reads.scope()
         # The request's bytes twice: the conversation made of it, and its input items kept as given.
-        context.size = 2 * (len(req.body) if req is not None else 0) + sum(previous)
+        context.size = 2 * (len(req.body) if req is not None else 0) + reads.previous
         if context.compaction:  # the answer is the conversation's summary (``compaction``)
             context.time_limit = self.compact_timeout
             return summarising(turn, self.compact_max_tokens)
         return turn
-
-    def _lookups(self, scope: Callable[[], str], loaded: Loaded | None) -> tuple[Any, Any]:
-        """The turn's two lookups: a stored record by id, a stored item by id (``scope()``: the
-        caller's)."""
-        if loaded is None and isinstance(self.store, MemoryStore):  # in-process callers (bench, tests)
-            core = self.store.core
-
-            def record(response_id: str) -> Record | None:
-                found = core.entry(scope(), response_id)
-                return None if found is None else Record(found.response, found.conversation, found.size)
-
-            return record, lambda item_id: core.item(scope(), item_id)
-        loaded = loaded or Loaded()
-        return loaded.previous.get, loaded.items.get
 
     def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,
               param: str | None = None) -> bytes:
@@ -188,7 +160,7 @@ class ResponsesFront:
                                    output, usage_of(answer.get("usage")), incomplete,
                                    model=model if isinstance(model, str) and model else None, echoed=context.store)
         if not context.store:  # no object is kept: the request's fields (never none) written after it, not merged
-            return orjson.dumps(response)[:-1] + b"," + orjson.dumps(context.echo)[1:]
+            return orjson.dumps(response)[:-1] + context.echo_tail()
         body = orjson.dumps(response)
         context.kept = Record(response, self.conversation(context, response), self.size(context, body),
                               context.inputs)  # (stored by ``keep``)
@@ -241,6 +213,45 @@ class ResponsesFront:
     async def delete(self, req: Request, response_id: str) -> bool:
         """Delete the response ``response_id`` of ``req``'s caller; False when there is none."""
         return await self.store.delete(self.scopes.of(req), response_id)
+
+
+class _Reads:
+    """What one turn reads of the store, in its caller's scope: the response a
+    ``previous_response_id`` names and the items of ``item_reference`` items (from what the
+    front's ``load`` read; without it, only the memory store is read, at once). The scope is made
+    when first asked (most requests name nothing stored)."""
+
+    __slots__ = ("_front", "_req", "_loaded", "_scope", "previous")
+
+    def __init__(self, front: ResponsesFront, req: Request | None, loaded: Loaded | None) -> None:
+        self._front, self._req, self._loaded = front, req, loaded
+        self._scope: str | None = None
+        self.previous = 0  # the bytes the previous response's conversation is accounted
+
+    def scope(self) -> str:
+        if self._scope is None:
+            self._scope = self._front.scopes.of(self._req)
+        return self._scope
+
+    def conversation(self, response_id: str) -> list[dict[str, Any]]:
+        """The conversation of the stored response ``response_id`` (RequestError: none)."""
+        found = previous_conversation(self._record(response_id), response_id)
+        self.previous += found.size
+        return found.conversation  # type: ignore[return-value]  # (checked above)
+
+    def _record(self, response_id: str) -> Record | None:
+        store = self._front.store
+        if self._loaded is None and isinstance(store, MemoryStore):  # in-process callers (bench, tests)
+            found = store.core.entry(self.scope(), response_id)
+            return None if found is None else Record(found.response, found.conversation, found.size)
+        return self._loaded.previous.get(response_id) if self._loaded is not None else None
+
+    def item(self, item_id: str) -> dict[str, Any] | None:
+        """The stored item ``item_id`` (None: none)."""
+        store = self._front.store
+        if self._loaded is None and isinstance(store, MemoryStore):
+            return store.core.item(self.scope(), item_id)  # type: ignore[no-any-return]
+        return self._loaded.items.get(item_id) if self._loaded is not None else None
 
 
 def store_event(metrics: Metrics, event: str) -> None:

@@ -30,12 +30,15 @@ def usage_of(usage: Any) -> dict[str, Any] | None:
     """This API's usage from a chat ``usage`` (None without one)."""
     if not isinstance(usage, dict):
         return None
-    prompt, completion = _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
-    cached = _int((usage.get("prompt_tokens_details") or {}).get("cached_tokens"))
-    reasoning = _int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens"))
+    get = usage.get
+    prompt, completion = _int(get("prompt_tokens")), _int(get("completion_tokens"))
+    # (The details, when given: most upstreams leave them out.)
+    details, thoughts = get("prompt_tokens_details"), get("completion_tokens_details")
+    cached = _int(details.get("cached_tokens")) if details else 0
+    reasoning = _int(thoughts.get("reasoning_tokens")) if thoughts else 0
     return {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": 0},
             "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": reasoning},
-            "total_tokens": _int(usage.get("total_tokens")) or prompt + completion}
+            "total_tokens": _int(get("total_tokens")) or prompt + completion}
 
 
 def _int(value: Any) -> int:

@@ -99,6 +99,17 @@ class Context:
     created: float = field(default_factory=time.time)  # the response's created_at, on the gateway's clock
     compaction: str = ""  # "v2": the input ended with a compaction_trigger; "v1": /v1/responses/compact
     time_limit: float | None = None  # seconds the upstream exchange may take (the pipeline's ``_bounded``)
+    frame: Any = None  # the ``_Frame`` whose echo this is (None: the echo is this request's own)
+
+    def echo_tail(self) -> bytes:
+        """``echo``'s JSON text as the rest of an object (``,"instructions":...}``): made once
+        per frame, for the requests that share it."""
+        frame = self.frame
+        if frame is None:
+            return b"," + orjson.dumps(self.echo)[1:]
+        if frame.echo_json is None:
+            frame.echo_json = b"," + orjson.dumps(self.echo)[1:]
+        return frame.echo_json  # type: ignore[no-any-return]
 
     def client_name(self, name: str) -> tuple[str, str | None]:
         """(name, namespace) of a call as the client knows the tool."""
@@ -109,12 +120,29 @@ class Context:
 def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | None = None) -> Turn:
     """A Responses request as a Turn; raises RequestError (400) naming the field.
     ``previous(id)`` gives a stored response's conversation (raises RequestError when unknown),
-    ``lookup(id)`` a stored item an ``item_reference`` names (None when unknown)."""
+    ``lookup(id)`` a stored item an ``item_reference`` names (None when unknown).
+
+    An agent sends the same fields with every request of a session but its input (and the
+    previous response's id): their translation (``_Frame``) is kept by their JSON text, and a
+    request whose fields were translated before has only its input read. Those fields passed
+    every check then, so the error such a request gets (if any) is the one its input's steps
+    give, as on the whole way (``_planned``), where they come in the same order."""
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
-    for key, why in _REFUSED.items():
-        if body.get(key) not in (None, False):
-            raise RequestError(f"{key}: not supported: {why}", param=key)
+    key = _frame_key(body)
+    frame = _FRAMES.get(key) if key is not None else None
+    if frame is None or _additional(body.get("input")):  # (a frame is kept without additional tools)
+        return _planned(body, previous, sealer, lookup, key)
+    return _turn_of(frame, body, _conversation(body, frame, previous, sealer, lookup))
+
+
+def _planned(body: dict[str, Any], previous: Any, sealer: Sealer, lookup: Lookup | None,
+             key: bytes | None) -> Turn:
+    """``responses_turn``'s whole way: every field checked and translated, in the order their
+    errors come; the fields' translation is kept under ``key`` (None: not kept)."""
+    for name, why in _REFUSED.items():
+        if body.get(name) not in (None, False):
+            raise RequestError(f"{name}: not supported: {why}", param=name)
     _drop.unknown(body, _KNOWN, _DROPPED)
     model = body.get("model")  # optional: the upstream's model (gateway/upstream/models.py)
     if model is not None and (not isinstance(model, str) or not model):
@@ -130,14 +158,77 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     if stream:
         options["stream"] = True
         options["stream_options"] = {"include_usage": True}
-    (tools, freeforms, namespaces, schema_paths), shown, text, names = _tools_of(body.get("tools"),
-                                                                               _additional(body.get("input")))
+    additional = _additional(body.get("input"))
+    (tools, freeforms, namespaces, schema_paths), shown, text, names = _tools_of(body.get("tools"), additional)
     choice = body.get("tool_choice")
     if choice is not None and type(choice) is not str:
         choice = _tool_choice(choice, namespaces)
     parallel = body.get("parallel_tool_calls")
     if parallel is not None and not isinstance(parallel, bool):
         raise RequestError("parallel_tool_calls: must be a boolean", param="parallel_tool_calls")
+    frame = _Frame(model, stream, store, options, tools, freeforms, namespaces, schema_paths, text, names, choice,
+                   parallel)
+    conversation = _conversation(body, frame, previous, sealer, lookup)
+    instructions = body.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        raise RequestError("instructions: must be a string", param="instructions")
+    frame.instructions = instructions
+    frame.echo = _echo(body, parallel, shown)
+    include = body.get("include")
+    frame.sealed = include is not None and "reasoning.encrypted_content" in _include(include)
+    frame.summary = reasoning is not None and _summary(reasoning)
+    if key is not None and not additional:
+        _FRAMES.put(key, frame)
+    return _turn_of(frame, body, conversation)
+
+
+@dataclass(slots=True)
+class _Frame:
+    """What a request's fields but ``input`` and ``previous_response_id`` make (``_planned``),
+    shared by the requests that send the same: nothing here is changed once it is kept."""
+
+    model: str | None
+    stream: bool
+    store: bool
+    options: dict[str, Any]  # the upstream's fields (each turn has its own copy: ``Turn.serve_as``)
+    tools: list[dict[str, Any]] | None
+    freeforms: dict[str, Format]
+    namespaces: dict[str, tuple[str, str]]
+    schema_paths: list[str]
+    text: bytes | None  # the tools' JSON text (``Turn.tools_json``)
+    names: dict[tuple[str, str], str]  # the namespaced functions' names (``_names``)
+    choice: Any
+    parallel: Any
+    instructions: str | None = None
+    echo: dict[str, Any] = field(default_factory=dict)  # without previous_response_id (``_turn_of``)
+    sealed: bool = False
+    summary: bool = False
+    echo_json: bytes | None = None  # ``b"," + echo``'s JSON without its brace (``Context.echo_tail``)
+
+
+def _frame_key(body: dict[str, Any]) -> bytes | None:
+    """The JSON text of ``body``'s fields but those of the one request (None: a value JSON does
+    not have, from the Python API: not kept). Equal texts are equal fields for a body decoded
+    from JSON (the gateway's): a Python caller's tuple reads as the list of the same text."""
+    fields = dict(body)
+    fields.pop("input", None)
+    fields.pop("previous_response_id", None)
+    try:
+        return orjson.dumps(fields, option=_JSON_ONLY)
+    except orjson.JSONEncodeError:
+        return None
+
+
+_JSON_ONLY = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+
+_FRAMES = SharedCache(256)  # by ``_frame_key``
+
+
+def _conversation(body: dict[str, Any], frame: _Frame, previous: Any, sealer: Sealer,
+                  lookup: Lookup | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], bool]:
+    """The conversation (the previous response's, then the input's), the input items as they
+    are kept, and whether the input asks for a compaction."""
     previous_id = body.get("previous_response_id")
     history: list[dict[str, Any]] = []
     if previous_id is not None:
@@ -146,23 +237,29 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
         history = list(previous(previous_id))
     inputs: list[dict[str, Any]] = []  # kept only when the response is (Codex sends its history unstored)
     given, compacting = trigger(body.get("input"))  # (the answer is then the summary: compaction)
-    history += _items(given, names, sealer, _call_ids(history) if history else set(), lookup,
-                      inputs if store else None)
-    instructions = body.get("instructions")
-    if instructions is not None and not isinstance(instructions, str):
-        raise RequestError("instructions: must be a string", param="instructions")
-    echo = _echo(body, parallel, shown)
-    include = body.get("include")
-    sealed = include is not None and "reasoning.encrypted_content" in _include(include)
+    history += _items(given, frame.names, sealer, _call_ids(history) if history else set(), lookup,
+                      inputs if frame.store else None)
+    return history, inputs, compacting
+
+
+def _turn_of(frame: _Frame, body: dict[str, Any],
+             conversation: tuple[list[dict[str, Any]], list[dict[str, Any]], bool]) -> Turn:
+    history, inputs, compacting = conversation
+    previous_id, echo, shared = body.get("previous_response_id"), frame.echo, frame
+    if previous_id is not None:  # (the one field of the echo a frame does not hold)
+        echo, shared = echo.copy(), None
+        echo["previous_response_id"] = previous_id
     # (Its fields given in their order, not by keyword: see turn.plan_turn; scope and size are
     # the front's.)
-    context = Context(model or "", echo, stream, store, sealed, reasoning is not None and _summary(reasoning),
-                      namespaces, freeforms, history, "", 0, inputs)
+    context = Context(frame.model or "", echo, frame.stream, frame.store, frame.sealed, frame.summary,
+                      frame.namespaces, frame.freeforms, history, "", 0, inputs)
+    context.frame = shared
     if compacting:
         context.compaction = "v2"
     # (Its fields given in their order, not by keyword: see turn.plan_turn.)
-    return Turn(_lead_system(instructions, history), tools, choice, parallel, stream, stream, model, options,
-                freeforms, context, schema_paths, (tools, text))
+    return Turn(_lead_system(frame.instructions, history), frame.tools, frame.choice, frame.parallel, frame.stream,
+                frame.stream, frame.model, dict(frame.options), frame.freeforms, context, frame.schema_paths,
+                (frame.tools, frame.text))
 
 
 def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
@@ -223,8 +320,8 @@ _ECHO: dict[str, Any] = {
     "parallel_tool_calls": True, "reasoning": None, "text": None, "temperature": 1.0, "top_p": 1.0,
     "presence_penalty": 0.0, "frequency_penalty": 0.0, "top_logprobs": 0, "max_tool_calls": None,
     "truncation": "disabled", "service_tier": "default"}
-# The fields repeated as given, when given (not null).
-_GIVEN = frozenset({"instructions", "max_output_tokens", "previous_response_id", "prompt_cache_key", "user",
+# The fields repeated as given, when given (not null); previous_response_id too (``_turn_of``).
+_GIVEN = frozenset({"instructions", "max_output_tokens", "prompt_cache_key", "user",
                     "safety_identifier", "temperature", "top_p", "presence_penalty", "frequency_penalty"})
 
 
