@@ -53,15 +53,61 @@ _TURN_FIELDS = frozenset({"model", "messages", "system", "max_tokens", "stop_seq
 _drop = Dropped("messages")
 
 
-def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prior] | None = None) -> Turn:
+def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prior] | None = None,
+                  decoded: bool = False) -> Turn:
     """A Messages request as a Turn; raises RequestError (400) naming the field. ``count``: a
     count_tokens request (no ``max_tokens``, no ``stream``, no ``thread``). ``previous(id)``:
     the kept turn a ``thread`` continue names (it raises the 404); None: threads are not kept
     (a ``thread`` is the 400 ``thread_unsupported_request``). A threaded turn's ``context`` is
-    its ``threads.Thread``. (Each optional field is read only when given: nearly every request
-    leaves most of them out.)"""
+    its ``threads.Thread``. ``decoded``: the body was decoded from JSON, as the pipeline's are
+    (equal JSON texts are then equal values): the fields besides the messages and the system
+    text (``_head``) are read once per distinct text of them (``_kept_head``)."""
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
+    if decoded and body.get("thread") is None:
+        head, thread, prior = _kept_head(body, count), None, None
+    else:
+        head, thread, prior = _head(body, count, previous)
+    options, stream, model, tools, choice, parallel, paths, tools_json = head
+    messages = _conversation(body, prior)
+    context = None if thread is None else Thread(thread or None, messages, tools, prior.size if prior else 0)
+    # (Its fields given in their order, not by keyword: see turn.plan_turn. The options are the
+    # turn's own: ``Turn.serve_as`` changes them.)
+    return Turn(messages, tools, choice, parallel, stream, stream, model, dict(options), {}, context, paths,
+                tools_json)
+
+
+# What ``_head`` makes of a request: the upstream's options, stream, model, tools, tool_choice,
+# parallel_tool_calls, the tools' schema paths and ``Turn.tools_json``.
+_Head = tuple[dict[str, Any], bool, Any, Any, Any, Any, list[str], tuple[Any, bytes | None]]
+
+
+def _kept_head(body: dict[str, Any], count: bool) -> _Head:
+    """``_head`` of a request without a ``thread``, made once per distinct JSON text of its
+    fields besides ``messages`` and ``system`` and kept by it (agents send the same tools and
+    settings with every request; the conversation grows, and the system text is taken as it
+    is). What is kept is not changed by its users (the options are copied for each turn); a
+    head ``_head`` refuses is refused each time, as it is read before the messages are."""
+    rest = body.copy()
+    rest.pop("messages", None)
+    rest.pop("system", None)
+    try:
+        key = orjson.dumps(rest)
+    except orjson.JSONEncodeError:  # (nested deeper than orjson writes: read each time)
+        return _head(body, count, None)[0]
+    heads = _HEADS[count]
+    head = heads.get(key)
+    return head if head is not None else heads.put(key, _head(body, count, None)[0])  # type: ignore[no-any-return]
+
+
+_HEADS = (SharedCache(256), SharedCache(256))  # by the head's JSON text; a request's, count_tokens'
+
+
+def _head(body: dict[str, Any], count: bool,
+          previous: Callable[[str], Prior] | None) -> tuple[_Head, str | None, Prior | None]:
+    """Every field but the messages and the system text, checked in order and read (each
+    optional one only when given: nearly every request leaves most of them out), with the
+    ``thread`` field (``threads.thread_field``) and the kept turn it continues."""
     get = body.get
     for key, why in _REFUSED.items():
         if get(key) is not None:
@@ -95,10 +141,7 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
     else:
         tools, text, paths = prior.tools, None, _schema_paths(prior.tools)
     choice, parallel = (None, None) if get("tool_choice") is None else _tool_choice(get("tool_choice"), tools)
-    messages = _conversation(body, prior)
-    context = None if thread is None else Thread(thread or None, messages, tools, prior.size if prior else 0)
-    # (Its fields given in their order, not by keyword: see turn.plan_turn.)
-    return Turn(messages, tools, choice, parallel, stream, stream, model, options, {}, context, paths, (tools, text))
+    return (options, stream, model, tools, choice, parallel, paths, (tools, text)), thread, prior
 
 
 def _conversation(body: dict[str, Any], prior: Prior | None) -> list[dict[str, Any]]:
