@@ -157,9 +157,11 @@ def _conversation(body: dict[str, Any], prior: Prior | None) -> list[dict[str, A
         _system(messages)  # a system message's fault is told before the others, as it was found first
         raise
     text = "\n\n".join([p for p in parts if p]) if len(parts) > 1 else parts[0] if parts else ""
-    lead = [{"role": "system", "content": text}] if text else []
     if prior is None:
-        return [*lead, *new] if lead else new
+        if text:
+            new.insert(0, {"role": "system", "content": text})
+        return new
+    lead = [{"role": "system", "content": text}] if text else []
     history = list(prior.messages)
     if lead:
         if history and history[0]["role"] == "system":
@@ -348,12 +350,15 @@ def _messages(messages: Any, pending: dict[str, str] | None = None,
     last = len(messages) - 1
     for i, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
+        content = message.get("content") if role == "user" or role == "assistant" else None
+        if type(content) is str and content and not pending:  # one text: what the rest would make of it
+            out.append({"role": role, "content": content})
+            continue
         if role == "system":
             system.append(_system_text(message.get("content"), f"messages.{i}.content"))
             continue
         if role != "user" and role != "assistant":
             raise RequestError(f"messages.{i}.role: must be 'user' or 'assistant'", param=f"messages.{i}.role")
-        content = message.get("content")
         if (content == "" or content == []) and (role == "user" or i < last):
             raise RequestError(f"messages.{i}.content: must not be empty (only a final assistant message may "
                                "be)", param=f"messages.{i}.content")
