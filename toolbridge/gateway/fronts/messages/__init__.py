@@ -28,7 +28,7 @@ from ...turn import Plan, Turn
 from ..ids import ID, NONCE, draw
 from .ids import message_id, tool_use_id
 from .request import messages_turn
-from .stream import Context, MessagesStream, stop_reason, usage_of
+from .stream import UNCOUNTED, Context, MessagesStream, stop_reason, usage_of
 from .threads import CODES, Reply, Thread, Threads, assistant
 from .tokens import TokenCounter
 
@@ -134,20 +134,26 @@ class MessagesFront:
     def turn(self, body: Any, req: Any = None, loaded: Any = None) -> Turn:
         """The request as a Turn, its context a ``stream.Context``: a stream's input tokens, and
         a ``thread`` (a continue is looked up in ``req``'s caller's scope, as ``load`` read it
-        into ``loaded``, and the turn will be kept there)."""
-        threads = self.threads if self.threads is not None and self.threads.enabled else None
-        if threads is None:
-            turn = messages_turn(body, self.count)
+        into ``loaded``, and the turn will be kept there). (``req`` is the pipeline's request,
+        whose body was decoded from JSON: see ``messages_turn``.)"""
+        threads = self.threads
+        if isinstance(body, dict) and body.get("thread") is not None and threads is not None and threads.enabled:
+            turn = self._threaded(threads, body, req, loaded)
+            thread = turn.context if isinstance(turn.context, Thread) else None
         else:
-            # (the scope, a keyed hash of the caller's credential, made once and only for a thread)
-            scope = cache(lambda: threads.scope(req))
-            turn = messages_turn(body, self.count, lambda message_id: threads.prior(scope(), message_id, loaded))
-            if isinstance(turn.context, Thread):
-                turn.context.scope = scope()
-                turn.context.size += len(req.body) if req is not None else 0
-        thread = turn.context if isinstance(turn.context, Thread) else None
+            turn, thread = messages_turn(body, self.count, None, req is not None), None
         counted = self.tokens.count(turn)[0] if turn.stream and self.tokens is not None else 0
-        turn.context = Context(counted, thread)
+        turn.context = Context(counted, thread) if counted or thread is not None else UNCOUNTED
+        return turn
+
+    def _threaded(self, threads: Threads, body: dict[str, Any], req: Any, loaded: Any) -> Turn:
+        """The turn of a request with a ``thread``, its context the ``Thread`` (with its scope,
+        a keyed hash of the caller's credential, made once and only when needed)."""
+        scope = cache(lambda: threads.scope(req))
+        turn = messages_turn(body, self.count, lambda message_id: threads.prior(scope(), message_id, loaded))
+        if isinstance(turn.context, Thread):
+            turn.context.scope = scope()
+            turn.context.size += len(req.body) if req is not None else 0
         return turn
 
     def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,

@@ -53,15 +53,61 @@ _TURN_FIELDS = frozenset({"model", "messages", "system", "max_tokens", "stop_seq
 _drop = Dropped("messages")
 
 
-def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prior] | None = None) -> Turn:
+def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prior] | None = None,
+                  decoded: bool = False) -> Turn:
     """A Messages request as a Turn; raises RequestError (400) naming the field. ``count``: a
     count_tokens request (no ``max_tokens``, no ``stream``, no ``thread``). ``previous(id)``:
     the kept turn a ``thread`` continue names (it raises the 404); None: threads are not kept
     (a ``thread`` is the 400 ``thread_unsupported_request``). A threaded turn's ``context`` is
-    its ``threads.Thread``. (Each optional field is read only when given: nearly every request
-    leaves most of them out.)"""
+    its ``threads.Thread``. ``decoded``: the body was decoded from JSON, as the pipeline's are
+    (equal JSON texts are then equal values): the fields besides the messages and the system
+    text (``_head``) are read once per distinct text of them (``_kept_head``)."""
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
+    if decoded and body.get("thread") is None:
+        head, thread, prior = _kept_head(body, count), None, None
+    else:
+        head, thread, prior = _head(body, count, previous)
+    options, stream, model, tools, choice, parallel, paths, tools_json = head
+    messages = _conversation(body, prior)
+    context = None if thread is None else Thread(thread or None, messages, tools, prior.size if prior else 0)
+    # (Its fields given in their order, not by keyword: see turn.plan_turn. The options are the
+    # turn's own: ``Turn.serve_as`` changes them.)
+    return Turn(messages, tools, choice, parallel, stream, stream, model, dict(options), {}, context, paths,
+                tools_json)
+
+
+# What ``_head`` makes of a request: the upstream's options, stream, model, tools, tool_choice,
+# parallel_tool_calls, the tools' schema paths and ``Turn.tools_json``.
+_Head = tuple[dict[str, Any], bool, Any, Any, Any, Any, list[str], tuple[Any, bytes | None]]
+
+
+def _kept_head(body: dict[str, Any], count: bool) -> _Head:
+    """``_head`` of a request without a ``thread``, made once per distinct JSON text of its
+    fields besides ``messages`` and ``system`` and kept by it (agents send the same tools and
+    settings with every request; the conversation grows, and the system text is taken as it
+    is). What is kept is not changed by its users (the options are copied for each turn); a
+    head ``_head`` refuses is refused each time, as it is read before the messages are."""
+    rest = body.copy()
+    rest.pop("messages", None)
+    rest.pop("system", None)
+    try:
+        key = orjson.dumps(rest)
+    except orjson.JSONEncodeError:  # (nested deeper than orjson writes: read each time)
+        return _head(body, count, None)[0]
+    heads = _HEADS[count]
+    head = heads.get(key)
+    return head if head is not None else heads.put(key, _head(body, count, None)[0])  # type: ignore[no-any-return]
+
+
+_HEADS = (SharedCache(256), SharedCache(256))  # by the head's JSON text; a request's, count_tokens'
+
+
+def _head(body: dict[str, Any], count: bool,
+          previous: Callable[[str], Prior] | None) -> tuple[_Head, str | None, Prior | None]:
+    """Every field but the messages and the system text, checked in order and read (each
+    optional one only when given: nearly every request leaves most of them out), with the
+    ``thread`` field (``threads.thread_field``) and the kept turn it continues."""
     get = body.get
     for key, why in _REFUSED.items():
         if get(key) is not None:
@@ -95,10 +141,7 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
     else:
         tools, text, paths = prior.tools, None, _schema_paths(prior.tools)
     choice, parallel = (None, None) if get("tool_choice") is None else _tool_choice(get("tool_choice"), tools)
-    messages = _conversation(body, prior)
-    context = None if thread is None else Thread(thread or None, messages, tools, prior.size if prior else 0)
-    # (Its fields given in their order, not by keyword: see turn.plan_turn.)
-    return Turn(messages, tools, choice, parallel, stream, stream, model, options, {}, context, paths, (tools, text))
+    return (options, stream, model, tools, choice, parallel, paths, (tools, text)), thread, prior
 
 
 def _conversation(body: dict[str, Any], prior: Prior | None) -> list[dict[str, Any]]:
@@ -114,9 +157,11 @@ def _conversation(body: dict[str, Any], prior: Prior | None) -> list[dict[str, A
         _system(messages)  # a system message's fault is told before the others, as it was found first
         raise
     text = "\n\n".join([p for p in parts if p]) if len(parts) > 1 else parts[0] if parts else ""
-    lead = [{"role": "system", "content": text}] if text else []
     if prior is None:
-        return [*lead, *new] if lead else new
+        if text:
+            new.insert(0, {"role": "system", "content": text})
+        return new
+    lead = [{"role": "system", "content": text}] if text else []
     history = list(prior.messages)
     if lead:
         if history and history[0]["role"] == "system":
@@ -305,12 +350,15 @@ def _messages(messages: Any, pending: dict[str, str] | None = None,
     last = len(messages) - 1
     for i, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
+        content = message.get("content") if role == "user" or role == "assistant" else None
+        if type(content) is str and content and not pending:  # one text: what the rest would make of it
+            out.append({"role": role, "content": content})
+            continue
         if role == "system":
             system.append(_system_text(message.get("content"), f"messages.{i}.content"))
             continue
         if role != "user" and role != "assistant":
             raise RequestError(f"messages.{i}.role: must be 'user' or 'assistant'", param=f"messages.{i}.role")
-        content = message.get("content")
         if (content == "" or content == []) and (role == "user" or i < last):
             raise RequestError(f"messages.{i}.content: must not be empty (only a final assistant message may "
                                "be)", param=f"messages.{i}.content")

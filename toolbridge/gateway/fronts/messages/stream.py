@@ -89,7 +89,7 @@ def _event(name: bytes, data: dict[str, Any]) -> bytes:
     return b"event: %b\ndata: %b\n\n" % (name, _dumps(data))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Context:
     """What an answer needs of its request: its input tokens, counted as count_tokens counts
     them (``tokens.TokenCounter``), for a stream's ``message_start`` (the upstream's count comes
@@ -97,6 +97,9 @@ class Context:
 
     input_tokens: int = 0
     thread: Thread | None = None
+
+
+UNCOUNTED = Context()  # a turn's without either (one for all: a Context is not changed)
 
 
 class MessagesStream:
