@@ -70,7 +70,9 @@ reads it: ``nesting``), ``error(message, type, code, param) -> bytes``, ``upstre
 bytes``, ``whole(answer, plan) -> bytes``, ``stream(answer_stream) ->
 encoder`` (``feed_sse(chunk) -> bytes``, ``finish_sse() -> bytes``, ``provenance``),
 ``stream_error(message, type, code) -> bytes``, ``stream_end() -> bytes`` and ``content_type``;
-and one route in ``app.py``. An encoder may also have ``idle_sse() -> bytes`` and
+and one route in ``app.py``. A front may also have ``decode(body) -> (value, shallow)``: the body
+as ``orjson.loads`` decodes it and whether it is ``turn.shallow_body``, read faster by what the
+front knows of its bodies (the chat front: tools it has seen). An encoder may also have ``idle_sse() -> bytes`` and
 ``idle_seconds``: its keep-alive events, written while the client is sent nothing
 (``keepalive``);
 ``event_end``, what ends each of its events when not SSE's blank line (counted by it);
@@ -345,8 +347,11 @@ class Pipeline:
         """The request decoded, its nesting bounded (``turn.check_body``, for a front that builds
         its turn out of the body) and translated: the turn, whether the body is ``shallow``
         and whether it was ``checked`` (see ``plan_turn``)."""
-        value = req.parsed if req is not None and req.parsed is not None and req.body is body else orjson.loads(body)
-        shallow = shallow_body(body)
+        if req is not None and req.parsed is not None and req.body is body:
+            value, shallow = req.parsed, shallow_body(body)
+        else:  # (a front may read its body faster, as it knows it: ``decode``)
+            decode = getattr(front, "decode", None)
+            value, shallow = (orjson.loads(body), shallow_body(body)) if decode is None else decode(body)
         checked = front.rebuilds and not shallow
         if checked:
             check_body(value, front.paths)

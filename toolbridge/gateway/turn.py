@@ -251,12 +251,13 @@ def drop_reasoning(messages: list[Any]) -> None:
 NESTING_SLACK = 16
 
 
-def shallow_body(body: bytes) -> bool:
+def shallow_body(body: bytes, brackets: int = 0) -> bool:
     """Whether a request ``body`` has too few brackets to nest, translated by any front, beyond
     ``MAX_NESTING`` (each level opens one): a count at C speed, instead of walking the turn.
     Counted over spans that double from ``SHALLOW_SPAN``: a large body (an agent's, with its
-    tools) has more than enough of them early, and the rest of it is then not read."""
-    limit, size = MAX_NESTING - NESTING_SLACK, len(body)
+    tools) has more than enough of them early, and the rest of it is then not read.
+    ``brackets``: those of the body counted already, its text read without them."""
+    limit, size = MAX_NESTING - NESTING_SLACK - brackets, len(body)
     if size <= SHALLOW_SPAN:  # (most requests: one span)
         return body.count(b"{") + body.count(b"[") <= limit
     brackets, start, span = 0, 0, SHALLOW_SPAN
