@@ -68,7 +68,7 @@ def test_the_bound_answers_every_front_and_is_reported() -> None:
 
 
 @pytest.mark.parametrize(("text", "read"), [
-    ('lead <tool_call>{"name": "t", "arguments": {"p": "x", "n": 2}}</tool_call>', ("lead", ("t", '{"p": "x", "n": 2}'))),
+    ('lead <tool_call>{"name": "t", "arguments": {"p": "x", "n": 2}}</tool_call>', ("lead", ("t", '{"p":"x","n":2}'))),
     ('<tool_call>{"name": "t", "arguments": {"n": 2}}</tool_call>', None),  # required "p" missing
     ('<tool_call>{"name": "t", "arguments": {"p": 1}}</tool_call>', None),  # "p" not a string
     ('<tool_call>{"name": "u", "arguments": {"p": "x"}}</tool_call>', None),  # no such tool

@@ -7,8 +7,8 @@ system text, one user text, function tools, hermes answers) and nothing else:
 - in: the request decoded; Messages' ``system``/``messages`` or Responses' ``instructions``/
   ``input`` made chat messages; the tools made chat tools once per distinct tools text (as the
   gateway caches them); the upstream body encoded;
-- out: the answer decoded; the first ``<tool_call>...</tool_call>`` read with one C-level JSON
-  decode, its name looked up and its arguments checked against the tool's ``required`` and
+- out: the answer decoded; the first ``<tool_call>...</tool_call>`` read with one orjson
+  decode (its arguments encoded again by orjson), its name looked up and its arguments checked against the tool's ``required`` and
   property types; the answer written in the front's shape with fresh ids (Responses: the
   request fields a response repeats).
 
@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
-import json
 import os
 from typing import Any
 
@@ -80,13 +79,13 @@ def read_call(text: str, schemas: dict[str, Any]) -> tuple[str, tuple[str, str] 
     if end < 0:
         return text, None
     try:
-        call = json.loads(text[start + len(OPEN) : end])
-    except ValueError:
+        call = _loads(text[start + len(OPEN) : end])
+    except orjson.JSONDecodeError:
         return text, None
     name = call.get("name") if isinstance(call, dict) else None
     if name not in schemas or not fits(schemas[name], call.get("arguments")):
         return text, None
-    return text[:start].rstrip(), (name, json.dumps(call["arguments"], ensure_ascii=False))
+    return text[:start].rstrip(), (name, _dumps(call["arguments"]).decode())
 
 
 def upstream_request(path: str, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
