@@ -328,6 +328,24 @@ def tools_text(tools: Any) -> bytes | None:
         return None
 
 
+def fields_text(body: dict[str, Any], without: tuple[str, ...]) -> bytes | None:
+    """The JSON text of ``body``'s fields but those ``without``: what a front keeps a request's
+    translated settings by, as agents send the same settings with every request (equal texts are
+    equal fields for a body decoded from JSON, the gateway's; a Python caller's tuple reads as
+    the list of the same text). None for a value JSON does not have (a subclass, a dataclass, a
+    date) or one nested deeper than orjson writes: such a request is read each time."""
+    fields = dict(body)
+    for key in without:
+        fields.pop(key, None)
+    try:
+        return orjson.dumps(fields, option=_JSON_ONLY)
+    except orjson.JSONEncodeError:
+        return None
+
+
+_JSON_ONLY = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+
+
 def _tools_text(turn: Turn) -> bytes | None:
     """``tools_text`` of the turn's tools: the text its front kept with them, when it did."""
     kept = turn.tools_json

@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from ....tools import SharedCache
-from ...turn import RequestError, Turn, tools_text
+from ...turn import RequestError, Turn, fields_text, tools_text
 from ..dropped import Dropped
 from .ids import upstream_id
 from .threads import Prior, Thread, kept_turn, pending_calls, thread_field
@@ -88,19 +88,18 @@ def _kept_head(body: dict[str, Any], count: bool) -> _Head:
     settings with every request; the conversation grows, and the system text is taken as it
     is). What is kept is not changed by its users (the options are copied for each turn); a
     head ``_head`` refuses is refused each time, as it is read before the messages are."""
-    rest = body.copy()
-    rest.pop("messages", None)
-    rest.pop("system", None)
-    try:
-        key = orjson.dumps(rest)
-    except orjson.JSONEncodeError:  # (nested deeper than orjson writes: read each time)
-        return _head(body, count, None)[0]
-    heads = _HEADS[count]
-    head = heads.get(key)
-    return head if head is not None else heads.put(key, _head(body, count, None)[0])  # type: ignore[no-any-return]
+    key = fields_text(body, _CONVERSATION)
+    if key is None:
+        return _unthreaded_head(body, count)
+    return _HEADS[count].made(key, _unthreaded_head, body, count)  # type: ignore[no-any-return]
+
+
+def _unthreaded_head(body: dict[str, Any], count: bool) -> _Head:
+    return _head(body, count, None)[0]
 
 
 _HEADS = (SharedCache(256), SharedCache(256))  # by the head's JSON text; a request's, count_tokens'
+_CONVERSATION = ("messages", "system")  # the fields not in a head
 
 
 def _head(body: dict[str, Any], count: bool,

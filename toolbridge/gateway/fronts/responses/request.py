@@ -27,7 +27,7 @@ import orjson
 from ....errors import ConfigError
 from ....freeform import Format, arguments_of, declaration
 from ....tools import SharedCache
-from ...turn import RequestError, Turn, tools_text
+from ...turn import RequestError, Turn, fields_text, tools_text
 from ..dropped import Dropped
 from ..ids import upstream_call_id
 from .compaction import ITEM, TRIGGER, summary_message, trigger
@@ -129,7 +129,7 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     give, as on the whole way (``_planned``), where they come in the same order."""
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
-    key = _frame_key(body)
+    key = fields_text(body, _PER_REQUEST)
     frame = _FRAMES.get(key) if key is not None else None
     if frame is None or _additional(body.get("input")):  # (a frame is kept without additional tools)
         return _planned(body, previous, sealer, lookup, key)
@@ -206,23 +206,8 @@ class _Frame:
     echo_json: bytes | None = None  # ``b"," + echo``'s JSON without its brace (``Context.echo_tail``)
 
 
-def _frame_key(body: dict[str, Any]) -> bytes | None:
-    """The JSON text of ``body``'s fields but those of the one request (None: a value JSON does
-    not have, from the Python API: not kept). Equal texts are equal fields for a body decoded
-    from JSON (the gateway's): a Python caller's tuple reads as the list of the same text."""
-    fields = dict(body)
-    fields.pop("input", None)
-    fields.pop("previous_response_id", None)
-    try:
-        return orjson.dumps(fields, option=_JSON_ONLY)
-    except orjson.JSONEncodeError:
-        return None
-
-
-_JSON_ONLY = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
-
-
-_FRAMES = SharedCache(256)  # by ``_frame_key``
+_FRAMES = SharedCache(256)  # by ``fields_text`` without ``_PER_REQUEST``
+_PER_REQUEST = ("input", "previous_response_id")  # the one request's fields, not a frame's
 
 
 def _conversation(body: dict[str, Any], frame: _Frame, previous: Any, sealer: Sealer,
