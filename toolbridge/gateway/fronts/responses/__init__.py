@@ -240,18 +240,24 @@ class _Reads:
         return found.conversation  # type: ignore[return-value]  # (checked above)
 
     def _record(self, response_id: str) -> Record | None:
-        store = self._front.store
-        if self._loaded is None and isinstance(store, MemoryStore):  # in-process callers (bench, tests)
-            found = store.core.entry(self.scope(), response_id)
+        core = self._core()
+        if core is not None:
+            found = core.entry(self.scope(), response_id)
             return None if found is None else Record(found.response, found.conversation, found.size)
         return self._loaded.previous.get(response_id) if self._loaded is not None else None
 
     def item(self, item_id: str) -> dict[str, Any] | None:
         """The stored item ``item_id`` (None: none)."""
-        store = self._front.store
-        if self._loaded is None and isinstance(store, MemoryStore):
-            return store.core.item(self.scope(), item_id)  # type: ignore[no-any-return]
+        core = self._core()
+        if core is not None:
+            return core.item(self.scope(), item_id)  # type: ignore[no-any-return]
         return self._loaded.items.get(item_id) if self._loaded is not None else None
+
+    def _core(self) -> Any:
+        """The memory store's core, read at once when ``load`` read nothing (in-process callers:
+        bench, tests); None otherwise."""
+        store = self._front.store
+        return store.core if self._loaded is None and isinstance(store, MemoryStore) else None
 
 
 def store_event(metrics: Metrics, event: str) -> None:
