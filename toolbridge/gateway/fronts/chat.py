@@ -17,7 +17,6 @@ are OpenAI-style ``{"error": {"message", "type", "param", "code"}}``.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -31,8 +30,9 @@ KEEPALIVE = b": keep-alive\n\n"  # an SSE comment: clients skip it
 from ..plain import plain_content
 from ..streaming import IDLE_SECONDS, AnswerStream, Field, Finish
 from ..validation import WholeCall
+from .known import KnownTools
 from ...tools import SharedCache
-from ..turn import Plan, RequestError, Settings, Turn, plan_turn, shallow_body, tools_text
+from ..turn import Plan, RequestError, Settings, Turn, plan_turn, tools_text
 
 Delta = dict[str, Any]
 _dumps = orjson.dumps
@@ -85,9 +85,9 @@ def _tools_of(tools: Any, raw: bytes | None = None) -> tuple[Any, dict[str, Form
     refused each time, and a list that is not JSON (from the Python API) is left to planning.
     Tools ``decode`` gave (the kept list itself) are not encoded again; a kept list made of this
     very request's tools is learnt for ``decode`` when its text is the ``raw`` body's own."""
-    known = _KNOWN_LISTS.get(id(tools))
-    if known is not None and known[0] is tools:
-        return known  # type: ignore[no-any-return]
+    known = _KNOWN.kept(tools)
+    if known is not None:
+        return known[0]  # type: ignore[no-any-return]
     if not isinstance(tools, list) or not tools:
         return (*_custom_tools(tools), None)
     try:
@@ -96,7 +96,7 @@ def _tools_of(tools: Any, raw: bytes | None = None) -> tuple[Any, dict[str, Form
         return (*_custom_tools(tools), None)
     kept = _OFFERED.made(text, _kept, tools, text)
     if raw is not None and kept[0] is tools:  # (a list of function tools alone, seen first now)
-        _learn(raw, kept)
+        _KNOWN.learn(raw, kept, kept[2])
     return kept  # type: ignore[no-any-return]
 
 
@@ -107,76 +107,10 @@ def _kept(tools: list[Any], text: bytes) -> tuple[Any, dict[str, Format], bytes 
 
 _OFFERED = SharedCache(256)  # by the tools' JSON text
 
-# Tools known by their JSON text as clients write it (agents send the same bytes with every
-# request): decoding them is most of the cost of decoding a small request, and their text is
-# then encoded again as the kept list's key. ``decode`` finds such a text after a ``"tools":``
-# key of the body and decodes the body with a number written in its place (``_STAND_IN``,
-# which the body must not hold: so the number found at the top level's ``tools`` is the one
-# written, and the text is that field's), then puts the kept list there. The kept lists are
-# the ones ``_OFFERED`` shares, never changed by their users.
-_TOOLS_KEY = b'"tools":'
-_STAND_IN = 7340981237
-_STAND_IN_TEXT = str(_STAND_IN).encode()  # (an integer has one spelling in JSON)
-_HEAD = 48  # bytes of a known text it is looked up by
-_KNOWN_HEADS: dict[bytes, tuple[tuple[bytes, Any, int], ...]] = {}  # (text, kept, its brackets)
-_KNOWN_LISTS: dict[int, Any] = {}  # the kept tuples, by their list's id
-_KNOWN_SIZE = 256
-_known_lock = threading.Lock()
-
-
-def decode(raw: bytes) -> tuple[Any, bool]:
-    """The request body ``raw`` decoded (``orjson.loads``: the same value, the same errors) and
-    whether it is shallow (``turn.shallow_body``), a known tools text read as its kept list."""
-    at = raw.find(_TOOLS_KEY) if _KNOWN_HEADS else -1
-    while at >= 0:
-        start = at + len(_TOOLS_KEY)
-        for text, kept, brackets in _KNOWN_HEADS.get(raw[start:start + _HEAD], ()):
-            if raw.startswith(text, start):
-                return _decoded(raw, start, text, kept, brackets)
-        at = raw.find(_TOOLS_KEY, start)
-    return orjson.loads(raw), shallow_body(raw)
-
-
-def _decoded(raw: bytes, start: int, text: bytes, kept: Any, brackets: int) -> tuple[Any, bool]:
-    if _STAND_IN_TEXT not in raw:
-        rest = raw[:start] + _STAND_IN_TEXT + raw[start + len(text):]
-        try:
-            value = orjson.loads(rest)
-        except orjson.JSONDecodeError:
-            value = None  # (the error the body's own decoding gives, below)
-        if type(value) is dict and type(value.get("tools")) is int and value["tools"] == _STAND_IN:
-            value["tools"] = kept[0]
-            return value, shallow_body(rest, brackets)  # (the stand-in has none)
-    return orjson.loads(raw), shallow_body(raw)
-
-
-def _learn(raw: bytes, kept: Any) -> None:
-    """Know the kept tools' text when it follows a ``"tools":`` key of ``raw``."""
-    text = kept[2]
-    at = raw.find(_TOOLS_KEY)
-    while at >= 0:
-        start = at + len(_TOOLS_KEY)
-        if raw.startswith(text, start):
-            break
-        at = raw.find(_TOOLS_KEY, start)
-    else:
-        return
-    head, entry = text[:_HEAD], (text, kept, text.count(b"{") + text.count(b"["))
-    with _known_lock:
-        if len(_KNOWN_LISTS) >= _KNOWN_SIZE:  # the oldest goes first
-            _forget(next(iter(_KNOWN_LISTS.values())))
-        _KNOWN_LISTS[id(kept[0])] = kept
-        _KNOWN_HEADS[head] = (*_KNOWN_HEADS.get(head, ()), entry)
-
-
-def _forget(kept: Any) -> None:
-    del _KNOWN_LISTS[id(kept[0])]
-    head = kept[2][:_HEAD]
-    entries = tuple(e for e in _KNOWN_HEADS.get(head, ()) if e[1] is not kept)
-    if entries:
-        _KNOWN_HEADS[head] = entries
-    else:
-        _KNOWN_HEADS.pop(head, None)
+# Tools known by their JSON text as clients write it: ``decode`` reads such a text as the list
+# kept for it (``known``), the kept tuples of ``_OFFERED``, never changed by their users.
+_KNOWN = KnownTools()
+decode = _KNOWN.decode
 
 
 def _custom_tools(tools: Any) -> tuple[Any, dict[str, Format]]:

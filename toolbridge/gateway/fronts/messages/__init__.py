@@ -27,7 +27,7 @@ from ...streaming import AnswerStream
 from ...turn import Plan, Turn
 from ..ids import ID, NONCE, draw
 from .ids import message_id, tool_use_id
-from .request import messages_turn
+from .request import decode, messages_turn
 from .stream import UNCOUNTED, Context, MessagesStream, stop_reason, usage_of
 from .threads import CODES, Reply, Thread, Threads, assistant
 from .tokens import TokenCounter
@@ -135,16 +135,18 @@ class MessagesFront:
         """The request as a Turn, its context a ``stream.Context``: a stream's input tokens, and
         a ``thread`` (a continue is looked up in ``req``'s caller's scope, as ``load`` read it
         into ``loaded``, and the turn will be kept there). (``req`` is the pipeline's request,
-        whose body was decoded from JSON: see ``messages_turn``.)"""
+        whose body ``body`` was decoded from: see ``messages_turn``.)"""
         threads = self.threads
         if isinstance(body, dict) and body.get("thread") is not None and threads is not None and threads.enabled:
             turn = self._threaded(threads, body, req, loaded)
             thread = turn.context if isinstance(turn.context, Thread) else None
         else:
-            turn, thread = messages_turn(body, self.count, None, req is not None), None
+            turn, thread = messages_turn(body, self.count, None, None if req is None else req.body), None
         counted = self.tokens.count(turn)[0] if turn.stream and self.tokens is not None else 0
         turn.context = Context(counted, thread) if counted or thread is not None else UNCOUNTED
         return turn
+
+    decode = staticmethod(decode)
 
     def _threaded(self, threads: Threads, body: dict[str, Any], req: Any, loaded: Any) -> Turn:
         """The turn of a request with a ``thread``, its context the ``Thread`` (with its scope,

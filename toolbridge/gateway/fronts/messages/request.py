@@ -23,8 +23,9 @@ from typing import Any
 import orjson
 
 from ....tools import SharedCache
-from ...turn import RequestError, Turn, fields_text, tools_text
+from ...turn import RequestError, Turn, tools_text
 from ..dropped import Dropped
+from ..known import KnownTools
 from .ids import upstream_id
 from .threads import Prior, Thread, kept_turn, pending_calls, thread_field
 
@@ -54,18 +55,18 @@ _drop = Dropped("messages")
 
 
 def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prior] | None = None,
-                  decoded: bool = False) -> Turn:
+                  raw: bytes | None = None) -> Turn:
     """A Messages request as a Turn; raises RequestError (400) naming the field. ``count``: a
     count_tokens request (no ``max_tokens``, no ``stream``, no ``thread``). ``previous(id)``:
     the kept turn a ``thread`` continue names (it raises the 404); None: threads are not kept
     (a ``thread`` is the 400 ``thread_unsupported_request``). A threaded turn's ``context`` is
-    its ``threads.Thread``. ``decoded``: the body was decoded from JSON, as the pipeline's are
-    (equal JSON texts are then equal values): the fields besides the messages and the system
+    its ``threads.Thread``. ``raw``: the JSON text the body was decoded from, as the pipeline's
+    are (equal JSON texts are then equal values): the fields besides the messages and the system
     text (``_head``) are read once per distinct text of them (``_kept_head``)."""
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
-    if decoded and body.get("thread") is None:
-        head, thread, prior = _kept_head(body, count), None, None
+    if raw is not None and body.get("thread") is None:
+        head, thread, prior = _kept_head(body, count, raw), None, None
     else:
         head, thread, prior = _head(body, count, previous)
     options, stream, model, tools, choice, parallel, paths, tools_json = head
@@ -82,24 +83,34 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
 _Head = tuple[dict[str, Any], bool, Any, Any, Any, Any, list[str], tuple[Any, bytes | None]]
 
 
-def _kept_head(body: dict[str, Any], count: bool) -> _Head:
+def _kept_head(body: dict[str, Any], count: bool, raw: bytes) -> _Head:
     """``_head`` of a request without a ``thread``, made once per distinct JSON text of its
     fields besides ``messages`` and ``system`` and kept by it (agents send the same tools and
     settings with every request; the conversation grows, and the system text is taken as it
-    is). What is kept is not changed by its users (the options are copied for each turn); a
-    head ``_head`` refuses is refused each time, as it is read before the messages are."""
-    key = fields_text(body, _CONVERSATION)
+    is; tools ``decode`` read as a list it knows are not encoded again: ``known``). What is
+    kept is not changed by its users (the options are copied for each turn); a head ``_head``
+    refuses is refused each time, as it is read before the messages are."""
+    key = _KNOWN_TOOLS.fields_key(body, _CONVERSATION)
     if key is None:
         return _unthreaded_head(body, count)
-    return _HEADS[count].made(key, _unthreaded_head, body, count)  # type: ignore[no-any-return]
+    return _HEADS[count].made(key, _made_head, body, count, raw)  # type: ignore[no-any-return]
 
 
 def _unthreaded_head(body: dict[str, Any], count: bool) -> _Head:
     return _head(body, count, None)[0]
 
 
+def _made_head(body: dict[str, Any], count: bool, raw: bytes) -> _Head:
+    """``_head`` of a request whose head is kept, its tools then learnt for ``decode``."""
+    head = _unthreaded_head(body, count)
+    _KNOWN_TOOLS.learn_own(raw, body.get("tools"))
+    return head
+
+
 _HEADS = (SharedCache(256), SharedCache(256))  # by the head's JSON text; a request's, count_tokens'
 _CONVERSATION = ("messages", "system")  # the fields not in a head
+_KNOWN_TOOLS = KnownTools()  # the tools lists of kept heads, by their JSON text (``known``)
+decode = _KNOWN_TOOLS.decode
 
 
 def _head(body: dict[str, Any], count: bool,

@@ -41,7 +41,7 @@ from .compaction import summarising
 from .inputs import page
 from .items import (answer_items, assistant_message, cut_item, new_response_id, response_object, status_of,
                     usage_of)
-from .request import Context, responses_turn
+from .request import Context, decode, responses_turn
 from .sealed import Sealer
 from .stream import ResponsesStream
 
@@ -127,7 +127,7 @@ class ResponsesFront:
         hash of the caller's credential) is made only for a response that is stored or a request
         that names stored records."""
         reads = _Reads(self, req, loaded)
-        turn = responses_turn(body, reads.conversation, self.sealer, reads.item)
+        turn = responses_turn(body, reads.conversation, self.sealer, reads.item, None if req is None else req.body)
         context: Context = turn.context
         if context.store:
             context.scope = reads.scope()
@@ -137,6 +137,8 @@ class ResponsesFront:
             context.time_limit = self.compact_timeout
             return summarising(turn, self.compact_max_tokens)
         return turn
+
+    decode = staticmethod(decode)
 
     def error(self, message: str, type: str = "invalid_request_error", code: str | None = None,
               param: str | None = None) -> bytes:

@@ -27,8 +27,9 @@ import orjson
 from ....errors import ConfigError
 from ....freeform import Format, arguments_of, declaration
 from ....tools import SharedCache
-from ...turn import RequestError, Turn, fields_text, tools_text
+from ...turn import RequestError, Turn, tools_text
 from ..dropped import Dropped
+from ..known import KnownTools
 from ..ids import upstream_call_id
 from .compaction import ITEM, TRIGGER, summary_message, trigger
 from .inputs import Lookup, kept, referenced
@@ -117,29 +118,33 @@ class Context:
         return (found[1], found[0]) if found else (name, None)
 
 
-def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | None = None) -> Turn:
+def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | None = None,
+                   raw: bytes | None = None) -> Turn:
     """A Responses request as a Turn; raises RequestError (400) naming the field.
     ``previous(id)`` gives a stored response's conversation (raises RequestError when unknown),
-    ``lookup(id)`` a stored item an ``item_reference`` names (None when unknown).
+    ``lookup(id)`` a stored item an ``item_reference`` names (None when unknown); ``raw``: the
+    JSON text the body was decoded from, if it was (its tools are then learnt for ``decode``).
 
     An agent sends the same fields with every request of a session but its input (and the
-    previous response's id): their translation (``_Frame``) is kept by their JSON text, and a
+    previous response's id): their translation (``_Frame``) is kept by their JSON text (tools
+    ``decode`` read as a list it knows are not encoded again: ``known``), and a
     request whose fields were translated before has only its input read. Those fields passed
     every check then, so the error such a request gets (if any) is the one its input's steps
     give, as on the whole way (``_planned``), where they come in the same order."""
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
-    key = fields_text(body, _PER_REQUEST)
+    key = _KNOWN_TOOLS.fields_key(body, _PER_REQUEST)
     frame = _FRAMES.get(key) if key is not None else None
     if frame is None or _additional(body.get("input")):  # (a frame is kept without additional tools)
-        return _planned(body, previous, sealer, lookup, key)
+        return _planned(body, previous, sealer, lookup, key, raw)
     return _turn_of(frame, body, _conversation(body, frame, previous, sealer, lookup))
 
 
 def _planned(body: dict[str, Any], previous: Any, sealer: Sealer, lookup: Lookup | None,
-             key: bytes | None) -> Turn:
+             key: Any, raw: bytes | None) -> Turn:
     """``responses_turn``'s whole way: every field checked and translated, in the order their
-    errors come; the fields' translation is kept under ``key`` (None: not kept)."""
+    errors come; the fields' translation is kept under ``key`` (None: not kept), the tools of
+    a ``raw`` body then learnt."""
     for name, why in _REFUSED.items():
         if body.get(name) not in (None, False):
             raise RequestError(f"{name}: not supported: {why}", param=name)
@@ -179,6 +184,8 @@ def _planned(body: dict[str, Any], previous: Any, sealer: Sealer, lookup: Lookup
     frame.summary = reasoning is not None and _summary(reasoning)
     if key is not None and not additional:
         _FRAMES.put(key, frame)
+        if raw is not None:
+            _KNOWN_TOOLS.learn_own(raw, body.get("tools"))
     return _turn_of(frame, body, conversation)
 
 
@@ -206,8 +213,10 @@ class _Frame:
     echo_json: bytes | None = None  # ``b"," + echo``'s JSON without its brace (``Context.echo_tail``)
 
 
-_FRAMES = SharedCache(256)  # by ``fields_text`` without ``_PER_REQUEST``
+_FRAMES = SharedCache(256)  # by ``KnownTools.fields_key`` without ``_PER_REQUEST``
 _PER_REQUEST = ("input", "previous_response_id")  # the one request's fields, not a frame's
+_KNOWN_TOOLS = KnownTools()  # the tools lists of kept frames, by their JSON text (``known``)
+decode = _KNOWN_TOOLS.decode
 
 
 def _conversation(body: dict[str, Any], frame: _Frame, previous: Any, sealer: Sealer,
