@@ -8,7 +8,9 @@ sends it); ``decode`` then finds such a text after a ``"tools":`` key of a body 
 body with a number written in its place (``STAND_IN``, which the body must not hold: so the
 number found at the top level's ``tools`` is the one written, and the text is that field's),
 then puts the kept list there: the same value ``orjson.loads`` gives, the same errors. The kept
-lists are never changed by their users; ``kept`` tells a front which of its lists a body holds.
+lists are never changed by their users; ``kept`` tells a front which of its lists a body holds
+(``fields_key`` then keys what the front made of the request's fields by that text, not by the
+tools encoded again). Each front has its own.
 """
 
 from __future__ import annotations
@@ -32,12 +34,13 @@ class KnownTools:
 
     def __init__(self, size: int = 256) -> None:
         self._size = size
-        self._heads: dict[bytes, tuple[tuple[bytes, Any, int], ...]] = {}  # (text, kept, its brackets)
+        # (text, kept, its brackets), by the text's first ``_HEAD`` bytes
+        self._heads: dict[bytes, tuple[tuple[bytes, Any, int], ...]] = {}
         self._lists: dict[int, tuple[Any, bytes]] = {}  # (kept, text), by their list's id
         self._lock = threading.Lock()
 
     def kept(self, tools: Any) -> tuple[Any, bytes] | None:
-        """``(kept, text)`` when ``tools`` is a kept list itself (a body ``decode`` gave holds it)."""
+        """``(kept, text)`` when ``tools`` is a kept list itself (as a body ``decode`` gave)."""
         known = self._lists.get(id(tools))
         return known if known is not None and known[0][0] is tools else None
 

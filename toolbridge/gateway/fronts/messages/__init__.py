@@ -141,7 +141,8 @@ class MessagesFront:
             turn = self._threaded(threads, body, req, loaded)
             thread = turn.context if isinstance(turn.context, Thread) else None
         else:
-            turn, thread = messages_turn(body, self.count, None, None if req is None else req.body), None
+            raw = None if req is None else req.body
+            turn, thread = messages_turn(body, self.count, None, raw), None
         counted = self.tokens.count(turn)[0] if turn.stream and self.tokens is not None else 0
         turn.context = Context(counted, thread) if counted or thread is not None else UNCOUNTED
         return turn

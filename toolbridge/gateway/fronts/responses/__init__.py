@@ -121,13 +121,15 @@ class ResponsesFront:
 
     def turn(self, body: Any, req: Request | None = None, loaded: Loaded | None = None) -> Turn:
         """The request as a Turn; ``req`` gives its caller's scope (``previous_response_id`` is
-        looked up there, the response is stored there) and its size (what the stored
-        conversation is accounted, with the previous one's); ``loaded``: what ``load`` read of
+        looked up there, the response is stored there), its size (what the stored
+        conversation is accounted, with the previous one's) and its JSON text (the tools are
+        learnt from it: ``known``); ``loaded``: what ``load`` read of
         the store for it (without it, only the memory store is read, at once). The scope (a keyed
         hash of the caller's credential) is made only for a response that is stored or a request
         that names stored records."""
         reads = _Reads(self, req, loaded)
-        turn = responses_turn(body, reads.conversation, self.sealer, reads.item, None if req is None else req.body)
+        raw = None if req is None else req.body
+        turn = responses_turn(body, reads.conversation, self.sealer, reads.item, raw)
         context: Context = turn.context
         if context.store:
             context.scope = reads.scope()
