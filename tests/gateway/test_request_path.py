@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from typing import Any
 
 import orjson
@@ -118,11 +119,16 @@ class _Connection:
 
 @pytest.mark.parametrize("name, value", [(b"x-a", b"1\r\nx-b: 2"), (b"x-a", b"1\n"), (b"x-a", b"\r"),
                                          (b"x-a\n", b"1"), (b"x-a:", b"1"), (b"x\r", b"1")])
-def test_a_response_header_with_a_forbidden_byte_is_refused(name: bytes, value: bytes) -> None:
+@pytest.mark.parametrize("before", [[], [(b"content-type", b"a/b")], [(b"x-a", b"fine"), (b"x-b", b"")]])
+def test_a_response_header_with_a_forbidden_byte_is_refused(name: bytes, value: bytes,
+                                                            before: list[tuple[bytes, bytes]]) -> None:
+    """Refused however the fields around it are, and whether its name was sent before (the
+    names of fields sent are learnt: their values are still checked)."""
     req = Request("GET", "/health?x=1", "1.1", [(b"host", b"h")], b"", True)
+    Response(_Connection(), req).send(200, [*before, (name.strip(b"\r\n:"), b"ok")], b"{}")  # type: ignore[arg-type]
     connection = _Connection()
-    with pytest.raises(ValueError, match="invalid response header"):
-        Response(connection, req).send(200, [(name, value)], b"{}")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=re.escape(f"invalid response header {name!r}")):
+        Response(connection, req).send(200, [*before, (name, value), *before], b"{}")  # type: ignore[arg-type]
     assert connection.transport.written == [] and req.path == "/health"
 
 
