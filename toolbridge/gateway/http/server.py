@@ -555,8 +555,9 @@ class _H1Protocol(asyncio.Protocol):
         else:
             self._headers.append((name.lower(), value))
 
-    def _refusal(self) -> tuple[int, bytes] | None:
-        """Why a complete request head cannot be served (None: it can)."""
+    def _refusal(self, names: list[bytes]) -> tuple[int, bytes] | None:
+        """Why a complete request head cannot be served (None: it can); ``names``: its header
+        fields' names."""
         version = self._parser.get_http_version()
         if version == "0.9":  # what llhttp makes of a request line without a version
             return 400, b"the request line has no HTTP version"
@@ -564,15 +565,16 @@ class _H1Protocol(asyncio.Protocol):
             return 505, b"only HTTP/1.0 and HTTP/1.1 are served"
         if self._parser.should_upgrade() and self._parser.get_method() == b"CONNECT":
             return 400, b"CONNECT is not served"
-        hosts = sum(1 for name, _ in self._headers if name == b"host")
+        hosts = names.count(b"host")
         if hosts > 1 or (hosts == 0 and version == "1.1"):
             return 400, b"an HTTP/1.1 request needs exactly one Host header"
         return None
 
     def on_headers_complete(self) -> None:
         self._head_done = True
+        names = list(map(_NAME, self._headers))  # (looked through in C: the fields are few)
         if self._reject is None:
-            self._reject = self._refusal()
+            self._reject = self._refusal(names)
         if self._reject is not None:
             return
         for name, value in self._headers:
@@ -584,9 +586,10 @@ class _H1Protocol(asyncio.Protocol):
                 if too_large:
                     self._reject = (413, b"request body too large")
                     return
-        for name, value in self._headers:
-            if name == b"expect" and value.lower() == b"100-continue":
-                self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        if b"expect" in names:  # (seldom sent)
+            for name, value in self._headers:
+                if name == b"expect" and value.lower() == b"100-continue":
+                    self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def on_body(self, body: bytes) -> None:
         if self._reject is not None:
