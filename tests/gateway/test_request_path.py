@@ -166,6 +166,7 @@ ANSWERS = [  # (endpoint, status, provenance, front)
     ("/v1/messages", 200, Provenance(native=1, invalid=1, dialect="qwen3_coder"), "messages"),
     ("/v1/responses", 200, Provenance(reasoning=1, rejected=2, aborted=1), "responses"),
     ("other", 404, Provenance(), "chat"),
+    ("/v1/chat/completions", 200, Provenance(native=40, content=30, repaired=70), "chat"),  # (not kept)
 ]
 
 
@@ -183,8 +184,9 @@ def test_answered_counts_as_request_and_record_do(kept: int, monkeypatch: pytest
             assert at_once.counters == one_by_one.counters
     assert at_once.render() == one_by_one.render()
     # Two pairs share their figures: the same answer twice, and two differing only in the
-    # dialect, which no counter shows.
-    assert len(at_once._moves) == min(kept, len(ANSWERS) - 2)
+    # dialect, which no counter shows; the last answer's counters move by more steps than a
+    # figures' kept (MOVED_KEPT).
+    assert len(at_once._moves) == min(kept, len(ANSWERS) - 3)
 
 
 def _records() -> list[logging.LogRecord]:
