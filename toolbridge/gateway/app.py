@@ -189,7 +189,7 @@ class Gateway:
                         else path if route and (not req.upgrade or path == SOCKET) else "other")
             self.metrics.answered(endpoint, status, provenance, front.name)
             client = client_request_id(req)
-            access(log, f"{method} {path} {status:d} {request_id} calls[{provenance.header()}] "
+            access(log, f"{method} {path} {status} {request_id} calls[{provenance.header()}] "
                         f"{1000 * (time.perf_counter() - started):.1f}ms"
                         + (f" client_request_id={client}" if client else ""))  # (the text: nothing to format)
 

@@ -6,7 +6,7 @@ library, and keeping them as plain integers costs nothing on the request path.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, _count_elements
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +68,7 @@ _HELP = {
 
 Key = tuple[str, tuple[tuple[str, str], ...]]  # a counter: its name and sorted labels
 MOVES_KEPT = 512  # distinct answer figures ``answered`` keeps
+MOVED_KEPT = 64  # the most counter steps of one figures kept (a key moved by n is n steps)
 
 
 @dataclass
@@ -78,9 +79,9 @@ class Metrics:
     # The keys of the counters every request moves, by name and label values: made once, not
     # per request (every value is one of a few: routes, statuses, fronts, sources).
     _keys: dict[tuple[str, tuple[str, ...]], Key] = field(default_factory=dict, repr=False)
-    # What ``answered`` adds, by an answer's figures (route, status, front, call counts).
-    _moves: dict[tuple[Any, ...], tuple[tuple[Key, int], ...]] = field(default_factory=dict,
-                                                                       repr=False)
+    # What ``answered`` adds, by an answer's figures (route, status, front, call counts): each
+    # counter's key as many times as it moves.
+    _moves: dict[tuple[Any, ...], tuple[Key, ...]] = field(default_factory=dict, repr=False)
 
     def inc(self, name: str, amount: int = 1, **labels: str) -> None:
         self.counters[(name, tuple(sorted(labels.items())))] += amount
@@ -107,7 +108,8 @@ class Metrics:
     def answered(self, endpoint: str, status: int, provenance: Provenance, front: str) -> None:
         """``request`` and ``record`` of one answer at once: the counters they move, and by how
         much, are worked out once per distinct figures (by those two, on a scratch Metrics) and
-        then only added."""
+        then only added, in C (``Counter.update``'s own counting of an iterable: a key's hash
+        taken once, where ``+=`` takes it twice)."""
         p = provenance
         figures = (endpoint, status, front, p.native, p.content, p.reasoning, p.rejected, p.aborted,
                    p.repaired, p.invalid)
@@ -116,12 +118,10 @@ class Metrics:
             scratch = Metrics(_keys=self._keys)
             scratch.request(endpoint, status)
             scratch.record(provenance, front)
-            moves = tuple(scratch.counters.items())
-            if len(self._moves) < MOVES_KEPT:  # call counts vary: keep the common figures
+            moves = tuple(scratch.counters.elements())
+            if len(self._moves) < MOVES_KEPT and len(moves) <= MOVED_KEPT:  # keep the common figures
                 self._moves[figures] = moves
-        counters = self.counters
-        for key, amount in moves:
-            counters[key] += amount
+        _count_elements(self.counters, moves)
 
     def _key(self, name: str, labels: tuple[str, ...], values: tuple[str, ...]) -> Key:
         key = self._keys.get((name, values))

@@ -245,7 +245,7 @@ class Pipeline:
                 set_header(resp, model_field(plan.model))
             headers = self.upstream_headers(req, plan.stream)
             # The turn is kept only to be asked again: not for the life of every stream.
-            retrying = plan.enforcing and plan.on_invalid == "retry"
+            retrying = plan.on_invalid == "retry" and plan.enforcing  # (the property last: seldom read)
             tries = Retries(turn, self.config.retries) if retrying else None
             del turn
             try:
@@ -313,7 +313,7 @@ class Pipeline:
         log.info("the upstream does not serve %r: the request goes again as %r", plan.model, again.model)
         if again.model:
             set_header(resp, model_field(again.model))
-        retrying = again.enforcing and again.on_invalid == "retry"
+        retrying = again.on_invalid == "retry" and again.enforcing
         tries = Retries(turn, self.config.retries) if retrying else None
         del turn
         try:

@@ -72,7 +72,11 @@ class _Conn(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.idle_since = 0.0
-        self.parser: httptools.HttpResponseParser | None = None
+        self.parser: httptools.HttpResponseParser | None = None  # the exchange's (None: idle)
+        # The parser, made at the first exchange and reset by llhttp at the end of each response
+        # for the next one on a kept-alive connection: not made again per exchange.
+        self._parser: httptools.HttpResponseParser | None = None
+        self.pieces: deque[bytes] = deque()  # (empty again whenever the connection is reused)
         self.sink: Callable[[bytes], None] | None = None  # takes the body as it arrives (each())
         self.timer: asyncio.TimerHandle | None = None  # kept from one exchange to the next (begin)
         self._reset()
@@ -86,7 +90,6 @@ class _Conn(asyncio.Protocol):
         self.keep_alive = False
         self.received = False
         self.error: BaseException | None = None
-        self.pieces: deque[bytes] = deque()
         self.buffered = 0
         self.reading_paused = False
         self.waiter: asyncio.Future | None = None
@@ -130,7 +133,8 @@ class _Conn(asyncio.Protocol):
                 self.error = UpstreamError(
                     "upstream closed the connection" + (f": {exc}" if exc else "")
                 )
-        self.parser = None  # it holds this connection's bound methods: no cycle for the collector
+        # The parser holds this connection's bound methods: no cycle for the collector.
+        self.parser = self._parser = None
         self._wake()
 
     # --- httptools callbacks ---
@@ -168,7 +172,9 @@ class _Conn(asyncio.Protocol):
 
     def begin(self, data: bytes) -> None:
         self._reset()
-        self.parser = httptools.HttpResponseParser(self)
+        if self._parser is None:
+            self._parser = httptools.HttpResponseParser(self)
+        self.parser = self._parser
         self.last_read = self.loop.time()
         # A timer left by the previous exchange is due before this one's deadline and is set
         # again for it when it fires (_on_timer): a call_at and a cancel less per exchange.
@@ -221,9 +227,11 @@ class _Conn(asyncio.Protocol):
             if not w.done():
                 w.set_result(None)
 
-    async def wait(self) -> None:
-        self.waiter = self.loop.create_future()
-        await self.waiter
+    def wait(self) -> asyncio.Future[None]:
+        """What to await for the next change (data, the end, a failure): the future itself,
+        without a coroutine around it."""
+        self.waiter = waiter = self.loop.create_future()
+        return waiter
 
     async def next_piece(self) -> bytes | None:
         """The next piece of the body, or ``None`` at its end."""
@@ -259,15 +267,28 @@ class UpstreamResponse:
 
     async def read(self, limit: int | None = None) -> bytes:
         """The whole body; ``UpstreamError`` if it exceeds ``limit`` bytes."""
-        parts = []
+        conn = self._conn
+        parts: list[bytes] = []
         size = 0
-        next_piece = self._conn.next_piece
-        while (piece := await next_piece()) is not None:
+        # Piece by piece while more may come; once the body is complete (and reading is not
+        # paused: taking a piece may resume it) what is left is taken at once, without a
+        # coroutine per piece (a whole answer mostly comes with its head).
+        while not conn.complete or conn.reading_paused or conn.error is not None:
+            piece = await conn.next_piece()
+            if piece is None:
+                break
             size += len(piece)
             if limit is not None and size > limit:
                 raise UpstreamError(f"upstream response larger than {limit} bytes")
             parts.append(piece)
-        return b"".join(parts)
+        else:
+            parts += conn.pieces
+            conn.pieces.clear()
+            conn.buffered = 0
+        body = b"".join(parts)
+        if limit is not None and len(body) > limit:
+            raise UpstreamError(f"upstream response larger than {limit} bytes")
+        return body
 
     def __aiter__(self) -> UpstreamResponse:
         return self
@@ -382,7 +403,10 @@ class _Exchange:
             self._slot = True
         try:
             for attempt in (0, 1):
-                conn, reused = await pool._acquire()
+                conn = pool._reusable()
+                reused = conn is not None
+                if conn is None:
+                    conn = await pool._connect()
                 self._conn = conn
                 conn.begin(self._data)
                 while not conn.head_done:
@@ -480,7 +504,9 @@ class UpstreamPool:
         lines = headers.lines if type(headers) is Fields else _lines(headers)
         return _Exchange(self, b"".join((head, lines, b"\r\n", body)))
 
-    async def _acquire(self) -> tuple[_Conn, bool]:
+    def _reusable(self) -> _Conn | None:
+        """The newest idle connection still open and not expired (the expired ones closed), or
+        None. (Not a coroutine: most requests find one, and ``_connect`` waits.)"""
         idle = self._idle
         if idle:
             now = self.loop.time()
@@ -491,7 +517,10 @@ class UpstreamPool:
                 if now - conn.idle_since > self.idle_expiry:
                     conn.abort()
                     continue
-                return conn, True
+                return conn
+        return None
+
+    async def _connect(self) -> _Conn:
         try:
             _, conn = await asyncio.wait_for(
                 self.loop.create_connection(lambda: _Conn(self), self.host, self.port),
@@ -503,10 +532,10 @@ class UpstreamPool:
             ) from None
         except OSError as e:
             raise UpstreamError(f"cannot connect to upstream: {e}") from e
-        return conn, False
+        return conn
 
     def _put_idle(self, conn: _Conn) -> None:
-        conn.parser = None
+        conn.parser = None  # (kept for the next exchange: data meanwhile closes the connection)
         conn.idle_since = self.loop.time()
         if len(self._idle) >= self.max_idle:
             conn.abort()

@@ -68,6 +68,7 @@ from typing import Any, Protocol
 from dataclasses import dataclass
 from email.utils import formatdate
 from http import HTTPStatus
+from operator import itemgetter
 
 import httptools
 
@@ -181,6 +182,29 @@ def _check_header(name: bytes, value: bytes) -> None:
         raise ValueError(f"invalid response header {name!r}")
 
 
+_NAMES: set[bytes] = set()  # field names found free of CR, LF and ":" (the few a program sends)
+NAMES_KEPT = 256
+_NAME = itemgetter(0)
+_JOIN_FIELD = b": ".join  # a (name, value) field's line, but its CRLF
+
+
+def _field_lines(fields: Iterable[tuple[bytes, bytes]]) -> bytes:
+    """The lines of a response's header fields; ValueError for a CR or LF in one, or a ":" in
+    a name. Made and checked at once, in C, not field by field: the lines hold one CR and one LF
+    each when no field holds another, and the names are looked up among those checked before;
+    else each field is checked, in order (the first bad one raises)."""
+    if type(fields) is not tuple and type(fields) is not list:
+        fields = tuple(fields)
+    lines = b"\r\n".join(map(_JOIN_FIELD, fields)) + b"\r\n" if fields else b""
+    count = len(fields)
+    if lines.count(b"\r") != count or lines.count(b"\n") != count or not _NAMES.issuperset(map(_NAME, fields)):
+        for name, value in fields:
+            _check_header(name, value)
+            if len(_NAMES) < NAMES_KEPT:
+                _NAMES.add(name)
+    return lines
+
+
 class Response:
     """Writes the response to one request. ``send`` or ``start``/``write``/``end``."""
 
@@ -206,10 +230,7 @@ class Response:
             raise ClientDisconnected()
         self.started = True
         line = _STATUS_LINES.get(status) or b"HTTP/1.1 %d Unknown\r\n" % status
-        parts = [line, _date_header()]
-        for name, value in (*headers, *self.extra) if self.extra else headers:
-            _check_header(name, value)
-            parts += (name, b": ", value, b"\r\n")
+        parts = [line, _date_header(), _field_lines((*headers, *self.extra) if self.extra else headers)]
         if not self._keep_alive:
             parts.append(b"connection: close\r\n")
         return parts
@@ -534,8 +555,9 @@ class _H1Protocol(asyncio.Protocol):
         else:
             self._headers.append((name.lower(), value))
 
-    def _refusal(self) -> tuple[int, bytes] | None:
-        """Why a complete request head cannot be served (None: it can)."""
+    def _refusal(self, names: list[bytes]) -> tuple[int, bytes] | None:
+        """Why a complete request head cannot be served (None: it can); ``names``: its header
+        fields' names."""
         version = self._parser.get_http_version()
         if version == "0.9":  # what llhttp makes of a request line without a version
             return 400, b"the request line has no HTTP version"
@@ -543,15 +565,16 @@ class _H1Protocol(asyncio.Protocol):
             return 505, b"only HTTP/1.0 and HTTP/1.1 are served"
         if self._parser.should_upgrade() and self._parser.get_method() == b"CONNECT":
             return 400, b"CONNECT is not served"
-        hosts = sum(1 for name, _ in self._headers if name == b"host")
+        hosts = names.count(b"host")
         if hosts > 1 or (hosts == 0 and version == "1.1"):
             return 400, b"an HTTP/1.1 request needs exactly one Host header"
         return None
 
     def on_headers_complete(self) -> None:
         self._head_done = True
+        names = list(map(_NAME, self._headers))  # (looked through in C: the fields are few)
         if self._reject is None:
-            self._reject = self._refusal()
+            self._reject = self._refusal(names)
         if self._reject is not None:
             return
         for name, value in self._headers:
@@ -563,9 +586,10 @@ class _H1Protocol(asyncio.Protocol):
                 if too_large:
                     self._reject = (413, b"request body too large")
                     return
-        for name, value in self._headers:
-            if name == b"expect" and value.lower() == b"100-continue":
-                self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        if b"expect" in names:  # (seldom sent)
+            for name, value in self._headers:
+                if name == b"expect" and value.lower() == b"100-continue":
+                    self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def on_body(self, body: bytes) -> None:
         if self._reject is not None:
