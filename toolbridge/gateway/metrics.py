@@ -6,7 +6,7 @@ library, and keeping them as plain integers costs nothing on the request path.
 
 from __future__ import annotations
 
-from collections import Counter, _count_elements
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -121,7 +121,7 @@ class Metrics:
             moves = tuple(scratch.counters.elements())
             if len(self._moves) < MOVES_KEPT and len(moves) <= MOVED_KEPT:  # keep the common figures
                 self._moves[figures] = moves
-        _count_elements(self.counters, moves)
+        self.counters.update(moves)
 
     def _key(self, name: str, labels: tuple[str, ...], values: tuple[str, ...]) -> Key:
         key = self._keys.get((name, values))
