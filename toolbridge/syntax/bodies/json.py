@@ -24,7 +24,7 @@ from ..jsonscan import DONE as SCANNED, ERROR, JsonScanner, odd_backslashes
 from ..markers import cut_off, match_at, read_label, skip_ws
 from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Outcome, still_held, to_json
 
-try:  # (the gateway's extra: a whole call's arguments decoded several times faster, to the same value)
+try:  # (the gateway's extra: whole arguments decoded several times faster, to the same value)
     from orjson import loads as _fast_loads
 except ImportError:  # pragma: no cover - the library alone
     _fast_loads = None
@@ -125,7 +125,8 @@ def _writes_strings(text: str, strings: int) -> bool:
         return _quotes_found(text, 2 * strings) == 2 * strings
     quotes = text.count('"')
     if quotes > 2 * strings:  # a key written twice, or quotes escaped: count those
-        unpaired = text.replace("\\\\", "") if "\\\\" in text else text  # (the pairs leave the parity)
+        # (a run of backslashes less its pairs leaves its parity: whether it escapes the quote)
+        unpaired = text.replace("\\\\", "") if "\\\\" in text else text
         quotes -= unpaired.count('\\"')
     return quotes == 2 * strings
 
@@ -216,7 +217,8 @@ def read_whole(head_pattern: re.Pattern[str], closing: re.Pattern[str], close: s
     name = _name_of(head) if head is not None else None
     if name is None:
         return None
-    read = object_before(buf, head.end(), close) or complete_object(buf, head.end())  # type: ignore[union-attr]
+    start = head.end()  # type: ignore[union-attr]
+    read = object_before(buf, start, close) or complete_object(buf, start)
     if read is None:
         return None
     end, value = read
