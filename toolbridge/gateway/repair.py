@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..events import ToolCallBegin
-from ..parsing.parser import parse, parse_message, parse_plain
+from ..parsing.parser import message_reader, parse, parse_plain
 from ..tools import Toolset
 from .thinking import PLAIN, Lead, Verdict
 from .upstream.native import check_calls, new_id
@@ -143,11 +143,11 @@ def _repair_choice(choice: dict[str, Any], plan: Plan, provenance: Provenance, s
         cut = choice.get("finish_reason") == "length"  # a call the end would close is truncated
         # (not what the content's parser splits)
         own = [key for key in REASONING_KEYS if message.get(key)] if plan.recover_from_reasoning else ()
-        calls, truncated = _from_text(message, "content", plan, provenance, verdicts, cut, plain=plain)
+        calls, truncated = _from_text(message, "content", plan, provenance, verdicts, cut, None, plain)
         provenance.content += len(calls)
         if plan.recover_from_reasoning:
             for key in own:
-                found, broke = _from_text(message, key, plan, provenance, verdicts, cut, plain=plain)
+                found, broke = _from_text(message, key, plan, provenance, verdicts, cut, None, plain)
                 provenance.reasoning += len(found)
                 calls, truncated = calls + found, truncated or broke
     provenance.rejected += len(leftovers)
@@ -174,24 +174,28 @@ def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Proven
     text = message.get(key)
     if not isinstance(text, str) or not text:
         return [], False
-    # (the upstream that gave reasoning in its own field reads reasoning itself: opening_only;
-    # a plan with no ``think`` reads the content as written)
-    verdict = Lead.read_whole(plan, text, bool(answer_reasoning(message))) if key == "content" and plan.think else None
-    truncated = False
+    # (the upstream that gave reasoning in its own field reads reasoning itself: opening_only,
+    # which only mode ``asked`` asks about; a plan with no ``think`` reads the content as written)
+    how = plan.think if key == "content" else None
+    verdict = Lead.read_whole(plan, text, how == "asked" and bool(answer_reasoning(message))) if how else None
     if verdict is None or not verdict[0]:
         if tools is not None:
             return [], False  # nothing to split, nothing to read
         # Read at C speed (the common answer), the message is all there is to take: its report
         # would say nothing, and it is cut short only when it ends inside a call, which it does not.
-        read = parse_message(text, plan.dialect, plan.tools, drop_tokens=plan.drop_tokens, coerce=plan.coerce,
-                             repair=plan.repair, most=plain, call_id=new_id)
-        if read is None:
-            if plain is not None:
-                raise NotPlain  # (parse_plain reads no more than parse_message)
-            read, truncated = _parsed(message, text, plan, provenance, verdicts, cut, plan.tools, PLAIN, plain)
-    else:
-        read, truncated = _parsed(message, text, plan, provenance, verdicts, cut, plan.tools if tools is None else tools,
-                                   verdict, plain)
+        reader = message_reader(plan.dialect, plan.tools, plan.drop_tokens, plan.coerce, plan.repair)
+        read = reader.plain_message(text, plain, new_id) if reader is not None else None
+        if read is not None:
+            content, calls = read
+            if calls:  # (the content beside calls as ``openai.assistant_message`` has it)
+                content = content.rstrip() or None
+            message[key] = content if key == "content" or content else None
+            return calls, False
+        if plain is not None:
+            raise NotPlain  # (parse_plain reads no more than parse_message)
+        verdict = PLAIN
+    read, truncated = _parsed(message, text, plan, provenance, verdicts, cut,
+                              plan.tools if tools is None else tools, verdict, plain)
     message[key] = read["content"] if key == "content" or read["content"] else None
     return read.get("tool_calls", []), truncated
 

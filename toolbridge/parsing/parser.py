@@ -134,19 +134,9 @@ def parse_message(
     call rejected, aborted, repaired or invalid) and its finish reason is ``tool_calls`` when
     the message has calls, else ``stop``, whether or not the output was ``cut``. The options
     are StreamParser's (validate and reject_invalid as by default); ``tools``: a Toolset."""
-    reader = _reader(dialect, tools, drop_tokens, coerce) if not repair else None
-    read = reader.plain_calls(text, most=most) if reader is not None else None
-    if read is None:
-        return None
-    calls, end = read
-    if not calls:
-        return assistant_message(text, [])  # (prose: the text is the content)
-    texts, made = [], []
-    for index, (lead, name, arguments) in enumerate(calls):
-        texts.append(lead)
-        made.append({"id": call_id(index), "type": "function", "function": {"name": name, "arguments": arguments}})
-    texts.append(text[end:])
-    return assistant_message("".join(texts), made)
+    reader = message_reader(dialect, tools, drop_tokens, coerce, repair)
+    read = reader.plain_message(text, most, call_id) if reader is not None else None
+    return None if read is None else assistant_message(*read)
 
 
 # The parsers ``parse_message`` reads with, by their settings (by identity: hashing a Dialect
@@ -155,9 +145,12 @@ def parse_message(
 _READERS: dict[tuple[int, int, int, bool], tuple[Any, Any, Any, DialectParser]] = {}
 
 
-def _reader(dialect: str | Dialect, tools: Toolset | None, drop_tokens: tuple[str, ...],
-            coerce: bool) -> DialectParser | None:
-    """The parser of these settings ``parse_message`` reads with (None for ``auto``)."""
+def message_reader(dialect: str | Dialect, tools: Toolset | None, drop_tokens: tuple[str, ...],
+                   coerce: bool, repair: bool) -> DialectParser | None:
+    """The parser of these settings ``parse_message`` reads with, its ``plain_message`` what
+    ``parse_message`` gives (None for ``auto``, and with ``repair``)."""
+    if repair:
+        return None
     key = (id(dialect), id(tools), id(drop_tokens), coerce)
     found = _READERS.get(key)
     if found is not None and found[0] is dialect and found[1] is tools and found[2] is drop_tokens:

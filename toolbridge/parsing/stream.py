@@ -378,6 +378,24 @@ class DialectParser:
                 break  # (an answer that ends with its call is not searched again)
         return calls, pos
 
+    def plain_message(self, text: str, most: int | None,
+                      call_id: Callable[[int], str]) -> tuple[str, list[dict[str, Any]]] | None:
+        """The message ``plain_calls`` reads in ``text`` (None when it reads none): the text
+        around the calls, joined, and the calls in OpenAI's shape, their ids from ``call_id``
+        (``parser.parse_message``; the gateway's whole answer)."""
+        read = self.plain_calls(text, most=most)
+        if read is None:
+            return None
+        calls, end = read
+        if not calls:
+            return text, []  # (prose: the text is the content)
+        texts, made = [], []
+        for index, (lead, name, arguments) in enumerate(calls):
+            texts.append(lead)
+            made.append({"id": call_id(index), "type": "function", "function": {"name": name, "arguments": arguments}})
+        texts.append(text[end:])
+        return "".join(texts), made
+
     def _bare_at_start(self, text: str) -> bool:
         """Whether the answer may start a call here with a bare opener (or is all space)."""
         openers = self._openers

@@ -16,7 +16,7 @@ from typing import Any
 
 _WINDOW = 4096  # how far ``search`` looks for each first character's markers at a time
 _SHORT = 256  # texts up to this long are scanned by the alternation alone
-WHOLE_NEAR = 64  # the same in a whole answer (``search``'s ``near``: its first call comes soon)
+WHOLE_NEAR = 0  # the same in a whole answer: none (its groups' leads are found at once by ``find``)
 
 
 @dataclass(frozen=True)
@@ -28,10 +28,12 @@ class MarkerSet:
     _prefixes: frozenset[str] = field(init=False, repr=False)
     _firsts: str = field(init=False, repr=False)
     _first_re: re.Pattern[str] = field(init=False, repr=False)
-    # Per group: the character its search looks for, the search, and for a group that also
-    # finds the markers folded into it (``_group_searches``) how far before that character
-    # they start and the group's own alternation (0 and None for the others)
-    _searches: tuple[tuple[str, Any, int, Any], ...] = field(init=False, repr=False)
+    # Per group: the text its search looks for (its markers' common beginning, or for a group
+    # that also finds the markers folded into it (``_group_searches``) its first character),
+    # how far past a window's end that text may run (the folded markers' start before it), the
+    # search, and for a folded group how far before that character they start and the group's
+    # own alternation (0 and None for the others)
+    _searches: tuple[tuple[str, int, Any, int, Any], ...] = field(init=False, repr=False)
     _longest: int = field(init=False, repr=False)
     _one_first: bool = field(init=False, repr=False)  # every marker begins with the same character
     _opening: re.Pattern[str] = field(init=False, repr=False)
@@ -79,13 +81,15 @@ class MarkerSet:
         A text of up to ``near`` characters (a delta, a held tail) is scanned by the
         alternation itself, and so are the first ``near`` characters of a longer one (markers
         are often near a streaming cursor; a whole answer's first call is often after a short
-        sentence). Beyond, one alternation per first character scans (each begins with its
+        sentence; none in a whole answer, ``near`` 0: the leads' ``find`` is cheaper). Beyond,
+        one alternation per first character scans (each begins with its
         literal character, which the regex engine looks for in C, false starts such as ``3 <
         4`` included, where one alternation of them all tests every character against a set,
         several times slower), a window at a time so that a first character that never comes is
         not looked for to the end of the buffer at every call (the window grows to
         ``_WINDOW``). Each starts where a plain ``find`` (memchr, many times faster than the
-        regex engine's own scan) sees its first character, not at all when the window holds
+        regex engine's own scan) sees its markers' common beginning (the ``` of a fence, not
+        the ` of prose's code), not at all when the window holds
         none, and stops where a marker found by another one starts. When every marker begins
         with the same character, all this starts where ``find`` sees that character first."""
         end, reach = len(buf), self._longest - 1
@@ -95,18 +99,20 @@ class MarkerSet:
             pos = buf.find(self._firsts, pos)  # (where a marker may first begin: nowhere, often)
             if pos < 0:
                 return None
+            near = near or 1  # (the marker that begins there, if one does, found at once)
             if end - pos <= near:
                 return self._pattern.search(buf, pos)
-        found = self._pattern.search(buf, pos, pos + near + reach)  # the first window, likewise
-        if found is not None and found.start() < pos + near:
-            return found  # (a marker that starts in the window ends by its end + reach)
-        pos += near
-        find, window = buf.find, 8 * _SHORT
+        if near:  # (none: straight to the groups, each looked for where its markers' lead is)
+            found = self._pattern.search(buf, pos, pos + near + reach)  # the first window, likewise
+            if found is not None and found.start() < pos + near:
+                return found  # (a marker that starts in the window ends by its end + reach)
+            pos += near
+        find, window = buf.find, _WINDOW // 2
         while pos < end:
-            stop, window = pos + window, min(2 * window, _WINDOW)
+            stop, window = pos + window, _WINDOW  # (the first window half as long)
             best = None
-            for first, group_search, fold, own in self._searches:
-                at = find(first, pos, stop + fold)
+            for lead, past, group_search, fold, own in self._searches:
+                at = find(lead, pos, stop + past)
                 if at < 0:
                     continue
                 m = group_search(buf, at, stop + reach)
@@ -206,7 +212,7 @@ class MarkerSet:
         return -1
 
 
-def _group_searches(ordered: list[str], firsts: str) -> tuple[tuple[str, Any, int, Any], ...]:
+def _group_searches(ordered: list[str], firsts: str) -> tuple[tuple[str, int, Any, int, Any], ...]:
     """``MarkerSet._searches``: one alternation per first character. A group whose first
     character is a letter or digit (common in prose: the ``f`` of ``functools[``) and whose
     markers all begin with the same text holding, after its first character, another group's
@@ -230,15 +236,16 @@ def _group_searches(ordered: list[str], firsts: str) -> tuple[tuple[str, Any, in
         if c in folded:
             continue  # (found by its anchor's group)
         own = re.compile(_trie_pattern(group))
-        if c not in folds:
-            searches.append((c, own.search, 0, None))
+        if c not in folds:  # (found where its markers' common beginning is: ``` not ` in prose)
+            lead = _common_prefix(group)
+            searches.append((lead, len(lead) - 1, own.search, 0, None))
             continue
         k, behind = folds[c]
         rest = sorted({m[1:] for m in group if len(m) > 1}, key=len, reverse=True)
         after = _trie_pattern(rest) if rest else ""
         after = f"(?:{after})?" if len(min(group, key=len)) == 1 else after
         source = f"{re.escape(c)}(?:(?<={re.escape(behind)})(?P<fold>)|{after})"
-        searches.append((c, re.compile(source).search, k, own))
+        searches.append((c, k, re.compile(source).search, k, own))
     return tuple(searches)
 
 
