@@ -29,7 +29,7 @@ from ..tools import is_plain_string, settles
 
 _encode = json.encoder.encode_basestring
 try:  # (the gateway's extra: a long string encoded some 10x faster, to the same text)
-    from orjson import JSONEncodeError as _OrjsonRefused, dumps as _dumps
+    from orjson import JSONEncodeError as _OrjsonRefused, OPT_INDENT_2 as _INDENT_2, dumps as _dumps
 except ImportError:  # pragma: no cover - the library alone
     _dumps = None
 _JSON_START = frozenset('-0123456789tfn[{" \t\r\n')
@@ -155,60 +155,75 @@ def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[s
     """The arguments a call of whole raw values ``pairs`` (key, value text) streams out of
     ``RawValue``s, typed the same way (a value that can only be a string, or has no schema and
     cannot begin JSON, stays text; any other is ``coerce(key, raw, schema)``), and written the
-    same way (``{``, ``", "`` between members, ``": "`` after keys, ``}``): the JSON text and
-    its value, so that neither is read again (no key may repeat: the value would lose one).
+    same way (``write_object``): the JSON text and its value, so that neither is read again (no
+    key may repeat: the value would lose one).
 
     ``settled_types``: the root schema's ``tools.settled_members`` (a key whose member it
-    settles as a plain string is written so, its schema not looked up). Then the third item
+    settles as a plain string is kept so, its schema not looked up). Then the third item
     tells whether every value is already what ``argtyper.already_typed`` passes at once,
     without a second look: a key ``schema_of`` does not declare, or a value that
     ``tools.settles``. False when ``settled_types`` is not given."""
     value: dict[str, Any] = {}
-    parts = []
     settled = settled_types is not None
+    scalars = True  # (every value a string, an integer, a bool or None: write_object's fast case)
     for key, raw in pairs:
         need = settled_types.get(key) if settled_types is not None else None
         if need is str:  # (a string of its own, the common member: its schema is not looked up)
-            schema, declared = None, "string"
-        else:
-            schema = schema_of(key)
-            if schema is None:  # (a key not declared: settled stays as it is)
-                raw, text = _undeclared(key, raw, coerce)
+            value[key] = raw
+            continue
+        schema = schema_of(key)
+        if schema is None:  # (a key not declared: settled stays as it is)
+            if raw and raw[0] not in _JSON_START:
                 value[key] = raw
-                parts.append(f"{_encode(key)}: {text}")
                 continue
-            # (a schema that declares one type: is_plain_string's common case, answered here)
-            declared = schema.get("type") if "$ref" not in schema else None
-            declared = declared if isinstance(declared, str) else None
+            value[key] = raw = coerce(key, raw, None)
+            scalars = scalars and type(raw) in _SCALARS
+            continue
+        # (a schema that declares one type: is_plain_string's common case, answered here)
+        declared = schema.get("type") if "$ref" not in schema else None
+        declared = declared if isinstance(declared, str) else None
         if declared == "string" or (declared not in _OTHER_TYPES and is_plain_string(schema)):
-            text = _encode(raw) if len(raw) <= _SHORT_STRING else encode_string(raw)
+            pass
         elif declared in _NUMBERS and (literal := _INTEGER.fullmatch(raw)) is not None:
             raw = int(literal[1])  # (what ``coerce`` makes of an integer written plainly, at once)
-            text = repr(raw)
         else:
             raw = coerce(key, raw, schema)
-            text = encode_string(raw) if type(raw) is str else to_json(raw)
+            scalars = scalars and type(raw) in _SCALARS
         if need is not type(raw):  # (a value of the one type declared: settles', at once)
             settled = settled and settles(need, raw)
         value[key] = raw
-        parts.append(f"{_encode(key)}: {text}")
-    return "{" + ", ".join(parts) + "}", value, settled
+    return write_object(value, scalars), value, settled
 
 
-def _undeclared(key: str, raw: str,
-                coerce: Callable[[str, str, dict[str, Any] | None], Any]) -> tuple[Any, str]:
-    """A raw value of a key no schema declares, typed (``typed_object``) and written."""
-    if raw and raw[0] not in _JSON_START:
-        return raw, encode_string(raw)
-    raw = coerce(key, raw, None)
-    return raw, encode_string(raw) if type(raw) is str else to_json(raw)
+def write_object(value: dict[str, Any], scalars: bool = False) -> str:
+    """``to_json(value)`` (``{``, ``", "`` between members, ``": "`` after keys, ``}``, as
+    ``feed`` writes an object of raw values), a long string by orjson (``encode_string``).
+    ``scalars``: every value is a string, a bool, None or an integer; then orjson writes the
+    whole object, laid out two spaces deep: the same text but for a line break and the
+    indentation after ``{`` and each ``,`` and a line break before ``}`` (no string holds a raw
+    line break, so each is layout), taken out by one replace where the object is short (the
+    search for the break reads every character: a long value is cheaper written alone).
+    orjson writes these values as the encoder does and refuses the rest (a lone surrogate, an
+    integer of more than 64 bits): then each member is written alone too."""
+    if scalars and _dumps is not None and value:
+        try:
+            text = _dumps(value, option=_INDENT_2)
+        except _OrjsonRefused:
+            pass
+        else:
+            if len(text) <= _SHORT_OBJECT:
+                return "{" + text.replace(b",\n  ", b", ")[4:-2].decode() + "}"
+    return "{" + ", ".join([f"{_encode(key)}: {encode_string(raw) if type(raw) is str else to_json(raw)}"
+                            for key, raw in value.items()]) + "}"
 
 
 _OTHER_TYPES = frozenset(("integer", "number", "boolean", "object", "array", "null"))
 _NUMBERS = ("integer", "number")
+_SCALARS = frozenset((str, int, bool, type(None)))
 _INTEGER = re.compile(r"[ \t\n\r]*(-?(?:0|[1-9][0-9]{0,17}))[ \t\n\r]*")
 
 
+_SHORT_OBJECT = 1024  # (up to this long, an object's text is orjson's, laid out again: write_object)
 _SHORT_STRING = 32  # (up to this long, a string is encoded by the standard encoder: encode_string)
 
 

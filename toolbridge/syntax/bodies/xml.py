@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from operator import methodcaller
 
 import re
 
@@ -56,11 +57,10 @@ class XmlTags:
     block_close: str = "</tool_call>"
     trim_newline: bool = True
     value_ends: MarkerSet = field(init=False, repr=False)
-    # A parameter with no tag's first character in its value, matched whole (``read_params``)
-    plain_param: re.Pattern[str] = field(init=False, repr=False, compare=False)
-    plain_head: re.Pattern[str] = field(init=False, repr=False, compare=False)  # and the function tag
-    # A function's parameters all written so, then its close and the block's (``read_params``)
-    plain_block: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    plain_head: re.Pattern[str] = field(init=False, repr=False, compare=False)  # the function tag (``read_whole``)
+    # A function of n parameters written plainly, then its close and the block's, matched whole
+    # by the n-th pattern, its keys and values as groups (``read_params``)
+    plain_blocks: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
     layouts: tuple[XmlLayout, XmlLayout] = field(init=False, repr=False, compare=False)  # (wrapped, bare)
 
     def __post_init__(self) -> None:
@@ -71,17 +71,16 @@ class XmlTags:
         object.__setattr__(self, "layouts", (XmlLayout(self, False), XmlLayout(self, True)))
         first = re.escape(self.parameter_close[0])
         nl = "\n?" if self.trim_newline else ""
-        plain = (f"{re.escape(self.parameter[0])}([^<\n{re.escape(self.parameter[1][0])}]{{1,256}}){re.escape(self.parameter[1])}"
+        param = (f"{re.escape(self.parameter[0])}([^<\n{re.escape(self.parameter[1][0])}]{{1,256}}){re.escape(self.parameter[1])}"
                  f"{nl}([^{first}]*+){re.escape(self.parameter_close)}[ \t\r\n]*")
-        object.__setattr__(self, "plain_param", re.compile(plain))
-        param = (f"{re.escape(self.parameter[0])}[^<\n{re.escape(self.parameter[1][0])}]{{1,256}}{re.escape(self.parameter[1])}"
-                 f"{nl}[^{first}]*+{re.escape(self.parameter_close)}[ \t\r\n]*")
-        block = f"[ \t\r\n]*(?:{param})*{re.escape(self.function_close)}[ \t\r\n]*{re.escape(self.block_close)}"
-        object.__setattr__(self, "plain_block", re.compile(block))
+        close = f"{re.escape(self.function_close)}[ \t\r\n]*{re.escape(self.block_close)}"
+        blocks = tuple(re.compile(f"[ \t\r\n]*{param * n}{close}") for n in range(PLAIN_PARAMS + 1))
+        object.__setattr__(self, "plain_blocks", blocks)
         head = f"[ \t\n\r]*{re.escape(self.function[0])}([^<\n{re.escape(self.function[1][0])}]{{1,256}}){re.escape(self.function[1])}"
         object.__setattr__(self, "plain_head", re.compile(head))
 
 
+PLAIN_PARAMS = 12  # the most parameters of a block ``read_params`` matches with one pattern
 # How much white space may stand between a close tag and the tag the layout puts after it (the
 # templates write one newline); the look-ahead of a close tag is this plus the next tag.
 GAP = 16
@@ -134,7 +133,8 @@ def followed(buf: str, at: int, tags: tuple[str, ...], final: bool, space: re.Pa
 _SPACE = re.compile(r"[ \t\r\n]*")  # (what ``followed`` counts as the gap, unbounded)
 
 Pairs = list[tuple[str, str]]
-SHORT_BLOCK = 512  # the longest rest of a text whose block ``read_params`` matches with one pattern
+SHORT_BLOCK = 512  # the longest block ``read_params`` matches with one pattern (a failed try reads it all)
+_UNTRAIL = methodcaller("removesuffix", "\n")  # (a value's trailing newline, taken off at C speed)
 
 
 def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
@@ -144,46 +144,45 @@ def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
     the layout places it), no key twice, one function in the block. The raw values (trimmed as
     ``RawValue`` trims them) and the position after the block's close; None for anything else
     (then it is read piece by piece). ``feed`` reads a whole block so, and ``read_plain`` too."""
-    # Every parameter of a short block written plainly (the text's last characters: a whole
-    # answer's call, a held block): all of them at once, the same reading. (A longer text is
-    # read by the loop: the pattern and findall would each read a long value, and a failed
-    # try at a long one costs about what the pattern saves.)
-    block = tags.plain_block.match(text, pos) if len(text) - pos <= SHORT_BLOCK else None
-    if block is not None:
-        trim = tags.trim_newline
-        pairs = [(k.strip(), v[:-1] if trim and v.endswith("\n") else v)
-                 for k, v in tags.plain_param.findall(text, pos, block.end())]
-        keys = dict(pairs)
-        return (pairs, block.end()) if len(keys) == len(pairs) and "" not in keys else None
     p_open, p_stop = tags.parameter
     p_close, f_close = tags.parameter_close, tags.function_close
+    # A short block's parameters (as many as its close tags up to its function's close) all
+    # written plainly: matched at once (``plain_blocks``), the same reading as the loop's.
+    end = text.find(f_close, pos, pos + SHORT_BLOCK)
+    if end >= 0 and (n := text.count(p_close, pos, end)) <= PLAIN_PARAMS:
+        block = tags.plain_blocks[n].match(text, pos)
+        if block is not None:
+            found = block.groups()
+            keys = list(map(str.strip, found[::2]))
+            pairs = list(zip(keys, map(_UNTRAIL, found[1::2]) if tags.trim_newline else found[1::2]))
+            return (pairs, block.end()) if len(set(keys)) == n and "" not in keys else None
+    first = p_close[0]  # (what every tag begins with)
+    trim = tags.trim_newline
     pairs: Pairs = []
     pos = skip_ws(text, pos)
-    plain = tags.plain_param.match
-    trim = tags.trim_newline
     after, keys = (p_open, f_close), set()  # (what may follow a close tag; the keys read)
     while text.startswith(p_open, pos):
-        m = plain(text, pos)  # (the common parameter, at once; the same reading as below)
-        if m is not None:
-            key, pos = m[1].strip(), m.end()
-            if not key or key in keys or not text.startswith(after, pos):
+        # The common parameter (a short one-line key, a value with no tag character, its
+        # close: ``plain_blocks``' parameter) found at C speed, its value not read by the
+        # pattern engine; the same reading as below, which reads the rest.
+        at = pos + len(p_open)
+        end = text.find(first, at)
+        stop = text.find(p_stop, at, end)
+        key = text[at:stop]
+        if 0 < stop - at <= 256 and "\n" not in key and text.startswith(p_close, end):
+            start = stop + len(p_stop)
+            start += trim and text.startswith("\n", start)
+        else:
+            key, pos, complete = read_label(text, at, p_stop)
+            end = plain_end(text, pos, p_close, after) if complete else -1
+            if end < 0:
                 return None
-            keys.add(key)
-            start, stop = m.span(2)
-            stop -= trim and stop > start and text[stop - 1] == "\n"  # (its trailing newline)
-            pairs.append((key, text[start:stop]))
-            continue
-        key, pos, complete = read_label(text, pos + len(p_open), p_stop)
+            start = pos + (trim and text.startswith("\n", pos, end))
         key = key.strip()
-        others = (tags.parameter[0], tags.function_close)
-        end = plain_end(text, pos, tags.parameter_close, others) if complete else -1
-        if end < 0 or not key or key in keys:
+        if not key or key in keys:
             return None
         keys.add(key)
-        start, stop = pos, end
-        if trim:  # (one newline each side, the value copied once)
-            start += text.startswith("\n", start, stop)
-            stop -= stop > start and text[stop - 1] == "\n"
+        stop = end - (trim and end > start and text[end - 1] == "\n")  # (its trailing newline)
         pairs.append((key, text[start:stop]))
         pos = _SPACE.match(text, end + len(p_close)).end()  # type: ignore[union-attr]
         if not text.startswith(after, pos):
