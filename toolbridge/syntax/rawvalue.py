@@ -165,7 +165,9 @@ def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[s
     ``tools.settles``. False when ``settled_types`` is not given."""
     value: dict[str, Any] = {}
     settled = settled_types is not None
-    scalars = True  # (every value a string, an integer, a bool or None: write_object's fast case)
+    # (every value a string, an integer, a bool or None, and the object short: write_object's fast
+    # case; a value's text is no shorter than its raw text, so a long one is known long at once)
+    scalars = sum([len(raw) for _, raw in pairs]) <= _SHORT_OBJECT
     for key, raw in pairs:
         need = settled_types.get(key) if settled_types is not None else None
         if need is str:  # (a string of its own, the common member: its schema is not looked up)
