@@ -20,14 +20,9 @@ from functools import lru_cache, partial
 from typing import Any
 
 from ...limits import MAX_DEPTH, deeper_than
-from ..jsonscan import DONE as SCANNED, ERROR, JsonScanner, odd_backslashes
+from ..jsonscan import DONE as SCANNED, ERROR, JsonScanner
 from ..markers import cut_off, match_at, read_label, skip_ws
 from ..dialect import DONE, FAIL, MORE, UNCLOSED_AT_END, CallSink, Outcome, still_held, to_json
-
-try:  # (the gateway's extra: whole arguments decoded several times faster, to the same value)
-    from orjson import loads as _fast_loads
-except ImportError:  # pragma: no cover - the library alone
-    _fast_loads = None
 
 
 def _refuse(constant: str) -> None:
@@ -63,86 +58,6 @@ def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
     if not isinstance(value, dict) or (end - pos > MAX_DEPTH and deeper_than(value)):
         return None
     return end, value
-
-
-_CONTAINERS = (dict, list)
-
-
-def object_before(buf: str, pos: int, close: str) -> tuple[int, dict[str, Any]] | None:
-    """``complete_object(buf, pos)`` for an object followed by its envelope's ``}`` and then
-    ``close``, decoded by orjson, several times faster; None when that cannot be shown to be
-    what ``complete_object`` gives (then ask it).
-
-    The object is the text up to the last ``}`` but one before the last ``close`` (found at
-    once when the call ends the answer, the common case; before a later call's, or inside a
-    string, that text is not an object). orjson refuses what the strict decoder refuses
-    (NaN, raw control characters...) and some texts it reads (a lone surrogate, nesting past
-    1024); where both read a text, they give the same value, but for two things: orjson keeps
-    a key written twice (its last value), and makes a float of an integer beyond 64 bits.
-    So a value holding a float is left to ``complete_object``, and one holding fewer strings
-    (keys and values) than the text writes had a key written twice."""
-    mark = buf.rfind(close, pos) if _fast_loads is not None and close else -1
-    outer = buf.rfind("}", pos, mark) if mark > pos else -1  # (the envelope's)
-    end = buf.rfind("}", pos, outer) + 1 if outer > pos else 0
-    if end <= pos:
-        return None
-    text = buf[pos:end]
-    try:
-        value = _fast_loads(text)
-    except ValueError:
-        return None
-    if type(value) is not dict or not _writes_strings(text, _strings_in(value)):
-        return None
-    return end, value
-
-
-def _strings_in(value: dict[str, Any]) -> int:
-    """How many strings, keys and values, a decoded object holds; -1 when it holds a float or
-    nests deeper than the limit (``deeper_than``'s walk: level by level, each container's
-    members passed over by ``map(type, ...)`` at C speed)."""
-    strings, level, depth = 0, [value], 0
-    while level:
-        depth += 1
-        if depth > MAX_DEPTH:
-            return -1
-        inner: list[Any] = []
-        for container in level:
-            items = container.values() if type(container) is dict else container
-            types = list(map(type, items))
-            if float in types:
-                return -1
-            strings += types.count(str) + (len(container) if type(container) is dict else 0)
-            if dict in types or list in types:
-                inner += [v for v in items if type(v) in _CONTAINERS]
-        level = inner
-    return strings
-
-
-def _writes_strings(text: str, strings: int) -> bool:
-    """Whether valid JSON ``text`` writes exactly ``strings`` strings: twice as many quotes
-    not escaped (by an odd run of backslashes)."""
-    if len(text) > _LONG_TEXT * strings:  # (a long string: passed over at memchr's speed)
-        return _quotes_found(text, 2 * strings) == 2 * strings
-    quotes = text.count('"')
-    if quotes > 2 * strings:  # a key written twice, or quotes escaped: count those
-        # (a run of backslashes less its pairs leaves its parity: whether it escapes the quote)
-        unpaired = text.replace("\\\\", "") if "\\\\" in text else text
-        quotes -= unpaired.count('\\"')
-    return quotes == 2 * strings
-
-
-_LONG_TEXT = 512  # characters per string from which quotes are found one by one, not counted
-
-
-def _quotes_found(text: str, most: int) -> int:
-    """The quotes of ``text`` not escaped, found from one to the next by ``find`` (each costs
-    a step of Python: counted up to one more than ``most``)."""
-    quotes, at = 0, text.find('"')
-    while at >= 0 and quotes <= most:
-        if text[at - 1] != "\\" or not odd_backslashes(text, 0, at):
-            quotes += 1
-        at = text.find('"', at + 1)
-    return quotes
 
 
 _WS = r"[ \t\n\r]*"  # JSON's whitespace, as the scanner skips it (``\s`` would admit more)
@@ -203,12 +118,11 @@ _SPACED_BRACE = r"[ \t\n\r]*+\}[ \t\n\r]*+"  # an object's closing brace, spaced
 _NOTHING = re.compile(r"(?!)")
 
 
-def read_whole(head_pattern: re.Pattern[str], closing: re.Pattern[str], close: str, buf: str,
+def read_whole(head_pattern: re.Pattern[str], closing: re.Pattern[str], buf: str,
                pos: int) -> tuple[str, str, dict[str, Any], int] | None:
     """The call block at ``pos`` (just after its opener) when it is written whole in its
     plainest form: ``{"name": "...", "arguments": {...}}`` (``head_pattern``: the envelope's
-    head) in strict JSON, then its close marker ``close`` (``closing``: ``_closing``'s pattern
-    of it).
+    head) in strict JSON, then its close marker (``closing``: ``_closing``'s pattern of it).
     Returns the name, the arguments' text and value, and
     where the block ends, which is what ``feed`` would read from it (one call, nothing
     repaired); None for anything else, which ``feed`` reads. Reads at C speed, and reports
@@ -217,8 +131,7 @@ def read_whole(head_pattern: re.Pattern[str], closing: re.Pattern[str], close: s
     name = _name_of(head) if head is not None else None
     if name is None:
         return None
-    start = head.end()  # type: ignore[union-attr]
-    read = object_before(buf, start, close) or complete_object(buf, start)
+    read = complete_object(buf, head.end())  # type: ignore[union-attr]
     if read is None:
         return None
     end, value = read
@@ -365,8 +278,7 @@ class JsonEnvelopeBody:
         name not under ``name``, several close markers)."""
         if self._heads is None or self._lenient or self._inner or len(self._closes) != 1:
             return None
-        close = self._closes[0]
-        return partial(read_whole, self._heads[0], _closing(close), close)
+        return partial(read_whole, self._heads[0], _closing(self._closes[0]))
 
     def _holds(self, buf: str, pos: int) -> bool:
         """Whether a short block after a dedicated call marker is still being written: it is
