@@ -59,8 +59,10 @@ class XmlTags:
     value_ends: MarkerSet = field(init=False, repr=False)
     plain_head: re.Pattern[str] = field(init=False, repr=False, compare=False)  # the function tag (``read_whole``)
     # A function of n parameters written plainly, then its close and the block's, matched whole
-    # by the n-th pattern, its keys and values as groups (``read_params``)
-    plain_blocks: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+    # by the n-th pattern, its keys and values as groups (``read_params``): each compiled when a
+    # block of n parameters is first read (thirteen compiled at import cost some milliseconds)
+    plain_blocks: list[re.Pattern[str] | None] = field(init=False, repr=False, compare=False)
+    _block_parts: tuple[str, str] = field(init=False, repr=False, compare=False)  # (a parameter, the close)
     layouts: tuple[XmlLayout, XmlLayout] = field(init=False, repr=False, compare=False)  # (wrapped, bare)
 
     def __post_init__(self) -> None:
@@ -74,10 +76,16 @@ class XmlTags:
         param = (f"{re.escape(self.parameter[0])}([^<\n{re.escape(self.parameter[1][0])}]{{1,256}}){re.escape(self.parameter[1])}"
                  f"{nl}([^{first}]*+){re.escape(self.parameter_close)}[ \t\r\n]*")
         close = f"{re.escape(self.function_close)}[ \t\r\n]*{re.escape(self.block_close)}"
-        blocks = tuple(re.compile(f"[ \t\r\n]*{param * n}{close}") for n in range(PLAIN_PARAMS + 1))
-        object.__setattr__(self, "plain_blocks", blocks)
+        object.__setattr__(self, "plain_blocks", [None] * (PLAIN_PARAMS + 1))
+        object.__setattr__(self, "_block_parts", (param, close))
         head = f"[ \t\n\r]*{re.escape(self.function[0])}([^<\n{re.escape(self.function[1][0])}]{{1,256}}){re.escape(self.function[1])}"
         object.__setattr__(self, "plain_head", re.compile(head))
+
+    def plain_block(self, n: int) -> re.Pattern[str]:
+        """The pattern of a block of ``n`` parameters (``plain_blocks``), compiled now and kept."""
+        param, close = self._block_parts
+        pattern = self.plain_blocks[n] = re.compile(f"[ \t\r\n]*{param * n}{close}")
+        return pattern
 
 
 PLAIN_PARAMS = 12  # the most parameters of a block ``read_params`` matches with one pattern
@@ -150,7 +158,7 @@ def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
     # written plainly: matched at once (``plain_blocks``), the same reading as the loop's.
     end = text.find(f_close, pos, pos + SHORT_BLOCK)
     if end >= 0 and (n := text.count(p_close, pos, end)) <= PLAIN_PARAMS:
-        block = tags.plain_blocks[n].match(text, pos)
+        block = (tags.plain_blocks[n] or tags.plain_block(n)).match(text, pos)
         if block is not None:
             found = block.groups()
             keys = list(map(str.strip, found[::2]))
