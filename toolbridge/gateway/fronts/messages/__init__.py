@@ -29,7 +29,7 @@ from ..ids import ID, NONCE, draw
 from .ids import message_id, tool_use_id
 from .request import decode, messages_turn
 from .stream import UNCOUNTED, Context, MessagesStream, stop_reason, usage_of
-from .threads import CODES, Reply, Thread, Threads, assistant
+from .threads import CODES, DONE, Reply, Thread, Threads, assistant
 from .tokens import TokenCounter
 
 SIGNATURE = "dG9vbGJyaWRnZQ"  # base64url of "toolbridge": a marker, not a proof
@@ -126,10 +126,13 @@ class MessagesFront:
         self.threads = threads  # None: a ``thread`` is answered thread_unsupported_request
         self.tokens = tokens  # counts a stream's input tokens for message_start (None: 0)
 
-    async def load(self, req: Any) -> Any:
-        """The kept turn a ``thread`` continue names (``Threads.load``), before the turn is built."""
-        threads = self.threads if self.threads is not None and self.threads.enabled else None
-        return await threads.load(req) if threads is not None and not self.count else None
+    def load(self, req: Any) -> Awaitable[Any]:
+        """The kept turn a ``thread`` continue names (``Threads.load``: its awaitable itself, not
+        a coroutine awaiting it), before the turn is built."""
+        threads = self.threads
+        if threads is not None and threads.enabled and not self.count:
+            return threads.load(req)
+        return DONE
 
     def turn(self, body: Any, req: Any = None, loaded: Any = None) -> Turn:
         """The request as a Turn, its context a ``stream.Context``: a stream's input tokens, and

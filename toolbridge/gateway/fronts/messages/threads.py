@@ -24,7 +24,7 @@ The answers the SDK recovers from, as the API gives them (``error.details.error_
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +107,17 @@ def pending_calls(history: list[dict[str, Any]]) -> dict[str, str]:
     return {call["id"]: tool_use_id(call["id"]) for call in calls or ()}
 
 
+class _Done(tuple):  # type: ignore[type-arg]
+    """An awaitable done at once, its value None: awaiting it runs no coroutine (its
+    ``__await__`` is an empty tuple's iterator, at C speed)."""
+
+    __slots__ = ()
+    __await__ = tuple.__iter__
+
+
+DONE: Awaitable[None] = _Done()  # (one for all: it holds nothing)
+
+
 class Threads:
     """The kept turns, in the store the gateway shares with the Responses front. The turn a
     continue names is read before the request's turn is built (``load``), as the Responses
@@ -115,12 +126,18 @@ class Threads:
     def __init__(self, store: Any, scopes: Any) -> None:
         self.store, self.scopes = store, scopes
 
-    async def load(self, req: Any) -> dict[str, Any] | None:
+    def load(self, req: Any) -> Awaitable[dict[str, Any] | None]:
         """The kept turn a ``thread`` continue names, read from the store (None: the request
-        names none); StoreUnavailable when the store does not answer."""
+        names none; ``DONE`` when its body has no such field: nearly every request, which then
+        makes no coroutine); StoreUnavailable when the store does not answer."""
         body = req.body
-        if b"previous_message_id" not in body:
-            return None
+        # (``find``, not ``in``: a bytes ``in`` tries the needle as an int first, an error raised
+        # and cleared for every request)
+        if body.find(b"previous_message_id") < 0:
+            return DONE
+        return self._read(req, body)
+
+    async def _read(self, req: Any, body: bytes) -> dict[str, Any] | None:
         try:
             value = orjson.loads(body)
         except orjson.JSONDecodeError:
