@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import re
 from typing import Any
 
@@ -158,8 +159,6 @@ def test_the_log_line_is_the_generic_formatters(message: str, args: tuple[Any, .
 
 
 def _near(value: float) -> list[float]:
-    import math
-
     return [math.nextafter(value, -math.inf), value, math.nextafter(value, math.inf)]
 
 
