@@ -13,27 +13,31 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from math import floor, inf
 from collections.abc import Mapping
 from typing import Any
+
+_INFO = logging.INFO
 
 
 def access(logger: logging.Logger, message: str, *args: Any) -> None:
     """``logger.info(message, *args)``, written straight to the line handler when that is all
     the record would reach (see the module docstring)."""
-    if not logger.isEnabledFor(logging.INFO):
+    if not logger.isEnabledFor(_INFO):
         return
     handler = _only_handler(logger)
     if handler is None:
         logger.info(message, *args)
         return
-    if len(args) == 1 and isinstance(args[0], Mapping) and args[0]:  # as a record takes them
-        args = args[0]  # type: ignore[assignment]
-    try:
-        text = message % args if args else message
-    except (TypeError, ValueError, KeyError):  # reported as the generic path reports it
-        logger.info(message, *args)
-        return
-    handler.line(logger.name, text)
+    if args:
+        if len(args) == 1 and isinstance(args[0], Mapping) and args[0]:  # as a record takes them
+            args = args[0]  # type: ignore[assignment]
+        try:
+            message = message % args
+        except (TypeError, ValueError, KeyError):  # reported as the generic path reports it
+            logger.info(message, *args)
+            return
+    handler.line(logger.name, message)
 
 
 def _only_handler(logger: logging.Logger) -> LineHandler | None:
@@ -48,7 +52,7 @@ def _only_handler(logger: logging.Logger) -> LineHandler | None:
         if handlers:  # (most loggers of the chain have none)
             handler = handlers[0]
             if (found is not None or len(handlers) > 1 or type(handler) is not LineHandler or handler.filters
-                    or handler.level > logging.INFO or type(handler.formatter) is not Formatter):
+                    or handler.level > _INFO or type(handler.formatter) is not Formatter):
                 return None
             found = handler
         if not current.propagate:
@@ -66,7 +70,7 @@ class Formatter(logging.Formatter):
     same text: the gateway logs a line per request)."""
 
     FORMAT = "%(asctime)s %(name)s %(message)s"
-    _second, _text = -1, ""
+    _second, _text = inf, ""  # the second last formatted (a whole number), and its text
 
     def __init__(self) -> None:
         super().__init__(self.FORMAT)
@@ -76,11 +80,17 @@ class Formatter(logging.Formatter):
 
     def stamp(self, created: float, msecs: float | None = None) -> str:
         """The date and time of a record made at ``created`` (``msecs``: as the record has it;
-        by default as a record made then has it)."""
-        second = int(created)
-        if second != self._second:
-            self._second, self._text = second, time.strftime("%Y-%m-%d %H:%M:%S", self.converter(second))
-        return self._text + _MILLIS[int((created - second) * 1000 if msecs is None else msecs)]
+        by default as a record made then has it: ``created - int(created)`` in milliseconds,
+        truncated; the same difference as ``created - self._second`` within that second, where
+        the whole number is exact as a float)."""
+        into = created - self._second
+        if not 0.0 <= into < 1.0:  # another second (int() truncates: the same test for any time)
+            second = int(created)
+            self._second, self._text = float(second), time.strftime("%Y-%m-%d %H:%M:%S", self.converter(second))
+            into = created - second
+        millis = into * 1000 if msecs is None else msecs
+        # (floor: int's truncation, for a number not below zero, at a third of its cost)
+        return self._text + _MILLIS[floor(millis) if millis >= 0.0 else int(millis)]
 
     def format(self, record: logging.LogRecord) -> str:
         if record.exc_info or record.exc_text or record.stack_info:
@@ -140,14 +150,19 @@ class LineHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
     def line(self, name: str, message: str) -> None:
         """The line ``handle`` writes for an INFO record of logger ``name`` with ``message`` (and
-        neither exception nor stack), made without the record (``access``)."""
+        neither exception nor stack), made without the record (``access``). (The lock taken
+        and let go by its methods: a ``with`` block costs twice as much, and a line is logged
+        per request.)"""
         stamp = self.formatter.stamp(time.time())  # type: ignore[union-attr]
-        with self.lock:  # type: ignore[union-attr]
-            try:
-                self._put(f"{stamp} {name} {message}{self.terminator}")
-            except Exception:  # noqa: BLE001  # as a failed emit: reported by handleError
-                self.handleError(logging.makeLogRecord({"name": name, "msg": message, "levelno": logging.INFO,
-                                                        "levelname": "INFO"}))
+        lock = self.lock
+        lock.acquire()  # type: ignore[union-attr]
+        try:
+            self._put(f"{stamp} {name} {message}{self.terminator}")
+        except Exception:  # noqa: BLE001  # as a failed emit: reported by handleError
+            self.handleError(logging.makeLogRecord({"name": name, "msg": message, "levelno": logging.INFO,
+                                                    "levelname": "INFO"}))
+        finally:
+            lock.release()  # type: ignore[union-attr]
 
     def flush(self) -> None:
         """Write the lines still pending, then flush the stream (as ``StreamHandler.flush``

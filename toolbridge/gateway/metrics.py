@@ -67,29 +67,35 @@ _HELP = {
 
 
 Key = tuple[str, tuple[tuple[str, str], ...]]  # a counter: its name and sorted labels
-MOVES_KEPT = 512  # distinct answer figures ``answered`` keeps
-MOVED_KEPT = 64  # the most counter steps of one figures kept (a key moved by n is n steps)
+FIGURES_KEPT = 512  # distinct answer figures ``answered`` tallies before they are added up
 
 
 @dataclass
 class Metrics:
-    counters: Counter[Key] = field(default_factory=Counter)
     open_streams: int = 0
     gauges: dict[str, Callable[[], int]] = field(default_factory=dict)  # read when rendered
     # The keys of the counters every request moves, by name and label values: made once, not
     # per request (every value is one of a few: routes, statuses, fronts, sources).
     _keys: dict[tuple[str, tuple[str, ...]], Key] = field(default_factory=dict, repr=False)
-    # What ``answered`` adds, by an answer's figures (route, status, front, call counts): each
-    # counter's key as many times as it moves.
-    _moves: dict[tuple[Any, ...], tuple[Key, ...]] = field(default_factory=dict, repr=False)
+    # Answers ``answered`` counted, by their figures (route, status, front, call counts), not
+    # yet added to the counters (``counters`` adds them).
+    _answers: dict[tuple[Any, ...], list[int]] = field(default_factory=dict, repr=False)
+    _counters: Counter[Key] = field(default_factory=Counter, repr=False)
+
+    @property
+    def counters(self) -> Counter[Key]:
+        """Every counter, with the answers ``answered`` tallied added first."""
+        if self._answers:
+            self._add_answers()
+        return self._counters
 
     def inc(self, name: str, amount: int = 1, **labels: str) -> None:
-        self.counters[(name, tuple(sorted(labels.items())))] += amount
+        self._counters[(name, tuple(sorted(labels.items())))] += amount
 
     def request(self, endpoint: str, status: int) -> None:
         """Count one answered request (``endpoint``: its route, or ``other``)."""
         key = self._key("toolbridge_requests_total", ("endpoint", "status"), (endpoint, str(status)))
-        self.counters[key] += 1
+        self._counters[key] += 1
 
     def record(self, provenance: Provenance, front: str) -> None:
         """Count one response's calls; ``front`` labels the calls and invalid counters."""
@@ -97,31 +103,41 @@ class Metrics:
             count = getattr(provenance, source)
             if count:
                 key = self._key("toolbridge_tool_calls_total", ("front", "source"), (front, source))
-                self.counters[key] += count
+                self._counters[key] += count
         for word in ("rejected", "aborted", "repaired"):
             if getattr(provenance, word):
                 self.inc(f"toolbridge_{word}_total", getattr(provenance, word))
         if provenance.invalid:
             key = self._key("toolbridge_invalid_arguments_total", ("front",), (front,))
-            self.counters[key] += provenance.invalid
+            self._counters[key] += provenance.invalid
 
     def answered(self, endpoint: str, status: int, provenance: Provenance, front: str) -> None:
-        """``request`` and ``record`` of one answer at once: the counters they move, and by how
-        much, are worked out once per distinct figures (by those two, on a scratch Metrics) and
-        then only added, in C (``Counter.update``'s own counting of an iterable: a key's hash
-        taken once, where ``+=`` takes it twice)."""
+        """``request`` and ``record`` of one answer, tallied by its figures: one dict lookup,
+        where the counters it moves are several keys, each hashed twice. The tally is
+        added to the counters when they are read (``counters``), and when it holds
+        ``FIGURES_KEPT`` figures (call counts vary)."""
         p = provenance
         figures = (endpoint, status, front, p.native, p.content, p.reasoning, p.rejected, p.aborted,
                    p.repaired, p.invalid)
-        moves = self._moves.get(figures)
-        if moves is None:
+        count = self._answers.get(figures)
+        if count is not None:  # (a list: counted in place, the figures hashed once)
+            count[0] += 1
+        else:
+            self._answers[figures] = [1]
+            if len(self._answers) > FIGURES_KEPT:
+                self._add_answers()
+
+    def _add_answers(self) -> None:
+        """Add the tallied answers to the counters: each figures' moves worked out once (by
+        ``request`` and ``record``, on a scratch Metrics) and added as many times."""
+        answers, self._answers = self._answers, {}
+        counters = self._counters
+        for (endpoint, status, front, *calls), (times,) in answers.items():
             scratch = Metrics(_keys=self._keys)
             scratch.request(endpoint, status)
-            scratch.record(provenance, front)
-            moves = tuple(scratch.counters.elements())
-            if len(self._moves) < MOVES_KEPT and len(moves) <= MOVED_KEPT:  # keep the common figures
-                self._moves[figures] = moves
-        self.counters.update(moves)
+            scratch.record(Provenance(*calls), front)
+            for key, amount in scratch._counters.items():
+                counters[key] += amount * times
 
     def _key(self, name: str, labels: tuple[str, ...], values: tuple[str, ...]) -> Key:
         key = self._keys.get((name, values))
