@@ -103,19 +103,16 @@ def test_counters_render_as_labelled_by_name() -> None:
     assert 'front="messages"' not in text
 
 
-class _Transport:
-    def __init__(self) -> None:
-        self.written: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.written.append(data)
-
-
 class _Connection:
+    """What a ``Response`` writes to: the bytes it would send."""
+
     closed = False
 
     def __init__(self) -> None:
-        self.transport = _Transport()
+        self.written: list[bytes] = []
+
+    def out(self, data: bytes) -> None:
+        self.written.append(data)
 
 
 @pytest.mark.parametrize("name, value", [(b"x-a", b"1\r\nx-b: 2"), (b"x-a", b"1\n"), (b"x-a", b"\r"),
@@ -130,7 +127,7 @@ def test_a_response_header_with_a_forbidden_byte_is_refused(name: bytes, value: 
     connection = _Connection()
     with pytest.raises(ValueError, match=re.escape(f"invalid response header {name!r}")):
         Response(connection, req).send(200, [*before, (name, value), *before], b"{}")  # type: ignore[arg-type]
-    assert connection.transport.written == [] and req.path == "/health"
+    assert connection.written == [] and req.path == "/health"
 
 
 @pytest.mark.parametrize("name, value", [(b"x-a", b"1\r\nx-b: 2"), (b"x-a", b"1\n"), (b"x-a\r", b"1")])

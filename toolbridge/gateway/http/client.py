@@ -50,6 +50,7 @@ from typing import Any
 
 import httptools
 
+from .outbox import Outbox
 from .sse import SSEDecoder
 
 Headers = list[tuple[bytes, bytes]]
@@ -70,6 +71,7 @@ class _Conn(asyncio.Protocol):
         self.pool = pool
         self.loop = pool.loop
         self.transport: asyncio.Transport | None = None
+        self.held: list[bytes] | None = None  # the request, until this pass of the loop ends (``outbox``)
         self.closed = False
         self.idle_since = 0.0
         self.parser: httptools.HttpResponseParser | None = None  # the exchange's (None: idle)
@@ -180,7 +182,7 @@ class _Conn(asyncio.Protocol):
         # again for it when it fires (_on_timer): a call_at and a cancel less per exchange.
         if self.timer is None:
             self.timer = self.loop.call_at(self.last_read + self.pool.read_timeout, self._on_timer)
-        self.transport.write(data)
+        self.pool.outbox.write(self, data)
 
     def _on_timer(self) -> None:
         self.timer = None
@@ -215,6 +217,7 @@ class _Conn(asyncio.Protocol):
             (self.transport.pause_reading if paused else self.transport.resume_reading)()
 
     def abort(self) -> None:
+        # (A request still held in the outbox is dropped with the connection: never sent.)
         self._cancel_timer()
         if not self.closed:
             self.closed = True
@@ -480,6 +483,7 @@ class UpstreamPool:
         max_head: int = 64 << 10,
     ) -> None:
         self.loop = asyncio.get_running_loop()
+        self.outbox = Outbox(self.loop)
         self.host = host
         self.port = port
         self.connect_timeout = connect_timeout

@@ -73,6 +73,7 @@ from operator import itemgetter
 import httptools
 
 from ...parsing.ids import random_alnum
+from .outbox import Outbox, flush
 
 log = logging.getLogger("h1server")
 
@@ -242,7 +243,7 @@ class Response:
         parts.append(b"content-length: %d\r\n\r\n" % len(body))
         if not self._head_only:
             parts.append(body)
-        self._proto.transport.write(b"".join(parts))
+        self._proto.out(b"".join(parts))
         self.finished = True
 
     def start(self, status: int, headers: Iterable[tuple[bytes, bytes]] = ()) -> None:
@@ -255,7 +256,7 @@ class Response:
                 parts.append(b"connection: close\r\n")
                 self._keep_alive = False
             parts.append(b"\r\n")
-        self._proto.transport.write(b"".join(parts))
+        self._proto.out(b"".join(parts))
         if self._head_only:
             self.finished = True
 
@@ -267,9 +268,9 @@ class Response:
             return
         self.writes += 1
         if self._chunked:
-            self._proto.transport.write(b"%x\r\n%b\r\n" % (len(data), data))
+            self._proto.out(b"%x\r\n%b\r\n" % (len(data), data))
         else:
-            self._proto.transport.write(data)
+            self._proto.out(data)
 
     def end(self, data: bytes = b"") -> None:
         """Finish a streamed response (optionally writing a last piece)."""
@@ -279,11 +280,11 @@ class Response:
             raise ClientDisconnected()
         if self._chunked:
             if data:
-                self._proto.transport.write(b"%x\r\n%b\r\n0\r\n\r\n" % (len(data), data))
+                self._proto.out(b"%x\r\n%b\r\n0\r\n\r\n" % (len(data), data))
             else:
-                self._proto.transport.write(b"0\r\n\r\n")
+                self._proto.out(b"0\r\n\r\n")
         elif data:
-            self._proto.transport.write(data)
+            self._proto.out(data)
         self.finished = True
 
     def abort(self) -> None:
@@ -292,7 +293,7 @@ class Response:
         self.finished = True
         self._keep_alive = False
         if not self._proto.closed:
-            self._proto.transport.abort()
+            self._proto.cut()
 
     def upgrade(self, receiver: Receiver) -> Tunnel:
         """Take the connection over, for an upgrade request (``Request.upgrade``), writing
@@ -329,16 +330,16 @@ class Tunnel:
 
     def write(self, data: bytes) -> None:
         if not self._proto.closed:
-            self._proto.transport.write(data)
+            self._proto.out(data)
 
     def close(self) -> None:
         """Close after what is written is sent."""
         if not self._proto.closed:
-            self._proto.transport.close()
+            self._proto.shut()
 
     def abort(self) -> None:
         if not self._proto.closed:
-            self._proto.transport.abort()
+            self._proto.cut()
 
     @property
     def closed(self) -> bool:
@@ -358,7 +359,9 @@ class _H1Protocol(asyncio.Protocol):
         self._handler = server.handler
         self._limits = server.limits
         self._loop = server.loop
+        self._outbox = server.outbox
         self.transport: asyncio.Transport | None = None
+        self.held: list[bytes] | None = None  # what this pass wrote (``outbox``)
         self.closed = False
         self.write_paused = False
         self._drain_waiter: asyncio.Future | None = None
@@ -393,6 +396,7 @@ class _H1Protocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self.held = None
         # The parser holds this protocol's bound methods: without it the protocol is freed at once,
         # not left in a cycle for the collector, and a body cut short or refused goes with it.
         self._parser = None
@@ -408,6 +412,20 @@ class _H1Protocol(asyncio.Protocol):
         receiver, self.receiver = self.receiver, None
         if receiver is not None:
             receiver.connection_lost()
+
+    def out(self, data: bytes) -> None:
+        """Write ``data`` when this pass of the loop ends (``outbox``)."""
+        self._outbox.write(self, data)
+
+    def shut(self) -> None:
+        """Close once what is written is sent."""
+        flush(self)
+        self.transport.close()
+
+    def cut(self) -> None:
+        """Close at once: what this pass wrote is handed to the socket first, the rest dropped."""
+        flush(self)
+        self.transport.abort()
 
     def pause_writing(self) -> None:
         self.write_paused = True
@@ -477,11 +495,11 @@ class _H1Protocol(asyncio.Protocol):
         # As every answer: a request id; a 5xx of the gateway's own is not worth asking again.
         extra = b"x-request-id: %b\r\n" % new_request_id().encode() + (
             b"x-should-retry: false\r\n" if status >= 500 else b"")
-        self.transport.write(
+        self.out(
             _STATUS_LINES[status] + _date_header() + b"connection: close\r\n" + extra
             + b"content-type: application/json\r\ncontent-length: %d\r\n\r\n%b" % (len(body), body)
         )
-        self.transport.close()
+        self.shut()
 
     # --- timers: request deadline while receiving, idle timeout between requests ---
     #
@@ -517,7 +535,7 @@ class _H1Protocol(asyncio.Protocol):
         if self._in_message:
             self._fail(408, b"request not received in time")
         elif self._task is None and not self._queue:
-            self.transport.close()  # idle keep-alive connection
+            self.shut()  # idle keep-alive connection
 
     # --- httptools callbacks ---
 
@@ -589,7 +607,7 @@ class _H1Protocol(asyncio.Protocol):
         if b"expect" in names:  # (seldom sent)
             for name, value in self._headers:
                 if name == b"expect" and value.lower() == b"100-continue":
-                    self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                    self.out(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def on_body(self, body: bytes) -> None:
         if self._reject is not None:
@@ -661,14 +679,14 @@ class _H1Protocol(asyncio.Protocol):
             log.exception("handler failed for %s %s", req.method, req.target)
             if not self.closed:
                 if resp.started:
-                    self.transport.abort()  # the client sees a truncated response
+                    self.cut()  # the client sees a truncated response
                 else:
                     resp.send(500, ((b"content-type", b"text/plain"),), b"internal error")
         self._task = None
         if self.closed or resp.upgraded:
             return
         if not resp._keep_alive:
-            self.transport.close()
+            self.shut()
         elif self._queue:
             self._run(self._queue.popleft())
             if not self._queue and self._reading_paused and self._reject is None and self._upgrade is None:
@@ -687,6 +705,7 @@ class H1Server:
         self.handler = handler
         self.limits = limits
         self.loop = loop
+        self.outbox = Outbox(loop)
         self.connections: set[_H1Protocol] = set()
         self._server: asyncio.Server | None = None
 
@@ -713,8 +732,8 @@ class H1Server:
                 if c.receiver is not None:
                     c.receiver.shutdown()  # (it closes once idle)
                 elif c._task is None and not c._in_message and not c._queue:
-                    c.transport.close()
+                    c.shut()
             await asyncio.sleep(0.05)
         for c in list(self.connections):
-            c.transport.abort()
+            c.cut()
         await self._server.wait_closed()
