@@ -158,6 +158,9 @@ class Turn:
     # fields are equal (agents send the same tools and settings with every request): planning
     # keeps what it made of them by it (``plan_turn``). None: the fields are read each time.
     fields: Any = None
+    # Whether the front found no two tool results in a row (``order.in_call_order`` then has no
+    # run to put in order, and is not run).
+    ordered: bool = False
 
     def serve_as(self, model: str | None) -> None:
         """Send the turn upstream under ``model``, the name the upstream serves

@@ -51,7 +51,7 @@ def chat_turn(body: Any, raw: bytes | None = None) -> Turn:
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
     messages = body.get("messages")
-    _check_messages(messages)
+    ordered = _check_messages(messages)
     key = None if raw is None else _KNOWN.fields_key(body, _CONVERSATION)
     if key is None:
         turn = _head(body, raw)
@@ -59,6 +59,7 @@ def chat_turn(body: Any, raw: bytes | None = None) -> Turn:
         turn = object.__new__(Turn)
         turn.__dict__.update(_HEADS.made(key, _kept_head, body, raw))
     turn.messages = messages
+    turn.ordered = ordered
     if turn.freeforms:
         _custom_history(messages)
     return turn
@@ -202,22 +203,29 @@ def _check_stop(stop: Any) -> None:
         raise RequestError("'stop' must be a string or an array of strings", param="stop")
 
 
-def _check_messages(messages: Any) -> None:
+def _check_messages(messages: Any) -> bool:
     """Each message an object with a role; a ``tool`` message answers a call of the assistant
-    message before it (only tool messages between them), as the API requires."""
+    message before it (only tool messages between them), as the API requires. Returns whether
+    no two tool messages come in a row (``Turn.ordered``)."""
     if not isinstance(messages, list) or not messages:
         raise RequestError("'messages' must be a non-empty array", param="messages")
     calls: AbstractSet[Any] = _NO_CALLS  # the call ids the next tool message may answer
+    ordered, after = True, False  # (after: the message before is a tool message)
     for i, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
         if role == "tool":
             _check_result(message.get("tool_call_id"), i, calls)
-        elif role == "assistant":
+            ordered = ordered and not after
+            after = True
+            continue
+        after = False
+        if role == "assistant":
             calls = _call_ids(message.get("tool_calls"), i)
         elif isinstance(role, str):
             calls = _NO_CALLS
         else:
             raise RequestError(f"messages[{i}] must be an object with a 'role'", param=f"messages[{i}]")
+    return ordered
 
 
 _NO_CALLS: frozenset[Any] = frozenset()
