@@ -7,11 +7,10 @@ a ``"tools":`` key of the body it came in is followed by it, as a client writing
 sends it); ``decode`` then finds such a text after a ``"tools":`` key of a body and decodes the
 body with a number written in its place (``STAND_IN``, which the rest of the body must not
 hold: so the number found at the top level's ``tools`` is the one written, and the text is that
-field's),
-then puts the kept list there: the same value ``orjson.loads`` gives, the same errors. The kept
-lists are never changed by their users; ``kept`` tells a front which of its lists a body holds
-(``fields_key`` then keys what the front made of the request's fields by that text, not by the
-tools encoded again). Each front has its own.
+field's), then puts the kept list there: the same value ``orjson.loads`` gives, the same errors.
+The kept lists are never changed by their users; ``kept`` tells a front which of its lists a
+body holds (``fields_key`` then keys what the front made of the request's fields by that text,
+not by the tools encoded again). Each front has its own.
 """
 
 from __future__ import annotations
