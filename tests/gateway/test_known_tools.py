@@ -153,3 +153,28 @@ def test_a_broken_body_after_a_learnt_one_is_refused_as_before(front: str) -> No
             conn.close()
         assert answer.status == 400 and error["message"].startswith("the request body is not valid JSON")
         assert len(s.upstream.requests) == 1
+
+
+# Chat's fields besides the messages, read once per distinct text of them and planned once
+# (``chat._HEADS``, ``turn._PLANS``): each request still sends its own messages and fields,
+# values equal in Python but not in JSON (1, 1.0, true) read apart.
+KEPT_FIELDS = [{"temperature": 1}, {"temperature": 1.0}, {"temperature": True}, {"temperature": 1, "seed": 3},
+               {"temperature": 1, "tool_choice": "none"}, {"temperature": 1, "stream_options": None}]
+
+
+def test_requests_of_kept_fields_send_their_own_messages_and_fields() -> None:
+    with Stack(lambda body: Reply(content="ok")) as s:
+        sent = []
+        for round in range(2):
+            for i, fields in enumerate(KEPT_FIELDS):
+                messages = [{"role": "user", "content": f"request {round}.{i}"}]
+                s.client().chat.completions.create(model="m", messages=messages, tools=TOOLS,  # type: ignore[call-overload]
+                                                   extra_body=fields)
+                sent.append((messages, fields))
+        assert len(s.upstream.requests) == len(sent)
+        for body, (messages, fields) in zip(s.upstream.requests, sent):
+            assert body["messages"] == messages
+            assert "stream_options" not in body
+            for key, value in fields.items():
+                if value is not None:
+                    assert body[key] == value and type(body[key]) is type(value), (key, body)

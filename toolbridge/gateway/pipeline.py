@@ -360,7 +360,7 @@ class Pipeline:
             drop_reasoning(turn.messages)
         if self.config.stable_prompt:
             stable_prompt(turn.messages)
-        if in_call_order(turn.messages):
+        if not turn.ordered and in_call_order(turn.messages):
             self.metrics.inc("toolbridge_results_reordered_total", front=front.name)
         return turn, shallow, checked
 

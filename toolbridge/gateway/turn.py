@@ -154,12 +154,21 @@ class Turn:
     # The tools and their JSON text (``tools_text``), as a front keeps the tools it makes (once
     # per distinct tools list): planning reads the text while ``tools`` is that very list.
     tools_json: tuple[Any, bytes | None] | None = None
+    # What a front kept this turn's fields but its messages as, one object for every turn whose
+    # fields are equal (agents send the same tools and settings with every request): planning
+    # keeps what it made of them by it (``plan_turn``). None: the fields are read each time.
+    fields: Any = None
+    # Whether the front found no two tool results in a row (``order.in_call_order`` then has no
+    # run to put in order, and is not run).
+    ordered: bool = False
 
     def serve_as(self, model: str | None) -> None:
         """Send the turn upstream under ``model``, the name the upstream serves
-        (``upstream.models``): everything keyed by model then reads it."""
+        (``upstream.models``): everything keyed by model then reads it. The options are
+        replaced, not changed: a front may share them between turns (``fields``)."""
         if model is not None and (model != self.model or self.options.get("model") != model):
-            self.model = self.options["model"] = model
+            self.model = model
+            self.options = {**self.options, "model": model}
 
     def body(self) -> dict[str, Any]:
         """The Chat Completions request body this turn is (what a chat upstream is sent)."""
@@ -178,13 +187,66 @@ def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bo
     """Check a turn's tool fields and plan it; raises RequestError (400) naming the field.
     ``shallow``: the turn is known to nest well within ``MAX_NESTING`` (``shallow_body``), so
     its nesting is not walked. ``checked``: the request body it was built from passed
-    ``check_body``; the translation may have added up to ``NESTING_SLACK`` levels."""
+    ``check_body``; the translation may have added up to ``NESTING_SLACK`` levels.
+    A turn whose front kept its fields (``Turn.fields``) is planned from what the first turn of
+    the same fields, model and settings made (``_PLANS``): only its messages are its own."""
     text = _tools_text(turn)
     limit = MAX_NESTING + NESTING_SLACK if checked else MAX_NESTING
     texts = {} if shallow else check_nesting(  # tools that made a shared Toolset passed it then
         turn, limit, known_tools=text is not None and _known(text, turn.freeforms))
     if text is not None:
         texts["tools"] = (turn.tools, text)
+    fields = turn.fields
+    if fields is None:
+        return _planned(turn, settings, texts, text)
+    key = (id(fields), turn.model, id(settings))  # (the kept entry holds both: their ids stay theirs)
+    kept = _PLANS.get(key)
+    if kept is None:
+        plan = _planned(turn, settings, texts, text)
+        _PLANS.put(key, _kept_plan(plan, fields, settings))
+        return plan
+    return _from_kept(kept, turn, texts)
+
+
+def _kept_plan(plan: Plan, fields: Any, settings: Settings) -> tuple[Any, ...]:
+    """What ``_from_kept`` plans a turn of the same fields with: the plan's fields but its own
+    (the body, the texts), its body's fields before and after the messages, and the objects
+    the entry is kept by the ids of."""
+    own = dict(vars(plan))
+    own["body"] = own["context"] = own["texts"] = None  # (each plan's own: the request's objects are not kept)
+    head: dict[str, Any] = {}
+    tail: dict[str, Any] = {}
+    part = head
+    for key, value in plan.body.items():
+        if key == "messages":
+            part = tail
+        else:
+            part[key] = value
+    return own, head, tail, fields, settings
+
+
+def _from_kept(kept: tuple[Any, ...], turn: Turn, texts: dict[str, tuple[Any, bytes]]) -> Plan:
+    """A plan as ``_kept_plan`` kept it, with a body of its own around the turn's messages (the
+    same body ``_planned`` makes) and the turn's context."""
+    own, head, tail = kept[0], kept[1], kept[2]
+    body = dict(head)
+    body["messages"] = turn.messages
+    body.update(tail)
+    plan: Plan = object.__new__(Plan)
+    fields = plan.__dict__
+    fields.update(own)  # (every field, in their order)
+    fields["body"] = body
+    fields["context"] = turn.context
+    fields["texts"] = texts
+    return plan
+
+
+_PLANS = SharedCache(256)  # by the ids of Turn.fields and the settings, and the model
+
+
+def _planned(turn: Turn, settings: Settings, texts: dict[str, tuple[Any, bytes]], text: bytes | None) -> Plan:
+    """``plan_turn`` once the nesting is checked (``texts``: the texts it made; ``text``: the
+    tools' JSON text)."""
     offered = _toolset(turn.tools, turn.freeforms, text)
     mode, named = _tool_choice(turn.tool_choice, offered)
     parallel = True if turn.parallel is None else turn.parallel
@@ -328,15 +390,13 @@ def tools_text(tools: Any) -> bytes | None:
         return None
 
 
-def fields_text(body: dict[str, Any], without: tuple[str, ...]) -> bytes | None:
-    """The JSON text of ``body``'s fields but those ``without``: what a front keeps a request's
-    translated settings by, as agents send the same settings with every request (equal texts are
-    equal fields for a body decoded from JSON, the gateway's; a Python caller's tuple reads as
-    the list of the same text). None for a value JSON does not have (a subclass, a dataclass, a
-    date) or one nested deeper than orjson writes: such a request is read each time."""
-    fields = dict(body)
-    for key in without:
-        fields.pop(key, None)
+def fields_text(fields: dict[str, Any]) -> bytes | None:
+    """The JSON text of a request's ``fields`` (a dict of the caller's own, the fields it keeps
+    what it made of by their text: ``KnownTools.fields_key``), as agents send the same settings
+    with every request (equal texts are equal fields for a body decoded from JSON, the
+    gateway's; a Python caller's tuple reads as the list of the same text). None for a value
+    JSON does not have (a subclass, a dataclass, a date) or one nested deeper than orjson
+    writes: such a request is read each time."""
     try:
         return orjson.dumps(fields, option=_JSON_ONLY)
     except orjson.JSONEncodeError:

@@ -42,10 +42,31 @@ _NULLABLE = ("stream", "stream_options")
 
 def chat_turn(body: Any, raw: bytes | None = None) -> Turn:
     """A chat completions request as a Turn; raises RequestError (400) naming the bad field.
-    ``raw``: the body's JSON text, whose tools ``decode`` may then read without decoding."""
+    ``raw``: the body's JSON text (equal JSON texts are then equal values), whose tools
+    ``decode`` may then read without decoding: the fields besides the messages are then read
+    once per distinct text of them and kept by it (``_HEADS``; agents send the same tools and
+    settings with every request), and the turns of a kept head share it as their ``fields``.
+    What is kept is not changed by its users; a head ``_head`` refuses is refused each time,
+    after the messages are checked, as ever."""
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
-    _check_messages(body.get("messages"))
+    messages = body.get("messages")
+    ordered = _check_messages(messages)
+    key = None if raw is None else _KNOWN.fields_key(body, _CONVERSATION)
+    if key is None:
+        turn = _head(body, raw)
+    else:  # (a bare Turn given the kept head's fields: a dataclass call costs some times more)
+        turn = object.__new__(Turn)
+        turn.__dict__.update(_HEADS.made(key, _kept_head, body, raw))
+    turn.messages = messages
+    turn.ordered = ordered
+    if turn.freeforms:
+        _custom_history(messages)
+    return turn
+
+
+def _head(body: dict[str, Any], raw: bytes | None) -> Turn:
+    """The turn of every field but the messages (None), checked and read."""
     if "functions" in body or "function_call" in body:
         raise RequestError("'functions' and 'function_call' are deprecated; send 'tools' and 'tool_choice'",
                            param="functions")
@@ -59,11 +80,9 @@ def chat_turn(body: Any, raw: bytes | None = None) -> Turn:
     model = body.get("model")
     tools, freeforms, text = _tools_of(body.get("tools"), raw)
     choice = body.get("tool_choice")
-    if freeforms:
-        _custom_history(body["messages"])
-        if isinstance(choice, dict) and choice.get("type") == "custom":
-            custom = choice.get("custom")
-            choice = {"type": "function", "function": {"name": custom.get("name") if isinstance(custom, dict) else None}}
+    if freeforms and isinstance(choice, dict) and choice.get("type") == "custom":
+        custom = choice.get("custom")
+        choice = {"type": "function", "function": {"name": custom.get("name") if isinstance(custom, dict) else None}}
     # A null field is the field left out (as the API takes it): not passed on.
     skip = _TURN_FIELDS
     if (stream is None and "stream" in body) or (
@@ -73,9 +92,22 @@ def chat_turn(body: Any, raw: bytes | None = None) -> Turn:
     for key in skip:
         options.pop(key, None)
     # (Its fields given in their order, not by keyword: see turn.plan_turn.)
-    return Turn(body["messages"], tools, choice, body.get("parallel_tool_calls"), bool(stream),
+    return Turn(None, tools, choice, body.get("parallel_tool_calls"), bool(stream),  # type: ignore[arg-type]
                 bool(stream_options.get("include_usage")), model if isinstance(model, str) else None,
                 options, freeforms, None, None, (tools, text))
+
+
+def _kept_head(body: dict[str, Any], raw: bytes) -> dict[str, Any]:
+    """The fields of ``_head``'s turn, with that turn as their ``fields`` (its options may be
+    shared: ``Turn.serve_as`` replaces them)."""
+    head = _head(body, raw)
+    fields = dict(vars(head))
+    fields["fields"] = head
+    return fields
+
+
+_HEADS = SharedCache(256)  # by the JSON text of a request's fields but its messages (``KnownTools.fields_key``)
+_CONVERSATION = ("messages",)  # the fields not in a head
 
 
 def _tools_of(tools: Any, raw: bytes | None = None) -> tuple[Any, dict[str, Format], bytes | None]:
@@ -171,22 +203,29 @@ def _check_stop(stop: Any) -> None:
         raise RequestError("'stop' must be a string or an array of strings", param="stop")
 
 
-def _check_messages(messages: Any) -> None:
+def _check_messages(messages: Any) -> bool:
     """Each message an object with a role; a ``tool`` message answers a call of the assistant
-    message before it (only tool messages between them), as the API requires."""
+    message before it (only tool messages between them), as the API requires. Returns whether
+    no two tool messages come in a row (``Turn.ordered``)."""
     if not isinstance(messages, list) or not messages:
         raise RequestError("'messages' must be a non-empty array", param="messages")
     calls: AbstractSet[Any] = _NO_CALLS  # the call ids the next tool message may answer
+    ordered, after = True, False  # (after: the message before is a tool message)
     for i, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
         if role == "tool":
             _check_result(message.get("tool_call_id"), i, calls)
-        elif role == "assistant":
+            ordered = ordered and not after
+            after = True
+            continue
+        after = False
+        if role == "assistant":
             calls = _call_ids(message.get("tool_calls"), i)
         elif isinstance(role, str):
             calls = _NO_CALLS
         else:
             raise RequestError(f"messages[{i}] must be an object with a 'role'", param=f"messages[{i}]")
+    return ordered
 
 
 _NO_CALLS: frozenset[Any] = frozenset()

@@ -5,12 +5,12 @@ cost of decoding a small request, and a front then encodes them again to find wh
 them before. A front that has kept what a tools list made ``learn``s the list's JSON text (where
 a ``"tools":`` key of the body it came in is followed by it, as a client writing compact JSON
 sends it); ``decode`` then finds such a text after a ``"tools":`` key of a body and decodes the
-body with a number written in its place (``STAND_IN``, which the body must not hold: so the
-number found at the top level's ``tools`` is the one written, and the text is that field's),
-then puts the kept list there: the same value ``orjson.loads`` gives, the same errors. The kept
-lists are never changed by their users; ``kept`` tells a front which of its lists a body holds
-(``fields_key`` then keys what the front made of the request's fields by that text, not by the
-tools encoded again). Each front has its own.
+body with a number written in its place (``STAND_IN``, which the rest of the body must not
+hold: so the number found at the top level's ``tools`` is the one written, and the text is that
+field's), then puts the kept list there: the same value ``orjson.loads`` gives, the same errors.
+The kept lists are never changed by their users; ``kept`` tells a front which of its lists a
+body holds (``fields_key`` then keys what the front made of the request's fields by that text,
+not by the tools encoded again). Each front has its own.
 """
 
 from __future__ import annotations
@@ -49,10 +49,15 @@ class KnownTools:
         those ``without``; None: they are not kept), its tools not encoded again when they are a
         known list: their text stands for them beside the other fields' (a key of another type
         than the text of all of them)."""
-        known = self.kept(body.get("tools"))
-        if known is None:
-            return fields_text(body, without)
-        rest = fields_text(body, (*without, "tools"))
+        fields = dict(body)
+        for key in without:
+            fields.pop(key, None)
+        tools = fields.get("tools")
+        known = self._lists.get(id(tools))  # (``kept``, inline: one call fewer a request)
+        if known is None or known[0][0] is not tools:
+            return fields_text(fields)
+        del fields["tools"]
+        rest = fields_text(fields)
         return None if rest is None else (known[1], rest)
 
     def learn_own(self, raw: bytes, tools: Any) -> None:
@@ -102,8 +107,8 @@ class KnownTools:
 
 
 def _decoded(raw: bytes, start: int, text: bytes, kept: Any, brackets: int) -> tuple[Any, bool]:
-    if _STAND_IN_TEXT not in raw:
-        rest = raw[:start] + _STAND_IN_TEXT + raw[start + len(text):]
+    rest = raw[:start] + _STAND_IN_TEXT + raw[start + len(text):]
+    if rest.count(_STAND_IN_TEXT) == 1:  # the one written (the body's text but the tools' holds none)
         try:
             value = orjson.loads(rest)
         except orjson.JSONDecodeError:
