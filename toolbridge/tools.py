@@ -98,11 +98,11 @@ class Toolset:
             found = self._settled[tool] = settled_members(self.root_schema(tool))
         return found  # type: ignore[no-any-return]
 
-    def types_only(self, tool: str) -> tuple[Any, frozenset[str]] | None:
+    def types_only(self, tool: str) -> tuple[dict[str, type], frozenset[str]] | None:
         """For a tool whose schema only states its members' types (``_quickcheck.member_types``),
         made once per tool: the members whose value needs no typing when it is of the one type
-        declared (``settled_members``) and that ``validate`` then finds valid, as the items of a
-        dict of that Python type by key; and the required names. Arguments whose every member
+        declared (``settled_members``) and that ``validate`` then finds valid, with that Python
+        type, by key; and the required names. Arguments whose every member
         is one of these, of that type, holding the required names, need no typing and are valid
         (``argtyper.typed_and_valid``). None for any other tool (freeform, no such member)."""
         found = self._types_only.get(tool, _UNSET)
@@ -110,7 +110,7 @@ class Toolset:
             found = self._types_only[tool] = self._made_types_only(tool)
         return found  # type: ignore[no-any-return]
 
-    def _made_types_only(self, tool: str) -> tuple[Any, frozenset[str]] | None:
+    def _made_types_only(self, tool: str) -> tuple[dict[str, type], frozenset[str]] | None:
         settled = self.settled_members(tool)
         shape = member_types(_standard_types(self.root_schema(tool)))  # (as the quick check reads it)
         if tool in self.freeforms or settled is None or shape is None or self._quick_of(tool) is None:
@@ -118,7 +118,7 @@ class Toolset:
         allowed, required = shape
         types = {key: need for key, need in settled.items()
                  if key in allowed and type(need) is type and need in allowed[key]}
-        return (types.items(), frozenset(required)) if types else None
+        return (types, frozenset(required)) if types else None
 
     def member_typing(self, tool: str) -> tuple[Callable[[str], dict[str, Any] | None],
                                                  Callable[[str, str, dict[str, Any] | None], Any]]:
