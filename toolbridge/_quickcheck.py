@@ -97,6 +97,30 @@ def _type_only(schema: Any) -> tuple[type, ...] | None:
     return _exact_types(schema["type"])
 
 
+_TYPES_ONLY_ROOT = frozenset(("type", "properties", "required", "additionalProperties", "$schema"))
+
+
+def member_types(schema: Any) -> tuple[dict[str, tuple[type, ...]], list[str]] | None:
+    """For a schema that only states its members' types (``properties``, ``required``, ``type:
+    object``, ``additionalProperties`` true or false, a known ``$schema``, annotations): the
+    types each member of a ``type`` alone allows, by name, and the required names. Then a
+    ``quick_check`` of the schema (when it makes one: every other member is of a schema it
+    reads) passes any object whose every member is one of these, of its types, and that holds
+    the required names. None for any other schema."""
+    if not isinstance(schema, dict) or any(
+            key not in _TYPES_ONLY_ROOT and key not in _ANNOTATIONS for key in schema):
+        return None
+    draft = schema.get("$schema")
+    if draft is not None and not (isinstance(draft, str) and _KNOWN_DRAFTS.fullmatch(draft)):
+        return None
+    props, required = schema.get("properties", {}), schema.get("required", [])
+    if schema.get("type", "object") != "object" or type(schema.get("additionalProperties", True)) is not bool \
+            or not isinstance(props, dict) or _required_check(required) is None:
+        return None
+    exacts = {name: _type_only(sub) for name, sub in props.items()}
+    return {name: exact for name, exact in exacts.items() if exact is not None}, required
+
+
 def _properties_check(props: Any) -> Check | None:
     if not isinstance(props, dict):
         return None

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from . import freeform
-from ._quickcheck import quick_check
+from ._quickcheck import member_types, quick_check
 from .errors import ConfigError
 from .limits import loads, too_deep
 
@@ -56,6 +56,8 @@ class Toolset:
         self._validators: dict[str, Any] = {}
         self._quick: dict[str, Any] = {}
         self._settled: dict[str, dict[str, Any] | None] = {}
+        self._types_only: dict[str, Any] = {}
+        self._typing: dict[str, Any] = {}
 
     _tiers: list[Any] | None = None  # made at the first name that is not exact
 
@@ -96,14 +98,54 @@ class Toolset:
             found = self._settled[tool] = settled_members(self.root_schema(tool))
         return found  # type: ignore[no-any-return]
 
+    def types_only(self, tool: str) -> tuple[dict[str, type], frozenset[str]] | None:
+        """For a tool whose schema only states its members' types (``_quickcheck.member_types``),
+        made once per tool: the members whose value needs no typing when it is of the one type
+        declared (``settled_members``) and that ``validate`` then finds valid, with that Python
+        type, by key; and the required names. Arguments whose every member
+        is one of these, of that type, holding the required names, need no typing and are valid
+        (``argtyper.typed_and_valid``). None for any other tool (freeform, no such member)."""
+        found = self._types_only.get(tool, _UNSET)
+        if found is _UNSET:
+            found = self._types_only[tool] = self._made_types_only(tool)
+        return found  # type: ignore[no-any-return]
+
+    def _made_types_only(self, tool: str) -> tuple[dict[str, type], frozenset[str]] | None:
+        settled = self.settled_members(tool)
+        shape = member_types(_standard_types(self.root_schema(tool)))  # (as the quick check reads it)
+        if tool in self.freeforms or settled is None or shape is None or self._quick_of(tool) is None:
+            return None
+        allowed, required = shape
+        types = {key: need for key, need in settled.items()
+                 if key in allowed and type(need) is type and need in allowed[key]}
+        return (types, frozenset(required)) if types else None
+
+    def member_typing(self, tool: str) -> tuple[Callable[[str], dict[str, Any] | None],
+                                                 Callable[[str, str, dict[str, Any] | None], Any]]:
+        """How a call's whole raw values are typed by the tool's schema (not freeform), as
+        ``param_schema`` and ``coerce`` type them once the call has begun: the schema of a key
+        (None: not declared) and the typing of a raw value by it, as
+        ``syntax.rawvalue.typed_object`` takes them; made once per tool."""
+        found = self._typing.get(tool)
+        if found is None:
+            found = self._typing[tool] = _member_typing(self.root_schema(tool))
+        return found  # type: ignore[no-any-return]
+
+    def _quick_of(self, tool: str) -> Any:
+        """The tool's quick check (None: none), made once per tool."""
+        quick = self._quick.get(tool, _UNSET)
+        if quick is _UNSET:
+            quick = self._quick[tool] = _quick_check(self.root_schema(tool))
+        return quick
+
     def validate(self, tool: str, arguments: Any) -> tuple[str, ...]:
         """Schema errors of a call's arguments (empty when valid)."""
         fmt = self.freeforms.get(tool)
         if fmt is not None:
             return freeform.check_call(fmt, arguments)
-        quick = self._quick.get(tool, _UNSET)
+        quick = self._quick.get(tool, _UNSET)  # (_quick_of's, at the cost of a lookup, not a call)
         if quick is _UNSET:
-            quick = self._quick[tool] = _quick_check(self.root_schema(tool))
+            quick = self._quick_of(tool)
         if quick is not None and quick(arguments):
             return ()  # the common case, answered without jsonschema
         validator = self._validators.get(tool)
@@ -121,6 +163,21 @@ class Toolset:
             # one that only refers to itself): like an invalid schema, nothing is checked.
             self._validators[tool] = _forget_validator(self.root_schema(tool))
             return ()
+
+
+def _member_typing(root: dict[str, Any]) -> tuple[Callable[[str], dict[str, Any] | None],
+                                                   Callable[[str, str, dict[str, Any] | None], Any]]:
+    """``Toolset.member_typing`` of a tool of schema ``root``."""
+    props = root.get("properties")
+    props = props if isinstance(props, dict) else {}
+
+    def schema_of(key: str) -> dict[str, Any] | None:
+        member = props.get(key, _UNSET)
+        if type(member) is dict and "$ref" not in member:
+            return member  # (what deref gives back for it)
+        return None if member is _UNSET else deref(member, root)
+
+    return schema_of, lambda key, raw, schema: coerce(raw, schema, root)
 
 
 def _tool_entry(tool: Any, i: int) -> tuple[str, dict[str, Any]]:

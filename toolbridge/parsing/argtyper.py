@@ -271,6 +271,24 @@ def already_typed(schema: dict[str, Any], text: str, value: Any, settled: dict[s
     return as_written(text, len(value), value)
 
 
+def typed_and_valid(types: tuple[dict[str, type], frozenset[str]], text: str | None, value: Any) -> bool:
+    """Whether whole arguments ``value`` under a schema that only states its members' types
+    (``Toolset.types_only``: ``types``) need nothing from an ArgumentTyper (``already_typed``)
+    and are valid (``Toolset.validate`` finds no error), in one pass over their members: every
+    member one of the type only's, of its type, the required names there, and ``text`` written
+    as ``feed`` writes an object (None: it is ``typed_object``'s, settled). False when not
+    known so: ask those two. (A plain loop: C loops over zipped maps made more objects than
+    they saved.)"""
+    if type(value) is not dict:
+        return False
+    members, required = types
+    get = members.get
+    for key, member in value.items():
+        if get(key) is not type(member):
+            return False
+    return value.keys() >= required and (text is None or as_written(text, len(value), value))
+
+
 def _needs_nothing(schema: dict[str, Any], key: str, member: Any) -> bool:
     """Whether the member ``key`` of arguments under ``schema`` needs no typing (one that
     ``tools.settled_members`` does not settle by its type alone)."""

@@ -46,8 +46,8 @@ from ..events import (
     ToolCallBegin,
     ToolCallEnd,
 )
-from ..tools import Toolset, coerce, deref
-from .argtyper import ArgumentTyper, already_typed
+from ..tools import Toolset, coerce
+from .argtyper import ArgumentTyper, already_typed, typed_and_valid
 
 _SPACE = re.compile(r"\s*")
 _PLAUSIBLE_NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")
@@ -110,7 +110,6 @@ def _loose(key: str, raw: str, schema: None) -> Any:
 _UNMADE = object()  # a call's typer, before its first piece of arguments
 _NO_BLOCK = TextBuffer()  # the parser's ``_raw`` outside a block (never appended to)
 _NO_IDS: frozenset[str] = frozenset()
-_ABSENT = object()  # a key the schema does not declare
 
 
 @dataclass(frozen=True)
@@ -431,6 +430,9 @@ class DialectParser:
         settled = False
         if arguments is None:  # raw values (the XML family), typed as the body's ``feed`` types them
             arguments, value, settled = self._typed(name, value)
+        types = tools.types_only(name)
+        if types is not None and typed_and_valid(types, None if settled else arguments, value):
+            return name, arguments, end  # (the common call: what follows would pass it, member by member)
         if self._coerce and not settled:
             # (values ``typed_object`` found settled: already_typed would pass every member at
             # once, and ``typed_object`` writes its text laid out as ``feed`` writes an object, with
@@ -448,18 +450,7 @@ class DialectParser:
         tools = self._tools
         if tools is None:
             return typed_object(pairs, _no_schema, _loose)
-        root = tools.root_schema(name)
-        props = root.get("properties")
-        props = props if isinstance(props, dict) else {}
-
-        def schema_of(key: str) -> dict[str, Any] | None:
-            member = props.get(key, _ABSENT)
-            if type(member) is dict and "$ref" not in member:
-                return member  # (what deref gives back for it)
-            return None if member is _ABSENT else deref(member, root)
-
-        return typed_object(pairs, schema_of, lambda key, raw, schema: coerce(raw, schema, root),
-                            tools.settled_members(name))
+        return typed_object(pairs, *tools.member_typing(name), tools.settled_members(name))
 
     def held_block(self) -> tuple[str, Callable[[str], bool]] | None:
         """When a call block waits, unread, at the start of the buffer (a short block, a head or
