@@ -57,6 +57,7 @@ class Toolset:
         self._quick: dict[str, Any] = {}
         self._settled: dict[str, dict[str, Any] | None] = {}
         self._types_only: dict[str, Any] = {}
+        self._keys: dict[str, bytes | str] = {}  # each tool's ``_schema_key``, worked out once
         self._typing: dict[str, Any] = {}
 
     _tiers: list[Any] | None = None  # made at the first name that is not exact
@@ -111,9 +112,11 @@ class Toolset:
         return found  # type: ignore[no-any-return]
 
     def _made_types_only(self, tool: str) -> tuple[dict[str, type], frozenset[str]] | None:
+        if tool in self.freeforms:
+            return None
         settled = self.settled_members(tool)
-        shape = member_types(_standard_types(self.root_schema(tool)))  # (as the quick check reads it)
-        if tool in self.freeforms or settled is None or shape is None or self._quick_of(tool) is None:
+        shape = _member_shape(self.root_schema(tool), self._key_of(tool)) if settled is not None else None
+        if shape is None:
             return None
         allowed, required = shape
         types = {key: need for key, need in settled.items()
@@ -131,21 +134,20 @@ class Toolset:
             found = self._typing[tool] = _member_typing(self.root_schema(tool))
         return found  # type: ignore[no-any-return]
 
-    def _quick_of(self, tool: str) -> Any:
-        """The tool's quick check (None: none), made once per tool."""
-        quick = self._quick.get(tool, _UNSET)
-        if quick is _UNSET:
-            quick = self._quick[tool] = _quick_check(self.root_schema(tool))
-        return quick
+    def _key_of(self, tool: str) -> bytes | str:
+        key = self._keys.get(tool)
+        if key is None:
+            key = self._keys[tool] = _schema_key(self.root_schema(tool))
+        return key
 
     def validate(self, tool: str, arguments: Any) -> tuple[str, ...]:
         """Schema errors of a call's arguments (empty when valid)."""
         fmt = self.freeforms.get(tool)
         if fmt is not None:
             return freeform.check_call(fmt, arguments)
-        quick = self._quick.get(tool, _UNSET)  # (_quick_of's, at the cost of a lookup, not a call)
+        quick = self._quick.get(tool, _UNSET)
         if quick is _UNSET:
-            quick = self._quick_of(tool)
+            quick = self._quick[tool] = _quick_check(self.root_schema(tool), self._key_of(tool))
         if quick is not None and quick(arguments):
             return ()  # the common case, answered without jsonschema
         validator = self._validators.get(tool)
@@ -248,6 +250,7 @@ class SharedCache:
 
 _VALIDATORS = SharedCache(1024)
 _QUICK = SharedCache(1024)
+_SHAPES = SharedCache(1024)
 
 
 _KEY_TEXT = json.JSONEncoder(sort_keys=True, default=str)  # made once: json.dumps makes one a call
@@ -264,9 +267,23 @@ def _schema_key(schema: dict[str, Any]) -> bytes | str:
         return _KEY_TEXT.encode(schema)
 
 
-def _quick_check(schema: dict[str, Any]) -> Any:
-    """The quick check of ``schema`` (``_quickcheck``), shared like the validators."""
-    return _QUICK.made(_schema_key(schema), lambda: quick_check(_standard_types(schema)))
+def _quick_check(schema: dict[str, Any], key: bytes | str) -> Any:
+    """The quick check of ``schema`` (``_quickcheck``; ``key``: its ``_schema_key``), shared
+    like the validators."""
+    return _QUICK.made(key, lambda: quick_check(_standard_types(schema)))
+
+
+def _member_shape(schema: dict[str, Any], key: bytes | str) -> Any:
+    """``_quickcheck.member_types`` of ``schema`` as the quick check reads it (None, too, when
+    the schema makes no quick check), shared like the quick checks under the same key: a
+    parser given a list of tools makes its Toolset anew, and what it works out of a schema is
+    not worked out again for each; ``key``: its ``_schema_key``)."""
+    found = _SHAPES.get(key, _UNSET)
+    if found is _UNSET:
+        standard = _standard_types(schema)
+        quick = _QUICK.made(key, quick_check, standard)
+        found = _SHAPES.put(key, member_types(standard) if quick is not None else None)
+    return found
 
 
 def _validator(schema: dict[str, Any]) -> Any:
