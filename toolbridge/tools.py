@@ -275,15 +275,11 @@ def _quick_check(schema: dict[str, Any], key: bytes | str) -> Any:
 
 def _member_shape(schema: dict[str, Any], key: bytes | str) -> Any:
     """``_quickcheck.member_types`` of ``schema`` as the quick check reads it (None, too, when
-    the schema makes no quick check), shared like the quick checks under the same key: a
-    parser given a list of tools makes its Toolset anew, and what it works out of a schema is
-    not worked out again for each; ``key``: its ``_schema_key``)."""
-    found = _SHAPES.get(key, _UNSET)
-    if found is _UNSET:
-        standard = _standard_types(schema)
-        quick = _QUICK.made(key, quick_check, standard)
-        found = _SHAPES.put(key, member_types(standard) if quick is not None else None)
-    return found
+    the schema makes no quick check; ``key``: its ``_schema_key``), shared like the quick checks:
+    a parser given a list of tools makes its Toolset anew, and what it works out of a schema is
+    not worked out again for each."""
+    return _SHAPES.made(key, lambda: member_types(_standard_types(schema))
+                        if _quick_check(schema, key) is not None else None)
 
 
 def _validator(schema: dict[str, Any]) -> Any:

@@ -52,9 +52,8 @@ class KnownTools:
         fields = dict(body)
         for key in without:
             fields.pop(key, None)
-        tools = fields.get("tools")
-        known = self._lists.get(id(tools))  # (``kept``, inline: one call fewer a request)
-        if known is None or known[0][0] is not tools:
+        known = self.kept(fields.get("tools"))
+        if known is None:
             return fields_text(fields)
         del fields["tools"]
         rest = fields_text(fields)
