@@ -27,7 +27,7 @@ from typing import Any
 from ..limits import loads
 from ..syntax.dialect import to_json
 from ..syntax.jsonscan import closing_quote, odd_backslashes
-from ..syntax.rawvalue import encode_string
+from ..syntax.rawvalue import past_value
 from ..tools import deref, is_plain_string, repair_value, settles
 
 _SCAN = json.JSONDecoder().scan_once  # the C scanner: one JSON value at a position
@@ -255,11 +255,11 @@ class ArgumentTyper:
         return pos
 
 
-def already_typed(schema: dict[str, Any], text: str, value: Any, settled: dict[str, Any]) -> bool:
+def already_typed(schema: dict[str, Any], text: str | None, value: Any, settled: dict[str, Any]) -> bool:
     """Whether whole arguments ``text`` (``value`` decoded, by the JSON body's
     ``complete_object``) need nothing from an ArgumentTyper under ``schema``: no member to
-    type, and written as ``feed`` writes an object (else ``feed`` rewrites it). ``settled``:
-    the schema's ``tools.settled_members``."""
+    type, and written as ``feed`` writes an object (else ``feed`` rewrites it; ``text`` None:
+    known to be). ``settled``: the schema's ``tools.settled_members``."""
     if not isinstance(value, dict):
         return False
     for key, member in value.items():
@@ -268,7 +268,7 @@ def already_typed(schema: dict[str, Any], text: str, value: Any, settled: dict[s
         if need is not type(member) and not settles(need, member) and not _needs_nothing(
                 schema, key, member):
             return False
-    return as_written(text, len(value), value)
+    return text is None or as_written(text, len(value), value)
 
 
 def typed_and_valid(types: tuple[dict[str, type], frozenset[str]], text: str | None, value: Any) -> bool:
@@ -312,8 +312,8 @@ def as_written(text: str, members: int, value: dict[str, Any] | None = None) -> 
     passed over by the C scanner; the last one's value runs to the closing brace, so an
     argument that is one long string at the end is not read again. ``value``: the object
     ``text`` decodes to, whose members are in the order written (no key twice): a long string
-    among them written as the encoder writes it (``encode_string``: orjson, several times
-    faster than the scanner reads it) is passed over by comparing that text."""
+    among them written as the encoder writes it is passed over by comparing that text
+    (``past_value``)."""
     if not members:
         return text == "{}"
     if len(text) <= _FLAT_TEXT and (_FLAT if '\\"' in text else _FLAT_UNQUOTED).fullmatch(text):
@@ -330,7 +330,7 @@ def as_written(text: str, members: int, value: dict[str, Any] | None = None) -> 
             if k == members - 1:
                 break
             member = next(values) if values is not None else None
-            pos = _past_value(text, pos + 2, member)
+            pos = past_value(text, pos + 2, member, _SCAN)[1]
             if not text.startswith(", ", pos):
                 return False
             pos += 2
@@ -339,13 +339,3 @@ def as_written(text: str, members: int, value: dict[str, Any] | None = None) -> 
     return text[pos + 2] not in _WS and text[-2] not in _WS and text[-1] == "}"
 
 
-_LONG_STRING = 1024  # characters from which a string value is compared as encoded, not scanned
-
-
-def _past_value(text: str, pos: int, member: Any) -> int:
-    """Where the JSON value at ``text[pos]`` ends (``member``: its decoded value, or None)."""
-    if type(member) is str and len(member) >= _LONG_STRING:
-        written = encode_string(member)  # (a JSON string token: it ends where this text does)
-        if text.startswith(written, pos):
-            return pos + len(written)
-    return _SCAN(text, pos)[1]  # type: ignore[no-any-return]

@@ -419,7 +419,7 @@ class DialectParser:
         read = reader(text, pos) if reader is not None else None
         if read is None:
             return None
-        name, arguments, value, end = read
+        name, arguments, value, end, written = read  # (written: laid out as feed writes an object)
         tools = self._tools
         if tools is None:
             if not _PLAUSIBLE_NAME.fullmatch(name):
@@ -431,7 +431,8 @@ class DialectParser:
         if arguments is None:  # raw values (the XML family), typed as the body's ``feed`` types them
             arguments, value, settled = self._typed(name, value)
         types = tools.types_only(name)
-        if types is not None and typed_and_valid(types, None if settled else arguments, value):
+        known = settled or written  # (its layout is known to be feed's: not looked at again)
+        if types is not None and typed_and_valid(types, None if known else arguments, value):
             return name, arguments, end  # (the common call: what follows would pass it, member by member)
         if self._coerce and not settled:
             # (values ``typed_object`` found settled: already_typed would pass every member at
@@ -439,7 +440,8 @@ class DialectParser:
             # no key twice (``read_params`` refuses one), so ``as_written`` passes it too)
             settled_types = tools.settled_members(name)  # (None: no properties, nothing to type)
             schema = tools.root_schema(name)
-            if settled_types is not None and not already_typed(schema, arguments, value, settled_types):
+            if settled_types is not None and not already_typed(schema, None if written else arguments, value,
+                                                                 settled_types):
                 return None
         return None if self._check(name, arguments, value) else (name, arguments, end)
 

@@ -241,6 +241,22 @@ def encode_string(text: str) -> str:
     return _encode(text)
 
 
+LONG_STRING = 1024  # characters from which a string value is compared as encoded, not scanned
+
+
+def past_value(text: str, pos: int, hint: Any, scan: Callable[[str, int], tuple[Any, int]]) -> tuple[Any, int]:
+    """The JSON value at ``text[pos]`` and where it ends, read by ``scan`` (a scanner's
+    ``scan_once``); ``hint``: what the value is believed to be, from a decode of the same text
+    (or None). A long string hint whose encoding (``encode_string``: orjson, several times
+    faster than the scanner reads it) is written there is that value, a JSON string token that
+    ends where its encoding does; any other value is scanned."""
+    if type(hint) is str and len(hint) >= LONG_STRING:
+        written = encode_string(hint)
+        if text.startswith(written, pos):
+            return hint, pos + len(written)
+    return scan(text, pos)
+
+
 def plain_end(text: str, pos: int, close: str, others: tuple[str, ...], looks: int = 16) -> int:
     """Where a raw value from ``pos`` ends when the first of its end tags is ``close`` (the
     value written plainly: no other tag of ``others`` before it); -1 when ``close`` never comes

@@ -98,12 +98,13 @@ def read_pairs(tags: ArgKeyTags, text: str, pos: int) -> tuple[Pairs, int] | Non
     return (pairs, pos + len(b_close)) if pairs and text.startswith(b_close, pos) else None
 
 
-def read_whole(tags: ArgKeyTags, text: str, pos: int) -> tuple[str, None, Pairs, int] | None:
+def read_whole(tags: ArgKeyTags, text: str, pos: int) -> tuple[str, None, Pairs, int, bool] | None:
     """A block from ``pos`` (after its opening tag) read whole: its name, None for arguments
-    still to type, the raw values (``read_pairs``), where it ends."""
+    still to type, the raw values (``read_pairs``), where it ends, and False (no text whose
+    layout is known: ``json.read_whole``)."""
     head = _PLAIN_NAME.match(text, pos)
     read = read_pairs(tags, text, head.end()) if head is not None else None
-    return None if read is None else (head[1], None, read[0], read[1])  # type: ignore[index]
+    return None if read is None else (head[1], None, read[0], read[1], False)  # type: ignore[index]
 
 
 # How far past a close tag inside a value the reader looks for what tells whether it closed the
@@ -218,7 +219,7 @@ class ArgKeyBody:
         """The arguments fragment for ``text`` when it only continues a streamed string value."""
         return self._value.fast(text) if self._value is not None else None
 
-    def whole_reader(self) -> Callable[[str, int], tuple[str, None, Pairs, int] | None] | None:
+    def whole_reader(self) -> Callable[[str, int], tuple[str, None, Pairs, int, bool] | None] | None:
         """How a block this body reads is read whole (``read_whole``; its raw values are typed
         by the parser, by the offered schema)."""
         return partial(read_whole, self._tags)

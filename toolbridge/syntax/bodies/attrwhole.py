@@ -81,9 +81,10 @@ def read_params(tags: Any, text: str, pos: int) -> tuple[Pairs, int, int] | None
     return None if block is None else (pairs, kept, pos + len(block))
 
 
-def read_whole(tags: Any, text: str, pos: int) -> tuple[str, None, Pairs, int] | None:
+def read_whole(tags: Any, text: str, pos: int) -> tuple[str, None, Pairs, int, bool] | None:
     """A block from ``pos`` (after its opening marker) read whole: the function's name, None for
-    arguments still to type, the raw values, where the block ends."""
+    arguments still to type, the raw values, where the block ends, and
+    False (no text whose layout is known: ``json.read_whole``)."""
     head = tags.whole.invoke.match(text, pos)
     read = read_params(tags, text, head.end()) if head is not None else None
-    return None if read is None else (head[1], None, read[0], read[2])  # type: ignore[index]
+    return None if read is None else (head[1], None, read[0], read[2], False)  # type: ignore[index]

@@ -201,9 +201,10 @@ def read_params(tags: XmlTags, text: str, pos: int) -> tuple[Pairs, int] | None:
     return (pairs, pos + len(tags.block_close)) if text.startswith(tags.block_close, pos) else None
 
 
-def read_whole(tags: XmlTags, text: str, pos: int) -> tuple[str, None, Pairs, int] | None:
+def read_whole(tags: XmlTags, text: str, pos: int) -> tuple[str, None, Pairs, int, bool] | None:
     """A wrapped block from ``pos`` (after its opening marker) read whole (``read_params``):
-    the function's name, None for arguments still to type, the raw values, where it ends."""
+    the function's name, None for arguments still to type, the raw values, where it ends,
+    and False (no text whose layout is known: ``json.read_whole``)."""
     head = tags.plain_head.match(text, pos)  # (skip_ws, the tag and read_label's common case)
     if head is not None:
         name, pos, complete = head[1], head.end(), True
@@ -214,7 +215,7 @@ def read_whole(tags: XmlTags, text: str, pos: int) -> tuple[str, None, Pairs, in
             return None
         name, pos, complete = read_label(text, pos + len(f_open), f_stop)
     read = read_params(tags, text, pos) if complete and name.strip() else None
-    return None if read is None else (name.strip(), None, read[0], read[1])
+    return None if read is None else (name.strip(), None, read[0], read[1], False)
 
 
 def render_xml(tags: XmlTags, calls: Calls, wrapper: tuple[str, str] = ("<tool_call>", "</tool_call>")) -> str:
@@ -282,7 +283,7 @@ class XmlBody(NamedCall):
         self._value: RawValue | None = None
         self.hold_until = () if self._bare else (tags.block_close,)
 
-    def whole_reader(self) -> Callable[[str, int], tuple[str, None, Pairs, int] | None] | None:
+    def whole_reader(self) -> Callable[[str, int], tuple[str, None, Pairs, int, bool] | None] | None:
         """How a block this body reads is read whole (``read_whole``; its raw values are typed
         by the parser, by the offered schema); None for a block a bare function tag opened."""
         return None if self._bare else partial(read_whole, self._tags)
