@@ -1,7 +1,7 @@
 """``json.long_object``: a long arguments object decoded by orjson and proven by ``laid_out``
 gives exactly what the strict scanner (``complete_object``) gives, or nothing. The table holds
 what orjson and the scanner read differently (integers past 64 bits, lone surrogates, NaN, a
-key written twice) and the texts a cut at the close marker gets wrong; the property draws
+key written twice) and the texts where a cut at the last close marker is not the arguments' end; the property draws
 objects, lays them out as ``feed`` writes one or otherwise, and compares the two readings."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def block(arguments: str, tail: str = "}\n") -> str:
 
 
 def both(arguments: str, tail: str = "}\n") -> tuple[Any, Any]:
-    """long_object's reading of the block and the scanner's."""
+    """long_object's reading of the block (its last close marker the block's) and the scanner's."""
     text = block(arguments, tail)
     return long_object(text, len(HEAD), CLOSE), complete_object(text, len(HEAD))
 
@@ -58,8 +58,8 @@ def both(arguments: str, tail: str = "}\n") -> tuple[Any, Any]:
     (json.dumps({"new": LONG, "n": 1}, separators=(",", ":")), False),  # laid out otherwise
     (json.dumps({"new": LONG, "n": 1}, indent=1), False),
     (to_json({"new": LONG, "n": 1}).replace(', "n"', ' , "n"'), False),
-    (to_json({"new": LONG + CLOSE + "}}", "n": 1}), False),  # the close marker inside a string
-    (to_json({"new": LONG + "}\n}" + CLOSE}), False),  # ... after what looks like the end
+    (to_json({"new": LONG + CLOSE + "}}", "n": 1}), True),  # the close marker inside a string
+    (to_json({"new": LONG + "}\n}" + CLOSE}), True),  # ... after what looks like the end
     ("[" * 300 + "]" * 300, False),  # not an object
     (to_json({"new": LONG, "deep": json.loads("[" * 200 + "]" * 200)}), False),  # nested too deep
 ])
@@ -76,6 +76,13 @@ def test_what_follows_the_arguments(tail: str) -> None:
     plain = tail.strip(" \t\n\r") == "}"
     assert (fast is not None) is plain
     assert fast is None or (fast[0] == scanned[0] and same(fast[1], scanned[1]))
+
+
+@pytest.mark.parametrize("after", [CLOSE, " text " + CLOSE, "}" + CLOSE, "\n<tool_call>\n" + block(to_json({"a": 1}))])
+def test_a_close_marker_after_the_block(after: str) -> None:
+    """A cut at a later close marker is no JSON object: the scanner reads the arguments."""
+    text = block(to_json({"new": LONG, "n": 1})) + after
+    assert long_object(text, len(HEAD), CLOSE) is None and complete_object(text, len(HEAD)) is not None
 
 
 def test_read_whole_says_which_texts_it_proved() -> None:

@@ -74,10 +74,11 @@ def long_object(buf: str, pos: int, close: str) -> tuple[int, dict[str, Any]] | 
     """``complete_object`` of the arguments at ``buf[pos]`` of a call block that ends with
     them, the envelope's ``}`` and ``close`` (spaced), when they are laid out as ``feed`` writes
     an object (``laid_out``), read faster: orjson decodes them (the arguments end at the last
-    ``}`` but one before the first ``close``: a text cut anywhere else is no JSON object, which
-    orjson refuses), and the strict scanner reads every key and value again but the long strings
-    whose encoding stands where orjson put them. None otherwise (the scanner reads them)."""
-    at = buf.find(close, pos)
+    ``}`` but one before the last ``close``, looked for from the end: the whole answer's one call
+    ends it, the common case; a text cut anywhere else is no JSON object, which orjson refuses),
+    and the strict scanner reads every key and value again but the long strings whose encoding
+    stands where orjson put them. None otherwise (the scanner reads them)."""
+    at = buf.rfind(close, pos)
     brace = buf.rfind("}", pos, at) if at > 0 else -1
     inner = buf.rfind("}", pos, brace) if brace > 0 else -1
     if inner < 0 or buf[brace + 1 : at].strip(_JSON_WS) or buf[inner + 1 : brace].strip(_JSON_WS):
