@@ -215,8 +215,13 @@ def write_object(value: dict[str, Any], scalars: bool = False) -> str:
         else:
             if len(text) <= _SHORT_OBJECT:
                 return "{" + text.replace(b",\n  ", b", ")[4:-2].decode() + "}"
-    return "{" + ", ".join([f"{_encode(key)}: {encode_string(raw) if type(raw) is str else to_json(raw)}"
-                            for key, raw in value.items()]) + "}"
+    if not value:
+        return "{}"
+    parts = ["{"]  # (joined once: a long value is copied once, not at each step of the making)
+    for key, raw in value.items():
+        parts += (_encode(key), ": ", encode_string(raw) if type(raw) is str else to_json(raw), ", ")
+    parts[-1] = "}"
+    return "".join(parts)
 
 
 _OTHER_TYPES = frozenset(("integer", "number", "boolean", "object", "array", "null"))
