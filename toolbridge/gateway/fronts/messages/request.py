@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from ....tools import SharedCache
-from ...turn import RequestError, Turn, tools_text
+from ...turn import RequestError, Turn, kept_head, tools_text, turn_of
 from ..dropped import Dropped
 from ..known import KnownTools
 from .ids import upstream_id
@@ -62,47 +62,35 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
     (a ``thread`` is the 400 ``thread_unsupported_request``). A threaded turn's ``context`` is
     its ``threads.Thread``. ``raw``: the JSON text the body was decoded from, as the pipeline's
     are (equal JSON texts are then equal values): the fields besides the messages and the system
-    text (``_head``) are read once per distinct text of them (``_kept_head``)."""
+    text (``_head``) are read once per distinct text of them (``_kept_turn``)."""
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
     if raw is not None and body.get("thread") is None:
-        head, thread, prior = _kept_head(body, count, raw), None, None
+        turn, thread, prior = _kept_turn(body, count, raw), None, None
     else:
-        head, thread, prior = _head(body, count, previous)
-    options, stream, model, tools, choice, parallel, paths, tools_json = head
-    messages = _conversation(body, prior)
-    context = None if thread is None else Thread(thread or None, messages, tools, prior.size if prior else 0)
-    # (Its fields given in their order, not by keyword: see turn.plan_turn. The options are the
-    # turn's own: ``Turn.serve_as`` changes them.)
-    return Turn(messages, tools, choice, parallel, stream, stream, model, dict(options), {}, context, paths,
-                tools_json)
+        turn, thread, prior = _head(body, count, previous)
+    messages = turn.messages = _conversation(body, prior)
+    if thread is not None:
+        turn.context = Thread(thread or None, messages, turn.tools, prior.size if prior else 0)
+    return turn
 
 
-# What ``_head`` makes of a request: the upstream's options, stream, model, tools, tool_choice,
-# parallel_tool_calls, the tools' schema paths and ``Turn.tools_json``.
-_Head = tuple[dict[str, Any], bool, Any, Any, Any, Any, list[str], tuple[Any, bytes | None]]
-
-
-def _kept_head(body: dict[str, Any], count: bool, raw: bytes) -> _Head:
-    """``_head`` of a request without a ``thread``, made once per distinct JSON text of its
-    fields besides ``messages`` and ``system`` and kept by it (agents send the same tools and
-    settings with every request; the conversation grows, and the system text is taken as it
-    is; tools ``decode`` read as a list it knows are not encoded again: ``known``). What is
-    kept is not changed by its users (the options are copied for each turn); a head ``_head``
+def _kept_turn(body: dict[str, Any], count: bool, raw: bytes) -> Turn:
+    """The turn of ``_head`` of a request without a ``thread`` (its messages still None), made
+    once per distinct JSON text of its fields besides ``messages`` and ``system`` and kept by
+    it (``turn.kept_head``: the conversation grows, and the system text is taken as it is;
+    tools ``decode`` read as a list it knows are not encoded again: ``known``); a head ``_head``
     refuses is refused each time, as it is read before the messages are."""
     key = _KNOWN_TOOLS.fields_key(body, _CONVERSATION)
     if key is None:
-        return _unthreaded_head(body, count)
-    return _HEADS[count].made(key, _made_head, body, count, raw)  # type: ignore[no-any-return]
+        return _head(body, count, None)[0]
+    return turn_of(_HEADS[count].made(key, _made_head, body, count, raw), None)
 
 
-def _unthreaded_head(body: dict[str, Any], count: bool) -> _Head:
-    return _head(body, count, None)[0]
-
-
-def _made_head(body: dict[str, Any], count: bool, raw: bytes) -> _Head:
-    """``_head`` of a request whose head is kept, its tools then learnt for ``decode``."""
-    head = _unthreaded_head(body, count)
+def _made_head(body: dict[str, Any], count: bool, raw: bytes) -> dict[str, Any]:
+    """``_head`` of a request whose head is kept, as ``turn.kept_head`` keeps it, its tools
+    then learnt for ``decode``."""
+    head = kept_head(_head(body, count, None)[0])
     _KNOWN_TOOLS.learn_own(raw, body.get("tools"))
     return head
 
@@ -114,10 +102,11 @@ decode = _KNOWN_TOOLS.decode
 
 
 def _head(body: dict[str, Any], count: bool,
-          previous: Callable[[str], Prior] | None) -> tuple[_Head, str | None, Prior | None]:
-    """Every field but the messages and the system text, checked in order and read (each
-    optional one only when given: nearly every request leaves most of them out), with the
-    ``thread`` field (``threads.thread_field``) and the kept turn it continues."""
+          previous: Callable[[str], Prior] | None) -> tuple[Turn, str | None, Prior | None]:
+    """The turn of every field but the messages and the system text (its messages None),
+    checked in order and read (each optional one only when given: nearly every request leaves
+    most of them out), with the ``thread`` field (``threads.thread_field``) and the kept turn
+    it continues."""
     get = body.get
     for key, why in _REFUSED.items():
         if get(key) is not None:
@@ -151,7 +140,10 @@ def _head(body: dict[str, Any], count: bool,
     else:
         tools, text, paths = prior.tools, None, _schema_paths(prior.tools)
     choice, parallel = (None, None) if get("tool_choice") is None else _tool_choice(get("tool_choice"), tools)
-    return (options, stream, model, tools, choice, parallel, paths, (tools, text)), thread, prior
+    # (Its fields given in their order, not by keyword: see turn.plan_turn.)
+    turn = Turn(None, tools, choice, parallel, stream, stream, model, options, {}, None, paths,  # type: ignore[arg-type]
+                (tools, text))
+    return turn, thread, prior
 
 
 def _conversation(body: dict[str, Any], prior: Prior | None) -> list[dict[str, Any]]:
