@@ -69,7 +69,8 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
         turn, thread, prior = _kept_turn(body, count, raw), None, None
     else:
         turn, thread, prior = _head(body, count, previous)
-    messages = turn.messages = _conversation(body, prior)
+    messages, turn.ordered = _conversation(body, prior)
+    turn.messages = messages
     if thread is not None:
         turn.context = Thread(thread or None, messages, turn.tools, prior.size if prior else 0)
     return turn
@@ -146,15 +147,16 @@ def _head(body: dict[str, Any], count: bool,
     return turn, thread, prior
 
 
-def _conversation(body: dict[str, Any], prior: Prior | None) -> list[dict[str, Any]]:
+def _conversation(body: dict[str, Any], prior: Prior | None) -> tuple[list[dict[str, Any]], bool]:
     """The leading system message and the messages; after a kept turn's, the request's own
     (their ``system`` messages joined to the kept system message). One pass over the messages:
-    their ``system`` ones are gathered as they come (``_messages``)."""
+    their ``system`` ones are gathered as they come (``_messages``). With whether no two tool
+    messages come in a row (``Turn.ordered``; a kept turn's history is not looked at: False)."""
     system = body.get("system")
     parts = [_system_text(system, "system")] if system is not None else []
     messages = body.get("messages")
     try:
-        new = _messages(messages, pending_calls(prior.messages) if prior is not None else None, parts)
+        new, ordered = _messages(messages, pending_calls(prior.messages) if prior is not None else None, parts)
     except RequestError:
         _system(messages)  # a system message's fault is told before the others, as it was found first
         raise
@@ -162,14 +164,14 @@ def _conversation(body: dict[str, Any], prior: Prior | None) -> list[dict[str, A
     if prior is None:
         if text:
             new.insert(0, {"role": "system", "content": text})
-        return new
+        return new, ordered
     lead = [{"role": "system", "content": text}] if text else []
     history = list(prior.messages)
     if lead:
         if history and history[0]["role"] == "system":
             lead = [{"role": "system", "content": history.pop(0)["content"] + "\n\n" + text}]
         history = [*lead, *history]
-    return [*history, *new]
+    return [*history, *new], False
 
 
 def _limits(body: dict[str, Any], out: dict[str, Any]) -> None:
@@ -339,17 +341,19 @@ def _system_text(value: Any, where: str) -> str:
 
 
 def _messages(messages: Any, pending: dict[str, str] | None = None,
-              system: list[str] | None = None) -> list[dict[str, Any]]:
+              system: list[str] | None = None) -> tuple[list[dict[str, Any]], bool]:
     """The messages as chat messages, the texts of their ``system`` ones added to ``system``
     (for the leading system message: chat templates take a system message only first);
     ``pending``: the unanswered ``tool_use`` ids of the assistant message before them (a kept
-    thread's). A message's path is spelled only for its fault."""
+    thread's). A message's path is spelled only for its fault. With whether no two tool
+    messages come in a row (``Turn.ordered``): only a user message's results make tool
+    messages, and each user message answers the assistant message just before it."""
     if not isinstance(messages, list) or not messages:
         raise RequestError("messages: must be a non-empty array", param="messages")
     out: list[dict[str, Any]] = []
     pending = pending if pending is not None else {}  # tool_use ids of the last assistant message unanswered
     system = system if system is not None else []
-    last = len(messages) - 1
+    last, ordered = len(messages) - 1, True
     for i, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
         content = message.get("content") if role == "user" or role == "assistant" else None
@@ -371,10 +375,12 @@ def _messages(messages: Any, pending: dict[str, str] | None = None,
         elif role == "assistant":
             out.append(_assistant(_blocks(content, f"messages.{i}.content"), f"messages.{i}.content", pending))
         else:
-            out += _user(_blocks(content, f"messages.{i}.content"), f"messages.{i}.content", pending)
+            made = _user(_blocks(content, f"messages.{i}.content"), f"messages.{i}.content", pending)
+            ordered = ordered and (len(made) < 2 or made[1]["role"] != "tool")
+            out += made
         if pending and role == "user":
             _unanswered(pending, f"messages.{i}")
-    return out
+    return out, ordered
 
 
 def _unanswered(pending: dict[str, str], where: str) -> None:
