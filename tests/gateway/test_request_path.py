@@ -462,7 +462,7 @@ def test_a_messages_string_content_is_what_its_one_text_block_makes(text: str) -
 
     def conversation(content: Any) -> list[dict[str, Any]]:
         return messages_request._messages([{"role": "user", "content": content or "u"},
-                                           {"role": "assistant", "content": content}])
+                                           {"role": "assistant", "content": content}])[0]
 
     as_blocks = conversation([{"type": "text", "text": text}] if text else [])
     assert conversation(text) == as_blocks

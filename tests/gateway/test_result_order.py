@@ -149,3 +149,24 @@ def test_results_for_an_earlier_message_keep_their_place_after_the_ones_in_order
     assert in_call_order(messages) == 1
     assert [m.get("tool_call_id") for m in messages] == [None, "a", "b", "x", None, "b"]
     assert in_call_order(messages) == 0
+
+
+def test_a_messages_turn_is_ordered_unless_a_user_message_has_two_results() -> None:
+    """``Turn.ordered`` (``in_call_order`` is then not run) as the Messages front finds it: only a
+    user message with two or more ``tool_result`` blocks makes tool messages in a row; a
+    threaded turn's kept history is not looked at, so it is never said to be ordered."""
+    from toolbridge.gateway.fronts.messages.request import messages_turn
+
+    uses = [{"type": "tool_use", "id": f"toolu_{i}", "name": "get_weather", "input": {"city": c}}
+            for i, c in enumerate(CITIES)]
+
+    def turn(results: int, text: bool) -> Any:
+        answered = [{"type": "tool_result", "tool_use_id": u["id"], "content": "sunny"} for u in uses[:results]]
+        body = {"model": "m", "max_tokens": 10, "messages": [
+            {"role": "user", "content": "Weather?"}, {"role": "assistant", "content": uses[:results]},
+            {"role": "user", "content": [*answered, *([{"type": "text", "text": "Go on."}] if text else [])]}]}
+        return messages_turn(body, raw=json.dumps(body).encode())
+
+    assert turn(1, False).ordered and turn(1, True).ordered
+    assert not turn(2, False).ordered and not turn(3, True).ordered
+    assert messages_turn({"max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}).ordered

@@ -183,6 +183,27 @@ class Turn:
         return out
 
 
+def kept_head(head: Turn) -> dict[str, Any]:
+    """The fields of ``head``, a front's turn of a request's fields but its messages, with
+    ``head`` as their ``fields``: what a front keeps once per distinct JSON text of those fields
+    (agents send the same tools and settings with every request) and makes each turn of them
+    with (``turn_of``), so that planning keeps what it made of them too (``plan_turn``). What
+    is kept is not changed by its users (its options may be shared: ``Turn.serve_as`` replaces
+    them)."""
+    fields = dict(vars(head))
+    fields["fields"] = head
+    return fields
+
+
+def turn_of(head: dict[str, Any], messages: Any) -> Turn:
+    """A turn of the fields ``kept_head`` kept and its own ``messages``: a bare Turn given
+    them (a dataclass call costs some times more)."""
+    turn: Turn = object.__new__(Turn)
+    turn.__dict__.update(head)
+    turn.messages = messages
+    return turn
+
+
 def plan_turn(turn: Turn, settings: Settings, shallow: bool = False, checked: bool = False) -> Plan:
     """Check a turn's tool fields and plan it; raises RequestError (400) naming the field.
     ``shallow``: the turn is known to nest well within ``MAX_NESTING`` (``shallow_body``), so

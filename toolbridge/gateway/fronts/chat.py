@@ -32,7 +32,7 @@ from ..streaming import IDLE_SECONDS, AnswerStream, Field, Finish
 from ..validation import WholeCall
 from .known import KnownTools
 from ...tools import SharedCache
-from ..turn import Plan, RequestError, Settings, Turn, plan_turn, tools_text
+from ..turn import Plan, RequestError, Settings, Turn, kept_head, plan_turn, tools_text, turn_of
 
 Delta = dict[str, Any]
 _dumps = orjson.dumps
@@ -55,10 +55,9 @@ def chat_turn(body: Any, raw: bytes | None = None) -> Turn:
     key = None if raw is None else _KNOWN.fields_key(body, _CONVERSATION)
     if key is None:
         turn = _head(body, raw)
-    else:  # (a bare Turn given the kept head's fields: a dataclass call costs some times more)
-        turn = object.__new__(Turn)
-        turn.__dict__.update(_HEADS.made(key, _kept_head, body, raw))
-    turn.messages = messages
+        turn.messages = messages
+    else:
+        turn = turn_of(_HEADS.made(key, _kept_head, body, raw), messages)
     turn.ordered = ordered
     if turn.freeforms:
         _custom_history(messages)
@@ -98,12 +97,8 @@ def _head(body: dict[str, Any], raw: bytes | None) -> Turn:
 
 
 def _kept_head(body: dict[str, Any], raw: bytes) -> dict[str, Any]:
-    """The fields of ``_head``'s turn, with that turn as their ``fields`` (its options may be
-    shared: ``Turn.serve_as`` replaces them)."""
-    head = _head(body, raw)
-    fields = dict(vars(head))
-    fields["fields"] = head
-    return fields
+    """``_head``'s turn as ``turn.kept_head`` keeps it."""
+    return kept_head(_head(body, raw))
 
 
 _HEADS = SharedCache(256)  # by the JSON text of a request's fields but its messages (``KnownTools.fields_key``)

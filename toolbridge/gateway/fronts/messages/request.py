@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from ....tools import SharedCache
-from ...turn import RequestError, Turn, tools_text
+from ...turn import RequestError, Turn, kept_head, tools_text, turn_of
 from ..dropped import Dropped
 from ..known import KnownTools
 from .ids import upstream_id
@@ -62,47 +62,36 @@ def messages_turn(body: Any, count: bool = False, previous: Callable[[str], Prio
     (a ``thread`` is the 400 ``thread_unsupported_request``). A threaded turn's ``context`` is
     its ``threads.Thread``. ``raw``: the JSON text the body was decoded from, as the pipeline's
     are (equal JSON texts are then equal values): the fields besides the messages and the system
-    text (``_head``) are read once per distinct text of them (``_kept_head``)."""
+    text (``_head``) are read once per distinct text of them (``_kept_turn``)."""
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
     if raw is not None and body.get("thread") is None:
-        head, thread, prior = _kept_head(body, count, raw), None, None
+        turn, thread, prior = _kept_turn(body, count, raw), None, None
     else:
-        head, thread, prior = _head(body, count, previous)
-    options, stream, model, tools, choice, parallel, paths, tools_json = head
-    messages = _conversation(body, prior)
-    context = None if thread is None else Thread(thread or None, messages, tools, prior.size if prior else 0)
-    # (Its fields given in their order, not by keyword: see turn.plan_turn. The options are the
-    # turn's own: ``Turn.serve_as`` changes them.)
-    return Turn(messages, tools, choice, parallel, stream, stream, model, dict(options), {}, context, paths,
-                tools_json)
+        turn, thread, prior = _head(body, count, previous)
+    messages, turn.ordered = _conversation(body, prior)
+    turn.messages = messages
+    if thread is not None:
+        turn.context = Thread(thread or None, messages, turn.tools, prior.size if prior else 0)
+    return turn
 
 
-# What ``_head`` makes of a request: the upstream's options, stream, model, tools, tool_choice,
-# parallel_tool_calls, the tools' schema paths and ``Turn.tools_json``.
-_Head = tuple[dict[str, Any], bool, Any, Any, Any, Any, list[str], tuple[Any, bytes | None]]
-
-
-def _kept_head(body: dict[str, Any], count: bool, raw: bytes) -> _Head:
-    """``_head`` of a request without a ``thread``, made once per distinct JSON text of its
-    fields besides ``messages`` and ``system`` and kept by it (agents send the same tools and
-    settings with every request; the conversation grows, and the system text is taken as it
-    is; tools ``decode`` read as a list it knows are not encoded again: ``known``). What is
-    kept is not changed by its users (the options are copied for each turn); a head ``_head``
+def _kept_turn(body: dict[str, Any], count: bool, raw: bytes) -> Turn:
+    """The turn of ``_head`` of a request without a ``thread`` (its messages still None), made
+    once per distinct JSON text of its fields besides ``messages`` and ``system`` and kept by
+    it (``turn.kept_head``: the conversation grows, and the system text is taken as it is;
+    tools ``decode`` read as a list it knows are not encoded again: ``known``); a head ``_head``
     refuses is refused each time, as it is read before the messages are."""
     key = _KNOWN_TOOLS.fields_key(body, _CONVERSATION)
     if key is None:
-        return _unthreaded_head(body, count)
-    return _HEADS[count].made(key, _made_head, body, count, raw)  # type: ignore[no-any-return]
+        return _head(body, count, None)[0]
+    return turn_of(_HEADS[count].made(key, _made_head, body, count, raw), None)
 
 
-def _unthreaded_head(body: dict[str, Any], count: bool) -> _Head:
-    return _head(body, count, None)[0]
-
-
-def _made_head(body: dict[str, Any], count: bool, raw: bytes) -> _Head:
-    """``_head`` of a request whose head is kept, its tools then learnt for ``decode``."""
-    head = _unthreaded_head(body, count)
+def _made_head(body: dict[str, Any], count: bool, raw: bytes) -> dict[str, Any]:
+    """``_head`` of a request whose head is kept, as ``turn.kept_head`` keeps it, its tools
+    then learnt for ``decode``."""
+    head = kept_head(_head(body, count, None)[0])
     _KNOWN_TOOLS.learn_own(raw, body.get("tools"))
     return head
 
@@ -114,10 +103,11 @@ decode = _KNOWN_TOOLS.decode
 
 
 def _head(body: dict[str, Any], count: bool,
-          previous: Callable[[str], Prior] | None) -> tuple[_Head, str | None, Prior | None]:
-    """Every field but the messages and the system text, checked in order and read (each
-    optional one only when given: nearly every request leaves most of them out), with the
-    ``thread`` field (``threads.thread_field``) and the kept turn it continues."""
+          previous: Callable[[str], Prior] | None) -> tuple[Turn, str | None, Prior | None]:
+    """The turn of every field but the messages and the system text (its messages None),
+    checked in order and read (each optional one only when given: nearly every request leaves
+    most of them out), with the ``thread`` field (``threads.thread_field``) and the kept turn
+    it continues."""
     get = body.get
     for key, why in _REFUSED.items():
         if get(key) is not None:
@@ -151,18 +141,22 @@ def _head(body: dict[str, Any], count: bool,
     else:
         tools, text, paths = prior.tools, None, _schema_paths(prior.tools)
     choice, parallel = (None, None) if get("tool_choice") is None else _tool_choice(get("tool_choice"), tools)
-    return (options, stream, model, tools, choice, parallel, paths, (tools, text)), thread, prior
+    # (Its fields given in their order, not by keyword: see turn.plan_turn.)
+    turn = Turn(None, tools, choice, parallel, stream, stream, model, options, {}, None, paths,  # type: ignore[arg-type]
+                (tools, text))
+    return turn, thread, prior
 
 
-def _conversation(body: dict[str, Any], prior: Prior | None) -> list[dict[str, Any]]:
+def _conversation(body: dict[str, Any], prior: Prior | None) -> tuple[list[dict[str, Any]], bool]:
     """The leading system message and the messages; after a kept turn's, the request's own
     (their ``system`` messages joined to the kept system message). One pass over the messages:
-    their ``system`` ones are gathered as they come (``_messages``)."""
+    their ``system`` ones are gathered as they come (``_messages``). With whether no two tool
+    messages come in a row (``Turn.ordered``; a kept turn's history is not looked at: False)."""
     system = body.get("system")
     parts = [_system_text(system, "system")] if system is not None else []
     messages = body.get("messages")
     try:
-        new = _messages(messages, pending_calls(prior.messages) if prior is not None else None, parts)
+        new, ordered = _messages(messages, pending_calls(prior.messages) if prior is not None else None, parts)
     except RequestError:
         _system(messages)  # a system message's fault is told before the others, as it was found first
         raise
@@ -170,14 +164,14 @@ def _conversation(body: dict[str, Any], prior: Prior | None) -> list[dict[str, A
     if prior is None:
         if text:
             new.insert(0, {"role": "system", "content": text})
-        return new
+        return new, ordered
     lead = [{"role": "system", "content": text}] if text else []
     history = list(prior.messages)
     if lead:
         if history and history[0]["role"] == "system":
             lead = [{"role": "system", "content": history.pop(0)["content"] + "\n\n" + text}]
         history = [*lead, *history]
-    return [*history, *new]
+    return [*history, *new], False
 
 
 def _limits(body: dict[str, Any], out: dict[str, Any]) -> None:
@@ -347,17 +341,19 @@ def _system_text(value: Any, where: str) -> str:
 
 
 def _messages(messages: Any, pending: dict[str, str] | None = None,
-              system: list[str] | None = None) -> list[dict[str, Any]]:
+              system: list[str] | None = None) -> tuple[list[dict[str, Any]], bool]:
     """The messages as chat messages, the texts of their ``system`` ones added to ``system``
     (for the leading system message: chat templates take a system message only first);
     ``pending``: the unanswered ``tool_use`` ids of the assistant message before them (a kept
-    thread's). A message's path is spelled only for its fault."""
+    thread's). A message's path is spelled only for its fault. With whether no two tool
+    messages come in a row (``Turn.ordered``): only a user message's results make tool
+    messages, and each user message answers the assistant message just before it."""
     if not isinstance(messages, list) or not messages:
         raise RequestError("messages: must be a non-empty array", param="messages")
     out: list[dict[str, Any]] = []
     pending = pending if pending is not None else {}  # tool_use ids of the last assistant message unanswered
     system = system if system is not None else []
-    last = len(messages) - 1
+    last, ordered = len(messages) - 1, True
     for i, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
         content = message.get("content") if role == "user" or role == "assistant" else None
@@ -379,10 +375,12 @@ def _messages(messages: Any, pending: dict[str, str] | None = None,
         elif role == "assistant":
             out.append(_assistant(_blocks(content, f"messages.{i}.content"), f"messages.{i}.content", pending))
         else:
-            out += _user(_blocks(content, f"messages.{i}.content"), f"messages.{i}.content", pending)
+            made = _user(_blocks(content, f"messages.{i}.content"), f"messages.{i}.content", pending)
+            ordered = ordered and (len(made) < 2 or made[1]["role"] != "tool")
+            out += made
         if pending and role == "user":
             _unanswered(pending, f"messages.{i}")
-    return out
+    return out, ordered
 
 
 def _unanswered(pending: dict[str, str], where: str) -> None:
