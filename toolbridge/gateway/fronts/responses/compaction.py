@@ -74,7 +74,8 @@ def summarising(turn: Turn, max_tokens: int) -> Turn:
     options = {k: v for k, v in turn.options.items() if k not in ("response_format", "max_tokens")}
     options["max_tokens"] = max_tokens
     return replace(turn, messages=[*turn.messages, {"role": "user", "content": PROMPT}], tools=None,
-                   tool_choice=None, parallel=None, freeforms={}, schema_paths=None, options=options)
+                   tool_choice=None, parallel=None, freeforms={}, schema_paths=None, options=options,
+                   fields=None)  # (planned as its own: not as the turns of its request's fields are)
 
 
 def compacted_history(history: list[dict[str, Any]], summary: str) -> list[dict[str, Any]]:

@@ -137,7 +137,7 @@ def responses_turn(body: Any, previous: Any, sealer: Sealer, lookup: Lookup | No
     frame = _FRAMES.get(key) if key is not None else None
     if frame is None or _additional(body.get("input")):  # (a frame is kept without additional tools)
         return _planned(body, previous, sealer, lookup, key, raw)
-    return _turn_of(frame, body, _conversation(body, frame, previous, sealer, lookup))
+    return _turn_of(frame, body, _conversation(body, frame, previous, sealer, lookup), True)
 
 
 def _planned(body: dict[str, Any], previous: Any, sealer: Sealer, lookup: Lookup | None,
@@ -182,11 +182,12 @@ def _planned(body: dict[str, Any], previous: Any, sealer: Sealer, lookup: Lookup
     include = body.get("include")
     frame.sealed = include is not None and "reasoning.encrypted_content" in _include(include)
     frame.summary = reasoning is not None and _summary(reasoning)
-    if key is not None and not additional:
+    kept = key is not None and not additional
+    if kept:
         _FRAMES.put(key, frame)
         if raw is not None:
             _KNOWN_TOOLS.learn_own(raw, body.get("tools"))
-    return _turn_of(frame, body, conversation)
+    return _turn_of(frame, body, conversation, kept)
 
 
 @dataclass(slots=True)
@@ -237,7 +238,11 @@ def _conversation(body: dict[str, Any], frame: _Frame, previous: Any, sealer: Se
 
 
 def _turn_of(frame: _Frame, body: dict[str, Any],
-             conversation: tuple[list[dict[str, Any]], list[dict[str, Any]], bool]) -> Turn:
+             conversation: tuple[list[dict[str, Any]], list[dict[str, Any]], bool], kept: bool) -> Turn:
+    """The turn of ``frame``'s fields and the request's conversation; ``kept``: the frame is
+    kept (``_FRAMES``), and is the turn's ``fields``: every turn of it is planned from what the
+    first one's planning made (``turn.plan_turn``), as the chat front's turns of a kept head
+    are (what a turn is planned from is all the frame's but its messages and context)."""
     history, inputs, compacting = conversation
     previous_id, echo, shared = body.get("previous_response_id"), frame.echo, frame
     if previous_id is not None:  # (the one field of the echo a frame does not hold)
@@ -253,7 +258,7 @@ def _turn_of(frame: _Frame, body: dict[str, Any],
     # (Its fields given in their order, not by keyword: see turn.plan_turn.)
     return Turn(_lead_system(frame.instructions, history), frame.tools, frame.choice, frame.parallel, frame.stream,
                 frame.stream, frame.model, dict(frame.options), frame.freeforms, context, frame.schema_paths,
-                (frame.tools, frame.text))
+                (frame.tools, frame.text), frame if kept else None)
 
 
 def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
