@@ -9,9 +9,13 @@ import re
 import threading
 from collections import Counter
 
-from toolbridge.gateway.fronts.ids import client_call_id, new_id, upstream_call_id
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from toolbridge.gateway.fronts.ids import client_call_id, new_id, safe_id, upstream_call_id
 from toolbridge.parsing.ids import ALNUM, random_alnum, random_hex
 from toolbridge.parsing.stream import random_call_id
+from tests.budget import examples
 
 
 def test_shapes() -> None:
@@ -19,6 +23,31 @@ def test_shapes() -> None:
     assert re.fullmatch(r"resp_[0-9A-Za-z]{24}", new_id("resp_"))
     call = client_call_id("call_", "functions.read:0")
     assert upstream_call_id("call_", call) == "functions.read:0"
+
+
+_SAFE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+# Any character (surrogates too), and often the safe ones and their look-alikes: other scripts'
+# letters and digits (which ``str.isalnum`` takes), and what is near them in ASCII.
+_ANY = st.one_of(st.sampled_from(_SAFE), st.characters(exclude_categories=()),
+                 st.sampled_from("\u0663\u00b2\u2167\u00e9\u01c5\uff21\u0410 .:/+=\x00\n\x7f\ud800"))
+
+
+@settings(max_examples=examples(3000), deadline=None)
+@given(st.text(_ANY))
+@example("")
+@example("-")
+@example("_")
+@example("call_\u0663")
+@example("\ud800")
+def test_a_safe_id_is_what_the_pattern_matches(text: str) -> None:
+    """``safe_id`` takes exactly the strings ``[A-Za-z0-9_-]+`` matches whole: the ids sent
+    with ``r`` as they are (any other is base64url-encoded), and taken back so."""
+    assert safe_id(text) == bool(re.fullmatch(r"[A-Za-z0-9_-]+", text))
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        return  # (a lone surrogate: no UTF-8 carries it, nor an id JSON gives)
+    call = client_call_id("toolu_", text)
+    assert call[len("toolu_") + 8] == ("r" if safe_id(text) else "b")
+    assert upstream_call_id("toolu_", call) == (text or call)
 
 
 def test_ids_do_not_follow_the_random_module() -> None:
