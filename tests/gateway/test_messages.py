@@ -124,6 +124,28 @@ def test_parallel_calls_unknown_tools_and_dotted_names() -> None:
         assert blocks(create(s, tools=offered)) == [("tool_use", ("os__fs__read", {"path": "/etc/hosts"}))]
 
 
+@pytest.mark.parametrize("dialect", sorted(CALLS))
+@pytest.mark.parametrize("path", ["a.py", "é/ü \\ \"q\"\n" * 800, "x" * 9000])
+def test_a_whole_answers_input_is_the_value_its_call_was_read_as(dialect: str, path: str) -> None:
+    """The tool_use input of a call read from the text (its value from the reading, not
+    decoded again) is what its arguments say, short or long, in both families."""
+    text = (f'<tool_call>\n{{"name": "read_file", "arguments": {json.dumps({"path": path}, ensure_ascii=False)}}}\n'
+            "</tool_call>") if dialect == "hermes" else (
+        f"<tool_call>\n<function=read_file>\n<parameter=path>\n{path}\n</parameter>\n</function>\n</tool_call>")
+    with Stack(lambda b: Reply(content=text), tool_call_parser=dialect) as s:
+        assert blocks(create(s)) == [("tool_use", ("read_file", {"path": path}))]
+
+
+def test_an_integer_past_64_bits_in_a_call_is_written_as_before() -> None:
+    """orjson writes no integer past 64 bits: such an input is decoded again from its text, as
+    it was before the reading's value was kept (a number, not a failed answer)."""
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Rome", "days": 123456789012345678901234567890}}</tool_call>'
+    with Stack(lambda b: Reply(content=text), tool_call_parser="hermes") as s:
+        status, _, body = raw(s, "/v1/messages", {"model": "m", "max_tokens": 10, "messages": USER,
+                                                    "tools": [{**WEATHER, "input_schema": {"type": "object"}}]})
+        assert status == 200 and body["content"][0]["input"]["days"] == 1.2345678901234568e+29
+
+
 def test_native_calls_become_tool_use_blocks_with_ids_the_upstream_gets_back() -> None:
     native = [{"id": "functions.read_file:0", "type": "function",
                "function": {"name": "read_file", "arguments": '{"path": "/a"}'}}]

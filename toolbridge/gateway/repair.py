@@ -184,7 +184,9 @@ def _from_text(message: dict[str, Any], key: str, plan: Plan, provenance: Proven
         # Read at C speed (the common answer), the message is all there is to take: its report
         # would say nothing, and it is cut short only when it ends inside a call, which it does not.
         reader = message_reader(plan.dialect, plan.tools, plan.drop_tokens, plan.coerce, plan.repair)
-        read = reader.plain_message(text, plain, new_id) if reader is not None else None
+        if reader is not None and plan.decoded is None:
+            plan.decoded = {}
+        read = reader.plain_message(text, plain, new_id, plan.decoded) if reader is not None else None
         if read is not None:
             content, calls = read
             if calls:  # (the content beside calls as ``openai.assistant_message`` has it)

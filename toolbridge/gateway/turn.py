@@ -96,6 +96,10 @@ class Plan:
     # How reasoning written inside the content is read (thinking.mode): None as written, "opens"
     # or "asked".
     think: str | None = None
+    # The calls a whole answer's reading made, each one's arguments and their value by its id
+    # (``repair``): a front that writes arguments as an object takes the value of the same text
+    # rather than decoding it again. The answer's own: never kept with the plan.
+    decoded: dict[str, tuple[str, Any]] | None = None
 
     def enforced(self, name: str) -> bool:
         """Whether a call to ``name`` must have valid arguments: under ``reject`` and ``retry``
@@ -234,7 +238,7 @@ def _kept_plan(plan: Plan, fields: Any, settings: Settings) -> tuple[Any, ...]:
     (the body, the texts), its body's fields before and after the messages, and the objects
     the entry is kept by the ids of."""
     own = dict(vars(plan))
-    own["body"] = own["context"] = own["texts"] = None  # (each plan's own: the request's objects are not kept)
+    own["body"] = own["context"] = own["texts"] = own["decoded"] = None  # (each plan's own: the request's objects are not kept)
     head: dict[str, Any] = {}
     tail: dict[str, Any] = {}
     part = head
@@ -314,6 +318,7 @@ def _planned(turn: Turn, settings: Settings, texts: dict[str, tuple[Any, bytes]]
     plan.constraint = None
     plan.texts = texts
     plan.think = thinking_mode(settings.reasoning_in_content, upstream)
+    plan.decoded = None
     return plan
 
 

@@ -337,7 +337,7 @@ class DialectParser:
         scan = self._scan
         out: list[Event] = []
         index = self._next_index
-        for lead, name, arguments in calls:
+        for lead, name, arguments, _ in calls:
             if lead:
                 out.append(Text(lead))
             out += (ToolCallBegin(index, self._call_id(index), name), ArgumentsDelta(index, arguments),
@@ -350,9 +350,10 @@ class DialectParser:
         return out
 
     def plain_calls(self, text: str, start: int = 0, opened: str = "",
-                    most: int | None = None) -> tuple[list[tuple[str, str, str]], int] | None:
+                    most: int | None = None) -> tuple[list[tuple[str, str, str, Any]], int] | None:
         """What ``read_plain`` reads, the parser left as it is: each call's text before it, its
-        name and its arguments, and where the last call ends (what follows is text); None when
+        name, its arguments and their value (what they decode to), and where the last call ends
+        (what follows is text); None when
         ``read_plain`` gives None. A parser never fed reads any number of whole outputs so
         (``parser.parse_message``)."""
         if self.lenient or self._buf or self._closed or self._phase is REASONING or self._phase is CALL:
@@ -371,17 +372,19 @@ class DialectParser:
             read = self._plain_call(text, marker, at + len(marker))
             if read is None:
                 return None
-            calls.append((text[pos:at], read[0], read[1]))
-            pos, marker = read[2], ""
+            calls.append((text[pos:at], read[0], read[1], read[2]))
+            pos, marker = read[3], ""
             if pos == len(text):
                 break  # (an answer that ends with its call is not searched again)
         return calls, pos
 
-    def plain_message(self, text: str, most: int | None,
-                      call_id: Callable[[int], str]) -> tuple[str, list[dict[str, Any]]] | None:
+    def plain_message(self, text: str, most: int | None, call_id: Callable[[int], str],
+                      values: dict[str, tuple[str, Any]] | None = None) -> tuple[str, list[dict[str, Any]]] | None:
         """The message ``plain_calls`` reads in ``text`` (None when it reads none): the text
         around the calls, joined, and the calls in OpenAI's shape, their ids from ``call_id``
-        (``parser.parse_message``; the gateway's whole answer)."""
+        (``parser.parse_message``; the gateway's whole answer). ``values``: where each call's
+        arguments and their value are put, by its id (for a caller that wants the arguments
+        decoded: read once, not decoded again)."""
         read = self.plain_calls(text, most=most)
         if read is None:
             return None
@@ -389,9 +392,12 @@ class DialectParser:
         if not calls:
             return text, []  # (prose: the text is the content)
         texts, made = [], []
-        for index, (lead, name, arguments) in enumerate(calls):
+        for index, (lead, name, arguments, value) in enumerate(calls):
             texts.append(lead)
-            made.append({"id": call_id(index), "type": "function", "function": {"name": name, "arguments": arguments}})
+            made_id = call_id(index)
+            made.append({"id": made_id, "type": "function", "function": {"name": name, "arguments": arguments}})
+            if values is not None:
+                values[made_id] = (arguments, value)
         texts.append(text[end:])
         return "".join(texts), made
 
@@ -406,9 +412,9 @@ class DialectParser:
         return text[start] in openers and any(
             o.startswith(text[start : start + len(o)]) for o in self.dialect.bare_start)
 
-    def _plain_call(self, text: str, marker: str, pos: int) -> tuple[str, str, int] | None:
+    def _plain_call(self, text: str, marker: str, pos: int) -> tuple[str, str, Any, int] | None:
         """The call block opened by ``marker`` (ending at ``pos``) when it reads as a plain
-        call (``read_plain``): its name, its arguments and where it ends."""
+        call (``read_plain``): its name, its arguments, their value and where it ends."""
         if marker not in self.dialect.call_start:
             return None  # reasoning, a dropped token...
         readers = self._readers  # (shared by the parsers of these settings)
@@ -424,7 +430,9 @@ class DialectParser:
         if tools is None:
             if not _PLAUSIBLE_NAME.fullmatch(name):
                 return None
-            return (name, arguments, end) if arguments is not None else (name, self._typed(name, value)[0], end)
+            if arguments is None:
+                arguments, value, _ = self._typed(name, value)
+            return name, arguments, value, end
         if name not in tools.schemas or name in tools.freeforms:
             return None
         settled = False
@@ -433,7 +441,7 @@ class DialectParser:
         types = tools.types_only(name)
         known = settled or written  # (its layout is known to be feed's: not looked at again)
         if types is not None and typed_and_valid(types, None if known else arguments, value):
-            return name, arguments, end  # (the common call: what follows would pass it, member by member)
+            return name, arguments, value, end  # (the common call: what follows would pass it, member by member)
         if self._coerce and not settled:
             # (values ``typed_object`` found settled: already_typed would pass every member at
             # once, and ``typed_object`` writes its text laid out as ``feed`` writes an object, with
@@ -443,7 +451,7 @@ class DialectParser:
             if settled_types is not None and not already_typed(schema, None if written else arguments, value,
                                                                  settled_types):
                 return None
-        return None if self._check(name, arguments, value) else (name, arguments, end)
+        return None if self._check(name, arguments, value) else (name, arguments, value, end)
 
     def _typed(self, name: str, pairs: list[tuple[str, str]]) -> tuple[str, dict[str, Any], bool]:
         """A whole call's raw values typed by the tool ``name``'s schema (``typed_object``),

@@ -66,7 +66,7 @@ def complete_object(buf: str, pos: int) -> tuple[int, dict[str, Any]] | None:
     return end, value
 
 
-LONG_OBJECT = 4096  # characters of a call block from which its arguments are read by ``long_object``
+LONG_OBJECT = 4096  # characters of an arguments object from which ``long_object`` reads it
 _JSON_WS = " \t\n\r"
 
 
@@ -81,8 +81,8 @@ def long_object(buf: str, pos: int, close: str) -> tuple[int, dict[str, Any]] | 
     at = buf.rfind(close, pos)
     brace = buf.rfind("}", pos, at) if at > 0 else -1
     inner = buf.rfind("}", pos, brace) if brace > 0 else -1
-    if inner < 0 or buf[brace + 1 : at].strip(_JSON_WS) or buf[inner + 1 : brace].strip(_JSON_WS):
-        return None
+    if inner - pos < LONG_OBJECT or buf[brace + 1 : at].strip(_JSON_WS) or buf[inner + 1 : brace].strip(_JSON_WS):
+        return None  # (a short call in a long answer is scanned: no cut of the rest is tried)
     text = buf[pos : inner + 1]
     try:
         hints = _fast_loads(text)  # type: ignore[misc]

@@ -35,9 +35,10 @@ from .tokens import TokenCounter
 SIGNATURE = "dG9vbGJyaWRnZQ"  # base64url of "toolbridge": a marker, not a proof
 
 
-def whole_message(answer: dict[str, Any]) -> dict[str, Any]:
+def whole_message(answer: dict[str, Any], decoded: dict[str, tuple[str, Any]] | None = None) -> dict[str, Any]:
     """A repaired ``chat.completion`` object as a Messages ``message``: blocks in the order
-    thinking, text, tool_use (one choice: the API has no others)."""
+    thinking, text, tool_use (one choice: the API has no others). ``decoded``: the calls'
+    arguments as the answer's reading decoded them (``Plan.decoded``)."""
     choice, message = first_choice(answer)
     calls = message.get("tool_calls") or ()
     drawn = draw(ID + NONCE * len(calls))  # (every id's random characters at once: the message's, then the calls')
@@ -52,12 +53,19 @@ def whole_message(answer: dict[str, Any]) -> dict[str, Any]:
     for call in calls:
         function = call["function"]
         blocks.append({"type": "tool_use", "id": tool_use_id(call["id"], drawn[at:at + NONCE]),
-                       "name": function["name"], "input": orjson.loads(function["arguments"])})
+                       "name": function["name"], "input": call_input(call["id"], function["arguments"], decoded)})
         at += NONCE
     reason, sequence = stop_reason(choice.get("finish_reason"), choice)
     return {"id": message_id(drawn[:ID]), "type": "message", "role": "assistant", "model": answer.get("model") or "",
             "content": blocks, "stop_reason": reason, "stop_sequence": sequence,
             "usage": usage_of(answer.get("usage"), None)}
+
+
+def call_input(call_id: str, arguments: str, decoded: dict[str, tuple[str, Any]] | None) -> Any:
+    """A call's ``input``: the value its reading decoded its arguments to, when they are still
+    that text (nothing wrote them again since), else the arguments decoded."""
+    read = decoded.get(call_id) if decoded else None
+    return read[1] if read is not None and read[0] is arguments else orjson.loads(arguments)
 
 
 def reply_of(answer: dict[str, Any]) -> dict[str, Any]:
@@ -172,8 +180,12 @@ class MessagesFront:
         return upstream_error_body(raw)
 
     def whole(self, answer: dict[str, Any], plan: Plan | None = None) -> bytes:
-        message = whole_message(answer)
-        body = orjson.dumps(message)
+        try:
+            message = whole_message(answer, plan.decoded if plan is not None else None)
+            body = orjson.dumps(message)
+        except orjson.JSONEncodeError:  # a value orjson does not write (an integer past 64 bits): as decoded again
+            message = whole_message(answer)
+            body = orjson.dumps(message)
         thread = plan.context.thread if plan is not None and isinstance(plan.context, Context) else None
         if thread is not None and self.threads is not None:  # kept by ``keep``
             thread.kept = (message["id"], reply_of(answer), len(body))
