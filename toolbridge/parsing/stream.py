@@ -353,9 +353,8 @@ class DialectParser:
                     most: int | None = None) -> tuple[list[tuple[str, str, str, Any]], int] | None:
         """What ``read_plain`` reads, the parser left as it is: each call's text before it, its
         name, its arguments and their value (what they decode to), and where the last call ends
-        (what follows is text); None when
-        ``read_plain`` gives None. A parser never fed reads any number of whole outputs so
-        (``parser.parse_message``)."""
+        (what follows is text); None when ``read_plain`` gives None. A parser never fed reads
+        any number of whole outputs so (``parser.parse_message``)."""
         if self.lenient or self._buf or self._closed or self._phase is REASONING or self._phase is CALL:
             return None
         if self._phase is START and self._bare_at_start(text[start:] if start else text):

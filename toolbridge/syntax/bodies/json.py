@@ -77,7 +77,9 @@ def long_object(buf: str, pos: int, close: str) -> tuple[int, dict[str, Any]] | 
     ``}`` but one before the last ``close``, looked for from the end: the whole answer's one call
     ends it, the common case; a text cut anywhere else is no JSON object, which orjson refuses),
     and the strict scanner reads every key and value again but the long strings whose encoding
-    stands where orjson put them. None otherwise (the scanner reads them)."""
+    stands where orjson put them. None otherwise, and without orjson (the scanner reads them)."""
+    if _fast_loads is None:
+        return None
     at = buf.rfind(close, pos)
     brace = buf.rfind("}", pos, at) if at > 0 else -1
     inner = buf.rfind("}", pos, brace) if brace > 0 else -1
@@ -193,7 +195,7 @@ def read_whole(head_pattern: re.Pattern[str], closing: re.Pattern[str], close: s
     if name is None:
         return None
     start = head.end()  # type: ignore[union-attr]
-    read = long_object(buf, start, close) if _fast_loads is not None and len(buf) - start > LONG_OBJECT else None
+    read = long_object(buf, start, close) if len(buf) - start > LONG_OBJECT else None  # (a short answer: no search)
     written = read is not None
     read = read or complete_object(buf, start)
     if read is None:
