@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from ..gateway import allocator
 from ..gateway.http.client import UpstreamError, UpstreamPool
 from ..gateway.http.server import H1Server, Limits, Request, Response
 
@@ -173,6 +174,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--upstream", required=True, help="host:port of the chat upstream")
     args = parser.parse_args()
+    allocator.tune()  # the gateway's allocator, as the rest of its stack
     import uvloop
 
     uvloop.run(serve(args.port, args.upstream))

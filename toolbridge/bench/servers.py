@@ -31,6 +31,7 @@ import httptools
 import orjson
 
 from .script import DIALECTS, Script
+from ..gateway import allocator
 from ..gateway.http.client import GO, PAUSE, STOP, UpstreamError, UpstreamPool
 from ..gateway.http.server import H1Server, Limits, Request, Response
 from ..gateway.http.sse import DONE
@@ -194,6 +195,8 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
+    if args.role == "floor":  # the gateway's allocator, as the rest of its stack
+        allocator.tune()
     import uvloop
 
     try:

@@ -19,15 +19,14 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from . import allocator
 from .config import GatewayConfig
 from .logline import Formatter, LineHandler
 from .state import sqlite_path
 from .app import serve
 from .supervisor import Supervisor
 
-M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
 PR_SET_PDEATHSIG = 1  # Linux prctl: a signal for this process when its parent dies
-LARGE_BLOCK = 1 << 20  # bytes: a block this large is mapped on its own, returned when freed
 
 
 def run(config: GatewayConfig) -> int:
@@ -64,29 +63,12 @@ def _configure_logging(config: GatewayConfig) -> None:
     logging._srcfile = None  # the optimisation the logging documentation describes
 
 
-def _return_large_blocks() -> None:
-    """Have glibc's malloc give every block over LARGE_BLOCK back to the system when freed.
-
-    By default glibc raises its mmap threshold to the largest block freed so far (up to 32 MB):
-    after one large request or answer, blocks of that size come from the heap, whose free space
-    it keeps, and each large event can leave the process at a new high-water mark (``toolbridge
-    bench --soak`` measures it). Elsewhere (other C libraries, other systems) nothing is done.
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    mallopt(M_MMAP_THRESHOLD, LARGE_BLOCK)
-
-
 def _run_one(config: GatewayConfig, reuse_port: bool, restarts: int = 0) -> None:
     """One gateway process (the only one, or a worker: ``restarts`` made before it)."""
     if reuse_port:
         _die_with_parent()
     _configure_logging(config)
-    _return_large_blocks()
+    allocator.tune()
     try:
         _loop_runner()(serve(config, reuse_port=reuse_port, restarts=restarts))
     except KeyboardInterrupt:  # a second SIGINT while draining
