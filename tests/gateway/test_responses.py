@@ -901,3 +901,33 @@ def test_an_unreadable_answer_is_a_502(stacks: Any) -> None:
     with pytest.raises(openai.APIStatusError) as failed:
         create(s)
     assert failed.value.status_code == 502
+
+
+@pytest.mark.parametrize("store", [False, True])
+def test_a_long_answer_is_whole_with_the_fields_it_repeats(stacks: Any, store: bool) -> None:
+    """A body past the length from which it is joined from a view of it (``_LONG_BODY``):
+    the same object, its call and the request's fields after it."""
+    path = "x" * 20_000 + " \"quoted\" \\ \u00e9\n"
+    s = stacks(lambda b: Reply(content="Reading. " + written("hermes", "read_file", {"path": path})))
+    got = create(s, store=store, instructions="Be brief.")
+    assert items(got)[1] == ("function_call", ("read_file", {"path": path}, None))
+    assert got.instructions == "Be brief." and got.store is store and [t.name for t in got.tools] == [
+        "get_weather", "read_file"]
+
+
+@pytest.mark.parametrize(("usage", "expected"), [
+    ({"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}, (10, 20, 30, 0, 0)),
+    ({"prompt_tokens": 10, "completion_tokens": 20}, (10, 20, 30, 0, 0)),  # no total: the sum
+    ({"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 0}, (10, 20, 30, 0, 0)),
+    ({"prompt_tokens": -1, "completion_tokens": True, "total_tokens": "7"}, (0, 0, 0, 0, 0)),  # not counts
+    ({"prompt_tokens": 5, "completion_tokens": 2.0, "total_tokens": 9}, (5, 0, 9, 0, 0)),
+    ({"prompt_tokens": 8, "completion_tokens": 4, "prompt_tokens_details": {"cached_tokens": 6},
+      "completion_tokens_details": {"reasoning_tokens": 3}}, (8, 4, 12, 6, 3)),
+    ({"prompt_tokens_details": {"cached_tokens": -2}, "completion_tokens_details": None}, (0, 0, 0, 0, 0)),
+])
+def test_usage_in_this_apis_terms(usage: dict[str, Any], expected: tuple[int, ...]) -> None:
+    from toolbridge.gateway.fronts.responses.items import usage_of
+    got = usage_of(usage)
+    assert (got["input_tokens"], got["output_tokens"], got["total_tokens"],
+            got["input_tokens_details"]["cached_tokens"], got["output_tokens_details"]["reasoning_tokens"]) == expected
+    assert usage_of(None) is None and usage_of([1]) is None

@@ -76,6 +76,9 @@ def referenced_ids(value: Any) -> tuple[str | None, list[str]]:
     return (previous if isinstance(previous, str) and previous else None), ids
 
 
+_LONG_BODY = 4096  # bytes from which a body is joined from a view of it (a view costs more than a short copy)
+
+
 class ResponsesFront:
     """What the pipeline asks of a front, for the Responses API; one per gateway process (it
     holds the store and the sealing key)."""
@@ -164,7 +167,10 @@ class ResponsesFront:
                                    output, usage_of(answer.get("usage")), incomplete,
                                    model=model if isinstance(model, str) and model else None, echoed=context.store)
         if not context.store:  # no object is kept: the request's fields (never none) written after it, not merged
-            return orjson.dumps(response)[:-1] + context.echo_tail()
+            body = orjson.dumps(response)
+            if len(body) < _LONG_BODY:
+                return body[:-1] + context.echo_tail()
+            return b"".join((memoryview(body)[:-1], context.echo_tail()))  # (copied once, not twice)
         body = orjson.dumps(response)
         context.kept = Record(response, self.conversation(context, response), self.size(context, body),
                               context.inputs)  # (stored by ``keep``)
