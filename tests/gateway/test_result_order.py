@@ -170,3 +170,51 @@ def test_a_messages_turn_is_ordered_unless_a_user_message_has_two_results() -> N
     assert turn(1, False).ordered and turn(1, True).ordered
     assert not turn(2, False).ordered and not turn(3, True).ordered
     assert messages_turn({"max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}).ordered
+
+
+def _two_results_in_a_row(messages: list[dict[str, Any]]) -> bool:
+    return any(a.get("role") == b.get("role") == "tool" for a, b in zip(messages, messages[1:]))
+
+
+def test_a_responses_turn_is_ordered_when_no_two_results_come_in_a_row() -> None:
+    """``Turn.ordered`` as the Responses front finds it, over drawn inputs (messages, calls,
+    their outputs, reasoning between): exactly when its messages hold no two tool results in a
+    row; with a previous response's conversation it is not looked at (never said to be ordered)."""
+    from hypothesis import given, settings, strategies as st
+
+    from toolbridge.gateway.fronts.responses.request import responses_turn
+    from toolbridge.gateway.fronts.responses.sealed import Sealer
+
+    sealer = Sealer(b"k" * 32)
+    kinds = st.lists(st.sampled_from(["user", "assistant", "call", "output", "reasoning"]), max_size=12)
+
+    def items(drawn: list[str]) -> list[dict[str, Any]]:
+        out, calls, n = [], [], 0
+        for kind in drawn:
+            if kind == "call":
+                n += 1
+                calls.append(f"call_{n}")
+                out.append({"type": "function_call", "call_id": f"call_{n}", "name": "get_weather",
+                            "arguments": '{"city": "Oslo"}'})
+            elif kind == "output" and calls:
+                out.append({"type": "function_call_output", "call_id": calls.pop(0), "output": "sunny"})
+            elif kind == "reasoning":
+                out.append({"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "hm"}]})
+            elif kind in ("user", "assistant"):
+                out.append({"type": "message", "role": kind, "content": kind})
+        return out
+
+    def body(drawn: list[str], **more: Any) -> dict[str, Any]:
+        return {"model": "m", "input": items(drawn), "store": False,
+                "tools": [{"type": "function", "name": "get_weather", "parameters": SCHEMA}], **more}
+
+    @settings(max_examples=300, deadline=None)
+    @given(kinds)
+    def check(drawn: list[str]) -> None:
+        turn = responses_turn(body(drawn), lambda _: [], sealer)
+        assert turn.ordered == (not _two_results_in_a_row(turn.messages))
+        previous = [{"role": "user", "content": "before"}]
+        assert not responses_turn(body(drawn, previous_response_id="resp_1"), lambda _: previous, sealer).ordered
+
+    check()
+    assert responses_turn({"model": "m", "input": "hi"}, lambda _: [], sealer).ordered

@@ -221,9 +221,11 @@ decode = _KNOWN_TOOLS.decode
 
 
 def _conversation(body: dict[str, Any], frame: _Frame, previous: Any, sealer: Sealer,
-                  lookup: Lookup | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], bool]:
+                  lookup: Lookup | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], bool, bool]:
     """The conversation (the previous response's, then the input's), the input items as they
-    are kept, and whether the input asks for a compaction."""
+    are kept, whether the input asks for a compaction, and whether no two tool results come
+    in a row in it (``Turn.ordered``; a previous response's conversation is not looked at:
+    False)."""
     previous_id = body.get("previous_response_id")
     history: list[dict[str, Any]] = []
     if previous_id is not None:
@@ -232,18 +234,21 @@ def _conversation(body: dict[str, Any], frame: _Frame, previous: Any, sealer: Se
         history = list(previous(previous_id))
     inputs: list[dict[str, Any]] = []  # kept only when the response is (Codex sends its history unstored)
     given, compacting = trigger(body.get("input"))  # (the answer is then the summary: compaction)
-    history += _items(given, frame.names, sealer, _call_ids(history) if history else set(), lookup,
-                      inputs if frame.store else None)
-    return history, inputs, compacting
+    made, ordered = _items(given, frame.names, sealer, _call_ids(history) if history else set(), lookup,
+                           inputs if frame.store else None)
+    if history:
+        history += made
+        return history, inputs, compacting, False
+    return made, inputs, compacting, ordered
 
 
 def _turn_of(frame: _Frame, body: dict[str, Any],
-             conversation: tuple[list[dict[str, Any]], list[dict[str, Any]], bool], kept: bool) -> Turn:
+             conversation: tuple[list[dict[str, Any]], list[dict[str, Any]], bool, bool], kept: bool) -> Turn:
     """The turn of ``frame``'s fields and the request's conversation; ``kept``: the frame is
     kept (``_FRAMES``), and is the turn's ``fields``: every turn of it is planned from what the
     first one's planning made (``turn.plan_turn``), as the chat front's turns of a kept head
     are (what a turn is planned from is all the frame's but its messages and context)."""
-    history, inputs, compacting = conversation
+    history, inputs, compacting, ordered = conversation
     previous_id, echo, shared = body.get("previous_response_id"), frame.echo, frame
     if previous_id is not None:  # (the one field of the echo a frame does not hold)
         echo, shared = echo.copy(), None
@@ -256,9 +261,11 @@ def _turn_of(frame: _Frame, body: dict[str, Any],
     if compacting:
         context.compaction = "v2"
     # (Its fields given in their order, not by keyword: see turn.plan_turn.)
-    return Turn(_lead_system(frame.instructions, history), frame.tools, frame.choice, frame.parallel, frame.stream,
+    turn = Turn(_lead_system(frame.instructions, history), frame.tools, frame.choice, frame.parallel, frame.stream,
                 frame.stream, frame.model, dict(frame.options), frame.freeforms, context, frame.schema_paths,
                 (frame.tools, frame.text), frame if kept else None)
+    turn.ordered = ordered
+    return turn
 
 
 def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
@@ -585,19 +592,22 @@ def _call_ids(messages: list[dict[str, Any]]) -> set[str]:
 
 
 def _items(value: Any, names: dict[tuple[str, str], str], sealer: Sealer, calls: set[str],
-           lookup: Lookup | None = None, inputs: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """The input items as chat messages (system messages left where they are: ``_lead_system``);
-    ``calls``: the ids of the calls before them (of the stored conversation), which an output
-    item may answer, as may the calls among the items before it. ``item_reference`` items are
-    read as the stored item they name (``lookup``); ``inputs`` gets each item as it is kept."""
+           lookup: Lookup | None = None, inputs: list[dict[str, Any]] | None = None
+           ) -> tuple[list[dict[str, Any]], bool]:
+    """The input items as chat messages (system messages left where they are: ``_lead_system``),
+    and whether no two tool results come in a row among them (``Turn.ordered``); ``calls``: the
+    ids of the calls before them (of the stored conversation), which an output item may answer,
+    as may the calls among the items before it. ``item_reference`` items are read as the stored
+    item they name (``lookup``); ``inputs`` gets each item as it is kept."""
     if isinstance(value, str):
         if inputs is not None:
             inputs.append(kept({"role": "user", "content": value}))
-        return [{"role": "user", "content": value}]
+        return [{"role": "user", "content": value}], True
     if not isinstance(value, list):
         raise RequestError("input: must be a string or an array of items", param="input")
     out: list[dict[str, Any]] = []
     reasoning: list[str] = []  # the reasoning items just before the next assistant output
+    ordered, results = True, -1  # (results: the length of ``out`` after the last tool result)
     for i, item in enumerate(value):
         where = f"input[{i}]"
         if not isinstance(item, dict):
@@ -622,7 +632,9 @@ def _items(value: Any, names: dict[tuple[str, str], str], sealer: Sealer, calls:
             calls.add(call["id"])
             _assistant(out, reasoning).setdefault("tool_calls", []).append(call)
         elif kind in ("function_call_output", "custom_tool_call_output"):
+            ordered = ordered and results != len(out)  # (a result right after a result)
             out.append(_output(item, where, calls))
+            results = len(out)
         elif kind == "additional_tools":
             continue  # offered with the request's tools (``_additional``)
         elif kind == ITEM:
@@ -632,7 +644,7 @@ def _items(value: Any, names: dict[tuple[str, str], str], sealer: Sealer, calls:
         else:
             raise RequestError(f"{where}.type: {kind!r} items are not supported here (they belong to "
                                "built-in tools toolbridge does not run)", param=f"{where}.type")
-    return out
+    return out, ordered
 
 
 def _assistant(out: list[dict[str, Any]], reasoning: list[str]) -> dict[str, Any]:
