@@ -166,9 +166,10 @@ def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[s
     value: dict[str, Any] = {}
     settled = settled_types is not None
     # (every value a string, an integer, a bool or None, and the object short: write_object's fast
-    # case; a value's text is no shorter than its raw text, so a long one is known long at once)
-    scalars = sum([len(raw) for _, raw in pairs]) <= _SHORT_OBJECT
+    # case; a value's text is no shorter than its raw text, so the raw texts' length tells)
+    scalars, length = True, 0
     for key, raw in pairs:
+        length += len(raw)
         need = settled_types.get(key) if settled_types is not None else None
         if need is str:  # (a string of its own, the common member: its schema is not looked up)
             value[key] = raw
@@ -194,7 +195,7 @@ def typed_object(pairs: list[tuple[str, str]], schema_of: Callable[[str], dict[s
         if need is not type(raw):  # (a value of the one type declared: settles', at once)
             settled = settled and settles(need, raw)
         value[key] = raw
-    return write_object(value, scalars), value, settled
+    return write_object(value, scalars and length <= _SHORT_OBJECT), value, settled
 
 
 def write_object(value: dict[str, Any], scalars: bool = False) -> str:
