@@ -177,16 +177,18 @@ def _two_results_in_a_row(messages: list[dict[str, Any]]) -> bool:
 
 
 def test_a_responses_turn_is_ordered_when_no_two_results_come_in_a_row() -> None:
-    """``Turn.ordered`` as the Responses front finds it, over drawn inputs (messages, calls,
-    their outputs, reasoning between): exactly when its messages hold no two tool results in a
-    row; with a previous response's conversation it is not looked at (never said to be ordered)."""
-    from hypothesis import given, settings, strategies as st
+    """``Turn.ordered`` as the Responses front finds it, over drawn inputs (messages of every
+    role, calls, their outputs, reasoning between): exactly when the messages it sends hold no
+    two tool results in a row (a system message between two is lifted out to lead them); with a
+    previous response's conversation it is not looked at (never said to be ordered)."""
+    from hypothesis import example, given, settings, strategies as st
 
     from toolbridge.gateway.fronts.responses.request import responses_turn
     from toolbridge.gateway.fronts.responses.sealed import Sealer
 
     sealer = Sealer(b"k" * 32)
-    kinds = st.lists(st.sampled_from(["user", "assistant", "call", "output", "reasoning"]), max_size=12)
+    kinds = st.lists(st.sampled_from(["user", "assistant", "system", "developer", "call", "output", "reasoning"]),
+                     max_size=12)
 
     def items(drawn: list[str]) -> list[dict[str, Any]]:
         out, calls, n = [], [], 0
@@ -200,7 +202,7 @@ def test_a_responses_turn_is_ordered_when_no_two_results_come_in_a_row() -> None
                 out.append({"type": "function_call_output", "call_id": calls.pop(0), "output": "sunny"})
             elif kind == "reasoning":
                 out.append({"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "hm"}]})
-            elif kind in ("user", "assistant"):
+            elif kind in ("user", "assistant", "system", "developer"):
                 out.append({"type": "message", "role": kind, "content": kind})
         return out
 
@@ -208,8 +210,10 @@ def test_a_responses_turn_is_ordered_when_no_two_results_come_in_a_row() -> None
         return {"model": "m", "input": items(drawn), "store": False,
                 "tools": [{"type": "function", "name": "get_weather", "parameters": SCHEMA}], **more}
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=500, deadline=None)
     @given(kinds)
+    @example(["call", "call", "output", "system", "output"])  # (two results around a lifted system message)
+    @example(["call", "call", "output", "reasoning", "output"])
     def check(drawn: list[str]) -> None:
         turn = responses_turn(body(drawn), lambda _: [], sealer)
         assert turn.ordered == (not _two_results_in_a_row(turn.messages))

@@ -11,7 +11,7 @@ so that a comparison between them measures their work and not their allocators.
   128 KB default: free space over 128 KB at the heap's top goes back to the system at once. A
   server holding a few dozen answers of tens of kilobytes crosses that line on nearly every
   request, and gets the pages back a moment later, each faulted in and zeroed by the kernel
-  again: a third of the CPU time of a 33k-character answer (``toolbridge bench --plain``). So
+  again: a quarter to a third of the CPU time of a 33k-character answer (``bench --plain``). So
   free space at the top is kept up to ``KEPT_TOP``, the most a process holds unused there.
 
 Elsewhere (other C libraries, other systems) nothing is done. Where the operator set glibc's

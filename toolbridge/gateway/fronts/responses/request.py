@@ -607,7 +607,9 @@ def _items(value: Any, names: dict[tuple[str, str], str], sealer: Sealer, calls:
         raise RequestError("input: must be a string or an array of items", param="input")
     out: list[dict[str, Any]] = []
     reasoning: list[str] = []  # the reasoning items just before the next assistant output
-    ordered, results = True, -1  # (results: the length of ``out`` after the last tool result)
+    # (whether a result came last among the messages a system message does not count in: those
+    # are lifted out to lead, ``_lead_system``, so a result on each side of one are in a row)
+    ordered, after_result = True, False
     for i, item in enumerate(value):
         where = f"input[{i}]"
         if not isinstance(item, dict):
@@ -623,22 +625,26 @@ def _items(value: Any, names: dict[tuple[str, str], str], sealer: Sealer, calls:
             if message["role"] == "assistant":
                 target = _assistant(out, reasoning)
                 target["content"] = _joined(target, message["content"])
+                after_result = False
             else:
                 out.append(message)
+                after_result = after_result and message["role"] == "system"
         elif kind == "reasoning":
             reasoning.append(_reasoning_item(item, where, sealer))
         elif kind in ("function_call", "custom_tool_call"):
             call = _call(item, where, names)
             calls.add(call["id"])
             _assistant(out, reasoning).setdefault("tool_calls", []).append(call)
+            after_result = False
         elif kind in ("function_call_output", "custom_tool_call_output"):
-            ordered = ordered and results != len(out)  # (a result right after a result)
+            ordered = ordered and not after_result
             out.append(_output(item, where, calls))
-            results = len(out)
+            after_result = True
         elif kind == "additional_tools":
             continue  # offered with the request's tools (``_additional``)
         elif kind == ITEM:
             out.append(summary_message(item, where, sealer))
+            after_result = False
         elif kind == TRIGGER:
             raise RequestError(f"{where}: a compaction_trigger item is the last input item", param=where)
         else:
