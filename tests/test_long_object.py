@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from tests.budget import examples
 from toolbridge.syntax.bodies.json import LONG_OBJECT, complete_object, long_object, read_whole
@@ -103,9 +104,18 @@ _values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3)
 _long = st.builds(lambda s, n: (s or "a") * n, st.text(min_size=1, max_size=30), st.integers(1100, 3000))
 
 
+def _orjson_reads(text: str) -> bool:
+    try:
+        orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
 @settings(max_examples=examples(300, 30), deadline=None)
 @given(st.lists(st.tuples(st.text(max_size=8), st.one_of(_values, _long)), min_size=1, max_size=6),
        st.sampled_from(["feed", "compact", "dup"]))
+@example([("", float("inf"))], "feed")  # (to_json writes Infinity, which orjson does not read: the scanner does)
 def test_long_object_reads_as_the_scanner(members: list[tuple[str, Any]], layout: str) -> None:
     value = dict(members)
     value["pad"] = LONG
@@ -119,7 +129,7 @@ def test_long_object_reads_as_the_scanner(members: list[tuple[str, Any]], layout
     fast, scanned = both(text)
     if fast is not None:
         assert scanned is not None and fast[0] == scanned[0] and same(fast[1], scanned[1])
-    if layout == "feed":
-        assert fast is not None  # (the layout the fast path is for engages it)
+    if layout == "feed":  # (the layout the fast path is for engages it, where orjson reads the text:
+        assert fast is not None or not _orjson_reads(text)  # not Infinity, which to_json writes)
     else:
         assert fast is None
