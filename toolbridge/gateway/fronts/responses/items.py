@@ -27,26 +27,18 @@ def status_of(finish: str | None) -> tuple[str, dict[str, str] | None]:
 
 
 def usage_of(usage: Any) -> dict[str, Any] | None:
-    """This API's usage from a chat ``usage`` (None without one). A count that is not a
-    positive integer is 0 (``_int``; the common counts tested here at once: a call each costs
-    as much as the object)."""
+    """This API's usage from a chat ``usage`` (None without one)."""
     if not isinstance(usage, dict):
         return None
     get = usage.get
-    prompt, completion, total = get("prompt_tokens"), get("completion_tokens"), get("total_tokens")
-    if type(prompt) is not int or prompt < 0:
-        prompt = 0
-    if type(completion) is not int or completion < 0:
-        completion = 0
-    if type(total) is not int or total <= 0:
-        total = prompt + completion
+    prompt, completion = _int(get("prompt_tokens")), _int(get("completion_tokens"))
     # (The details, when given: most upstreams leave them out.)
     details, thoughts = get("prompt_tokens_details"), get("completion_tokens_details")
     cached = _int(details.get("cached_tokens")) if details else 0
     reasoning = _int(thoughts.get("reasoning_tokens")) if thoughts else 0
     return {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": 0},
             "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": reasoning},
-            "total_tokens": total}
+            "total_tokens": _int(get("total_tokens")) or prompt + completion}
 
 
 def _int(value: Any) -> int:
@@ -110,8 +102,7 @@ def call_item(context: Context, upstream_id: str, name: str, arguments: str,
               status: str = "completed", call_id: str | None = None, drawn: str | None = None) -> dict[str, Any]:
     """A ``function_call`` or, for a freeform tool, a ``custom_tool_call`` item (``drawn``: the
     random characters of its ids, the item's and its call id's, when already drawn)."""
-    found = context.namespaces.get(name) if context.namespaces else None  # (context.client_name's)
-    shown, space = (found[1], found[0]) if found else (name, None)
+    shown, space = context.client_name(name)
     if drawn is None:
         drawn = draw(ID + NONCE)
     call_id = call_id or client_call_id(CALL_PREFIX, upstream_id, drawn[ID:])
@@ -138,10 +129,8 @@ def answer_items(context: Context, message: dict[str, Any], sealer: Any) -> tupl
     if reasoning:
         items.append(reasoning_item(reasoning, sealer, context, "rs_" + drawn[at:at + ID]))
         at += ID
-    if content:  # (message_item's, written out: an answer has one)
-        items.append({"type": "message", "id": "msg_" + drawn[at:at + ID], "role": "assistant",
-                      "status": "completed",
-                      "content": [{"type": "output_text", "text": content, "annotations": [], "logprobs": []}]})
+    if content:
+        items.append(message_item(content, "msg_" + drawn[at:at + ID]))
         at += ID
     for call in calls:
         fn = call["function"]
