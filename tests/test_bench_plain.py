@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shutil
 from typing import Any
 
 import pytest
@@ -83,3 +84,69 @@ def test_the_bound_reads_a_call_only_when_it_fits(text: str, read: Any) -> None:
     schemas = {"t": {"type": "object", "properties": {"p": {"type": "string"}, "n": {"type": "integer"}},
                      "required": ["p"]}}
     assert read_call(text, schemas) == (read if read is not None else (text, None))
+
+
+# ---------------------------------------------------------------- --instructions
+
+
+def _case(floor: float | None, **fronts: float) -> dict[str, Any]:
+    return {"dialect": "hermes", "size": "small", "problems": [],
+            "instructions": {**({"floor": floor} if floor else {}), **{k.replace("_", " "): v for k, v in fronts.items()}}}
+
+
+@pytest.mark.parametrize(("case", "ratios", "verdicts"), [
+    (_case(250e3, chat=500e3, messages=400e3, responses=625e3), [0.5, 0.625, 0.4], [True, True, False]),
+    (_case(None, chat=500e3, messages=400e3, responses=625e3), [None] * 3, [None] * 3),  # no floor: no verdict
+    (_case(250e3, chat=500e3), [0.5, None, None], [True, None, None]),  # a front not counted
+])
+def test_counted_rows_are_the_floors_instructions_over_each_fronts(case: dict[str, Any], ratios: list[Any],
+                                                                  verdicts: list[Any]) -> None:
+    from toolbridge.bench import instructions
+
+    table = instructions.rows(case, plain.RATIO_GOAL)
+    assert [r["front"] for r in table] == list(plain.FRONTS)
+    assert [r["ratio"] for r in table] == ratios
+    assert [r["ratio_ok"] for r in table] == verdicts
+    text = instructions.report(table, 40, 64, plain.RATIO_GOAL)
+    assert text.splitlines()[-1] == f"goals met: {sum(v for v in verdicts if v)} of {sum(v is not None for v in verdicts)}"
+
+
+def test_counted_rows_give_the_bounds_ratio_beside() -> None:
+    from toolbridge.bench import instructions
+
+    table = instructions.rows(_case(250e3, chat=500e3, bound_chat=312.5e3), plain.RATIO_GOAL)
+    assert table[0]["bound_ratio"] == 0.8 and table[1]["bound_ratio"] is None
+    assert "0.800x" in instructions.report(table, 40, 64, plain.RATIO_GOAL)
+
+
+def test_a_callgrind_dump_is_read_for_its_total(tmp_path: Any) -> None:
+    from toolbridge.bench import instructions
+
+    done, partial = tmp_path / "cg.1", tmp_path / "cg.2"
+    done.write_text("version: 1\ncmd: python\nevents: Ir\nsummary: 123456\nfn=(1) main\n0 5\ntotals: 125000\n")
+    partial.write_text("version: 1\nevents: Ir\n")  # (its head not written yet)
+    assert instructions._total({str(done)}) == 123456
+    assert instructions._total({str(partial)}) is None
+
+
+def test_without_valgrind_the_count_says_so_and_exits_2(monkeypatch: Any, tmp_path: Any,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # (nothing on it)
+    assert plain.main(["--instructions", "--quick"]) == 2
+    assert "needs valgrind" in capsys.readouterr().err
+
+
+@pytest.mark.check
+@pytest.mark.skipif(shutil.which("valgrind") is None or shutil.which("callgrind_control") is None,
+                    reason="valgrind is not installed")
+def test_instructions_are_counted_for_every_front() -> None:
+    """The floor and the gateway under callgrind, 40 requests a front: a count for each, every
+    answer checked (a wrong one or a failed request exits 1)."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert plain.main(["--instructions", "--quick", "--dialect", "hermes", "--connections", "8", "--json"]) == 0
+    table = json.loads(out.getvalue())["rows"]
+    assert [r["front"] for r in table] == list(plain.FRONTS)
+    for row in table:
+        assert 50e3 < row["floor_instructions"] < row["instructions"] < 5e6  # (the gateway does more than the floor)
+        assert 0 < row["ratio"] < 1 and isinstance(row["ratio_ok"], bool)

@@ -183,7 +183,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
     parser.add_argument("--bound", action="store_true",
                         help="also measure the least translation of these requests (hermes; toolbridge.bench.bound)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count each server's instructions a request under callgrind instead of timing "
+                             "(toolbridge.bench.instructions)")
+    parser.add_argument("--requests", type=int, help="--instructions: requests counted a front (640; --quick 40)")
+    parser.add_argument("--connections", type=int, default=64, help="--instructions: keep-alive connections")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if args.instructions:
+        return _counted(args)
     repeat, duration = (1, 0.5) if args.quick else (args.repeat, args.duration)
     sizes = args.size or (("small",) if args.quick else SIZES)
     procs = Procs(args.nice)
@@ -194,4 +201,27 @@ def main(argv: list[str] | None = None) -> int:
           flush=True)
     for problem in problems:
         print(f"toolbridge bench --plain: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def _counted(args: argparse.Namespace) -> int:
+    """``--instructions``: the table counted under callgrind (``bench.instructions``); 2 when
+    valgrind is not there, 1 when an answer was wrong or a request failed."""
+    from . import instructions
+
+    why = instructions.available()
+    if why is not None:
+        print(f"toolbridge bench --plain --instructions: {why}", file=sys.stderr)
+        return 2
+    sizes = args.size or (("small",) if args.quick else SIZES)
+    requests = args.requests or (40 if args.quick else 640)
+    cases = [instructions.count_case(d, s, requests, args.connections, args.bound and d in BOUND_DIALECTS,
+                                     _server_argv)
+             for d in args.dialect or DIALECTS for s in sizes]
+    table = [row for case in cases for row in instructions.rows(case, RATIO_GOAL)]
+    problems = [p for case in cases for p in case["problems"]]
+    print(json.dumps({"rows": table, "cases": cases}, indent=2) if args.json
+          else instructions.report(table, requests, args.connections, RATIO_GOAL), flush=True)
+    for problem in problems:
+        print(f"toolbridge bench --plain --instructions: {problem}", file=sys.stderr)
     return 1 if problems else 0
