@@ -47,13 +47,13 @@ def test_the_report_gives_each_row_its_verdict(figures: dict[str, Any]) -> None:
 def test_a_wrong_answer_fails_the_front_check() -> None:
     from argparse import Namespace
 
-    from toolbridge.bench.load import _check_answer
+    from toolbridge.bench.load import check_answer
 
     args = Namespace(front="messages", args="33k", dialect="qwen3_coder", translated=True)
-    assert _check_answer(b'{"content": [{"type": "text", "text": "no call"}]}', args) is not None
-    assert _check_answer(b'{"content": [{"type": "tool_use", "name": "edit_file"}]}', args) is None
+    assert check_answer(b'{"content": [{"type": "text", "text": "no call"}]}', args) is not None
+    assert check_answer(b'{"content": [{"type": "tool_use", "name": "edit_file"}]}', args) is None
     args.args = "prose"
-    assert _check_answer(b'{"content": [{"type": "tool_use", "name": "edit_file"}]}', args) is not None
+    assert check_answer(b'{"content": [{"type": "tool_use", "name": "edit_file"}]}', args) is not None
 
 
 def test_the_bound_answers_every_front_and_is_reported() -> None:
@@ -103,7 +103,7 @@ def test_counted_rows_are_the_floors_instructions_over_each_fronts(case: dict[st
                                                                   verdicts: list[Any]) -> None:
     from toolbridge.bench import instructions
 
-    table = instructions.rows(case, plain.RATIO_GOAL)
+    table = instructions.rows(case, plain.FRONTS, plain.RATIO_GOAL)
     assert [r["front"] for r in table] == list(plain.FRONTS)
     assert [r["ratio"] for r in table] == ratios
     assert [r["ratio_ok"] for r in table] == verdicts
@@ -114,7 +114,7 @@ def test_counted_rows_are_the_floors_instructions_over_each_fronts(case: dict[st
 def test_counted_rows_give_the_bounds_ratio_beside() -> None:
     from toolbridge.bench import instructions
 
-    table = instructions.rows(_case(250e3, chat=500e3, bound_chat=312.5e3), plain.RATIO_GOAL)
+    table = instructions.rows(_case(250e3, chat=500e3, bound_chat=312.5e3), plain.FRONTS, plain.RATIO_GOAL)
     assert table[0]["bound_ratio"] == 0.8 and table[1]["bound_ratio"] is None
     assert "0.800x" in instructions.report(table, 40, 64, plain.RATIO_GOAL)
 

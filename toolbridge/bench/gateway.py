@@ -101,7 +101,7 @@ class Procs:
               harness: bool = False) -> subprocess.Popen[bytes]:
         """A server process, once it accepts connections on ``port``."""
         proc = self._spawn(argv, cpus, harness, subprocess.DEVNULL)
-        _wait_port(port, proc)
+        wait_port(port, proc)
         return proc
 
     def run(self, argv: list[str], cpus: set[int], timeout: float) -> str:
@@ -135,7 +135,7 @@ class Procs:
             self.stop(proc)
 
 
-def _wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:

@@ -30,13 +30,14 @@ import tempfile
 import threading
 import time
 from http.client import HTTPConnection
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
 from .fronts import FRONTS as FRONT_PATHS, request as front_request
-from .gateway import SERVERS, _wait_port
-from .load import _check_answer
+from .gateway import SERVERS, wait_port
+from .load import check_answer
 from .ports import free_port
 from .script import Script
 
@@ -98,7 +99,11 @@ class Counted:
         self.proc = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}.%p",
                                       sys.executable, *argv], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-        _wait_port(port, self.proc, START_SECONDS)
+        try:
+            wait_port(port, self.proc, START_SECONDS)
+        except RuntimeError:
+            self.stop()
+            raise
 
     def _control(self, *args: str) -> None:
         subprocess.run(["callgrind_control", *args, str(self.proc.pid)], capture_output=True, timeout=120, check=True)
@@ -136,26 +141,24 @@ def _total(files: set[str]) -> int | None:
     return None
 
 
-def count_case(dialect: str, size: str, requests: int, connections: int, bound: bool,
-               servers_argv: Any) -> dict[str, Any]:
-    """One dialect and answer: instructions a request of the floor's chat and of each front of
-    the gateway (``bound``: and of the bound's), with the problems found. ``servers_argv(server,
-    port, upstream, dialect)``: a server's command line (``plain._server_argv``)."""
-    from .plain import FRONTS
-
+def count_case(dialect: str, size: str, requests: int, connections: int, bound: bool, fronts: tuple[str, ...],
+               server_argv: Callable[[str, int, int, str], list[str]]) -> dict[str, Any]:
+    """One dialect and answer: instructions a request of the floor's chat and of each of the
+    gateway's ``fronts`` (``bound``: and of the bound's), with the problems found.
+    ``server_argv(server, port, upstream, dialect)``: a server's command line (``bench --plain``'s)."""
     up = free_port()
     upstream = subprocess.Popen([sys.executable, "-m", SERVERS, "upstream", "--port", str(up), "--dialect", dialect,
                                  "--args", size, "--rate", "30"], stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     figures: dict[str, float] = {}
     problems: list[str] = []
-    plan = [("floor", ("chat",)), ("gateway", FRONTS), *([("bound", FRONTS)] if bound else [])]
+    plan = [("floor", ("chat",)), ("gateway", fronts), *([("bound", fronts)] if bound else [])]
     with tempfile.TemporaryDirectory(prefix="toolbridge-cg-") as tmp:
         try:
-            _wait_port(up, upstream, 60)
+            wait_port(up, upstream, 60)
             for server, fronts in plan:
                 port = free_port()
-                counted = Counted(servers_argv(server, port, up, dialect), port, os.path.join(tmp, server))
+                counted = Counted(server_argv(server, port, up, dialect), port, os.path.join(tmp, server))
                 try:
                     for front in fronts:
                         path, body = body_of(front, dialect, size)
@@ -167,7 +170,7 @@ def count_case(dialect: str, size: str, requests: int, connections: int, bound: 
                         figures[name] = total / requests
                         checked = argparse.Namespace(front=front, args=size, dialect=dialect,
                                                      translated=server != "floor")
-                        wrong = _check_answer(first, checked) if first is not None else "no answer"
+                        wrong = check_answer(first, checked) if first is not None else "no answer"
                         problems += [f"{dialect} {size} {name}: {p}" for p in [*warm_problems, *failed, wrong] if p]
                 finally:
                     counted.stop()
@@ -177,14 +180,12 @@ def count_case(dialect: str, size: str, requests: int, connections: int, bound: 
     return {"dialect": dialect, "size": size, "instructions": figures, "problems": problems}
 
 
-def rows(case: dict[str, Any], goal: float) -> list[dict[str, Any]]:
+def rows(case: dict[str, Any], fronts: tuple[str, ...], goal: float) -> list[dict[str, Any]]:
     """Each front's instructions a request, the floor's, and their ratio with its verdict."""
-    from .plain import FRONTS
-
     counts = case["instructions"]
     floor = counts.get("floor")
     out = []
-    for front in FRONTS:
+    for front in fronts:
         own, bound = counts.get(front), counts.get(f"bound {front}")
         ratio = floor / own if floor and own else None
         out.append({"dialect": case["dialect"], "size": case["size"], "front": front, "instructions": own,

@@ -353,7 +353,7 @@ async def run_plain(args: argparse.Namespace, sampler: Sampler) -> dict[str, Any
     stats["stop"] = True
     await asyncio.sleep(0.1)
     lat, ok = sorted(stats["latencies"]), len(stats["latencies"])
-    problems = [p for p in (_check_answer(b, args) for b in stats["firsts"]) if p]
+    problems = [p for p in (check_answer(b, args) for b in stats["firsts"]) if p]
     res = {"mode": "plain", "clients": args.clients, "requests": ok, "errors": stats["errors"],
            "problems": problems[:3], "problem_count": len(problems) + (not stats["firsts"]),
            "rps": ok / proc["wall_s"],
@@ -365,7 +365,7 @@ async def run_plain(args: argparse.Namespace, sampler: Sampler) -> dict[str, Any
     return res
 
 
-def _check_answer(body: bytes, args: argparse.Namespace) -> str | None:
+def check_answer(body: bytes, args: argparse.Namespace) -> str | None:
     if args.front != "chat":
         return _check_front(body, args)
     try:

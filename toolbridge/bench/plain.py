@@ -215,10 +215,10 @@ def _counted(args: argparse.Namespace) -> int:
         return 2
     sizes = args.size or (("small",) if args.quick else SIZES)
     requests = args.requests or (40 if args.quick else 640)
-    cases = [instructions.count_case(d, s, requests, args.connections, args.bound and d in BOUND_DIALECTS,
+    cases = [instructions.count_case(d, s, requests, args.connections, args.bound and d in BOUND_DIALECTS, FRONTS,
                                      _server_argv)
              for d in args.dialect or DIALECTS for s in sizes]
-    table = [row for case in cases for row in instructions.rows(case, RATIO_GOAL)]
+    table = [row for case in cases for row in instructions.rows(case, FRONTS, RATIO_GOAL)]
     problems = [p for case in cases for p in case["problems"]]
     print(json.dumps({"rows": table, "cases": cases}, indent=2) if args.json
           else instructions.report(table, requests, args.connections, RATIO_GOAL), flush=True)
