@@ -195,22 +195,36 @@ def rows(case: dict[str, Any], fronts: tuple[str, ...], goal: float) -> list[dic
     return out
 
 
+# The table's columns: heading, width (negative: aligned left)
+COLUMNS = (("dialect", -12), ("answer", -8), ("front", -11), ("k instr", 9), ("floor", 9), ("ratio", 8),
+           ("", 2), ("goal", -10), ("", -6), ("bound", 8))
+
+
+def _line(cells: list[str]) -> str:
+    return "".join(f"{c:<{-w}}" if w < 0 else f"{c:>{w}}" for c, (_, w) in zip(cells, COLUMNS)).rstrip()
+
+
+def _k(count: float | None) -> str:
+    return "" if count is None else f"{count / 1000:,.1f}"
+
+
+def _x(ratio: float | None) -> str:
+    return "" if ratio is None else f"{ratio:.3f}x"
+
+
 def report(table: list[dict[str, Any]], requests: int, connections: int, goal: float) -> str:
+    """The counted table as text: each row's counts, ratio and verdict, the bound's ratio beside
+    where it was counted, and how many goals were met."""
     bound = any(r["bound_ratio"] is not None for r in table)
     lines = ["toolbridge bench --plain --instructions: non-streamed requests, each server under callgrind",
              f"{requests} requests a front over {connections} keep-alive connections after a warm-up; instructions "
              "a request (user space); ratio: the floor's over the front's (the ratio of the rates where the CPU "
-             "limits them)", "",
-             f"  {'dialect':<12}{'answer':<8}{'front':<11}{'k instr':>9}{'floor':>9}{'ratio':>8}  {'goal':<8}"
-             + (f"{'':<6}{'bound':>8}" if bound else "")]
+             "limits them)", "", "  " + _line([name for name, _ in COLUMNS][: None if bound else -1])]
     for r in table:
-        own = "" if r["instructions"] is None else f"{r['instructions'] / 1000:,.1f}"
-        floor = "" if r["floor_instructions"] is None else f"{r['floor_instructions'] / 1000:,.1f}"
-        ratio = "" if r["ratio"] is None else f"{r['ratio']:.3f}x"
         verdict = "" if r["ratio_ok"] is None else ("PASS" if r["ratio_ok"] else "FAIL")
-        extra = f"{'' if r['bound_ratio'] is None else format(r['bound_ratio'], '.3f') + 'x':>8}" if bound else ""
-        lines.append(f"  {r['dialect']:<12}{r['size']:<8}{r['front']:<11}{own:>9}{floor:>9}{ratio:>8}  "
-                     f">= {goal}x  {verdict:<6}{extra}".rstrip())
+        lines.append("  " + _line([r["dialect"], r["size"], r["front"], _k(r["instructions"]),
+                                   _k(r["floor_instructions"]), _x(r["ratio"]), "", f">= {goal}x", verdict,
+                                   _x(r["bound_ratio"])]))
     if bound:
         lines += ["", "bound: the floor's instructions over the least translation's (toolbridge.bench.bound)"]
     met = [r["ratio_ok"] for r in table if r["ratio_ok"] is not None]
