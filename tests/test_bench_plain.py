@@ -91,7 +91,8 @@ def test_the_bound_reads_a_call_only_when_it_fits(text: str, read: Any) -> None:
 
 def _case(floor: float | None, **fronts: float) -> dict[str, Any]:
     return {"dialect": "hermes", "size": "small", "problems": [],
-            "instructions": {**({"floor": floor} if floor else {}), **{k.replace("_", " "): v for k, v in fronts.items()}}}
+            "instructions": {**({"floor": floor} if floor else {}),
+                             **{k.replace("_", " "): v for k, v in fronts.items()}}}
 
 
 @pytest.mark.parametrize(("case", "ratios", "verdicts"), [
@@ -108,7 +109,8 @@ def test_counted_rows_are_the_floors_instructions_over_each_fronts(case: dict[st
     assert [r["ratio"] for r in table] == ratios
     assert [r["ratio_ok"] for r in table] == verdicts
     text = instructions.report(table, 40, 64, plain.RATIO_GOAL)
-    assert text.splitlines()[-1] == f"goals met: {sum(v for v in verdicts if v)} of {sum(v is not None for v in verdicts)}"
+    met, judged = sum(v is True for v in verdicts), sum(v is not None for v in verdicts)
+    assert text.splitlines()[-1] == f"goals met: {met} of {judged}"
 
 
 def test_counted_rows_give_the_bounds_ratio_beside() -> None:

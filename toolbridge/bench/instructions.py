@@ -11,11 +11,12 @@ within about one percent whatever else the machine runs.
 
 A front's ratio is the floor's instructions a request over the front's: the ratio of the rates
 where the CPU limits them and an instruction costs the same in both (the gateway's, more of them
-Python's, cost a little more: timed ratios run some hundredths below these). Every answer's
-status is checked, and each front's first answer as ``bench --plain`` checks it.
+Python's, cost a little more: timed ratios have run below these). A large copy counts one
+instruction a byte and costs far less on the CPU: the 33k rows read lower counted than timed.
+Every answer's status is checked, and each front's first answer as ``bench --plain`` checks it.
 
 Needs valgrind; without it, says so and exits 2. Slow: a server runs some fifty times slower
-under it (about ten minutes for the whole table, two cores).
+under it (about sixteen minutes for the whole table with ``--bound``, two minutes for ``--quick``).
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ import sys
 import tempfile
 import threading
 import time
-from http.client import HTTPConnection
 from collections.abc import Callable
+from http.client import HTTPConnection
 from typing import Any
 
 import orjson
