@@ -34,16 +34,11 @@ from collections.abc import Callable
 from http.client import HTTPConnection
 from typing import Any
 
-import orjson
-
-from .fronts import FRONTS as FRONT_PATHS, request as front_request
 from .gateway import SERVERS, wait_port
-from .load import check_answer
+from .load import check_answer, plain_request
 from .ports import free_port
-from .script import Script
 
-HEADERS = {"content-type": "application/json", "x-api-key": "k", "authorization": "Bearer k",
-           "anthropic-version": "2023-06-01"}
+HEADERS = {"content-type": "application/json"}  # (as ``load plain`` sends them)
 WARM = 100  # requests each front answers before it is counted
 START_SECONDS = 300  # a server under valgrind starts some fifty times slower
 
@@ -52,13 +47,6 @@ def available() -> str | None:
     """Why the count cannot run here (None: it can)."""
     missing = [tool for tool in ("valgrind", "callgrind_control") if shutil.which(tool) is None]
     return f"needs {' and '.join(missing)} (valgrind's callgrind counts the instructions)" if missing else None
-
-
-def body_of(front: str, dialect: str, size: str) -> tuple[str, bytes]:
-    """A front's request path and body, as ``load plain`` sends them."""
-    if front == "chat":
-        return FRONT_PATHS["chat"][1], Script.build(dialect, size).request(False)
-    return FRONT_PATHS[front][1], orjson.dumps(front_request(front, False))
 
 
 def send(port: int, path: str, body: bytes, count: int, connections: int) -> tuple[bytes | None, list[str]]:
@@ -157,12 +145,12 @@ def count_case(dialect: str, size: str, requests: int, connections: int, bound: 
     with tempfile.TemporaryDirectory(prefix="toolbridge-cg-") as tmp:
         try:
             wait_port(up, upstream, 60)
-            for server, fronts in plan:
+            for server, asked in plan:
                 port = free_port()
                 counted = Counted(server_argv(server, port, up, dialect), port, os.path.join(tmp, server))
                 try:
-                    for front in fronts:
-                        path, body = body_of(front, dialect, size)
+                    for front in asked:
+                        path, body = plain_request(front, dialect, size)
                         _, warm_problems = send(port, path, body, WARM, connections)
                         counted.zero()
                         first, failed = send(port, path, body, requests, connections)

@@ -330,16 +330,21 @@ class PlainClient(asyncio.Protocol):
             self._send()
 
 
+def plain_request(front: str, dialect: str, size: str) -> tuple[str, bytes]:
+    """The path and body of a non-streamed request of ``front``: chat's the script's, another
+    front's the same turn as that front's client asks for it (``fronts``)."""
+    if front == "chat":
+        return PATH, Script.build(dialect, size).request(False)
+    from .fronts import FRONTS, request as front_request
+
+    return FRONTS[front][1], orjson.dumps(front_request(front, False))
+
+
 async def run_plain(args: argparse.Namespace, sampler: Sampler) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     host, port = args.target.rsplit(":", 1)
-    if args.front == "chat":
-        request = _request(args.target, Script.build(args.dialect, args.args).request(False))
-    else:  # the same turn as another front's client asks for it (``fronts``)
-        from .fronts import FRONTS, request as front_request
-
-        body = orjson.dumps(front_request(args.front, False))
-        request = _request(args.target, body, FRONTS[args.front][1])
+    path, body = plain_request(args.front, args.dialect, args.args)
+    request = _request(args.target, body, path)
     stats: dict[str, Any] = {"latencies": [], "errors": 0, "firsts": [], "measuring": False,
                              "stop": False}
     await asyncio.gather(*(loop.create_connection(lambda: PlainClient(request, stats), host,
